@@ -1,0 +1,69 @@
+#include <array>
+#include <exception>
+
+#include <boost/program_options/errors.hpp>
+
+#include "sim/cli/command.h"
+#include "sim/core/error.h"
+
+namespace servesim::cli {
+namespace {
+
+constexpr std::array<Command, 3> kCommands{{
+    {"kv", "KV-cache calculator: bytes per token, capacity and sequences that fit", &run_kv},
+    {"roofline", "Where one iteration's time goes: per-operator roofline of a batch",
+     &run_roofline},
+    {"list", "List the shipped models and hardware profiles", &run_list},
+}};
+
+void print_usage(std::ostream& out) {
+  out << "servesim: a discrete-event simulator of LLM serving\n\n"
+         "Usage: servesim <command> [options]\n"
+         "       servesim <command> --help    options of one command, with units and defaults\n\n"
+         "Commands:\n";
+  for (const auto& command : kCommands) {
+    out << "  " << command.name << std::string(12 - command.name.size(), ' ') << command.summary
+        << '\n';
+  }
+  out << "\nExit codes: 0 success, 2 usage error, 3 invalid input, 4 infeasible configuration,\n"
+         "5 internal invariant failure.\n";
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+            const std::filesystem::path& data_root) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    print_usage(out);
+    return args.empty() ? exit_code_for(ErrorKind::Usage) : 0;
+  }
+  if (args[0] == "--version") {
+    out << "servesim 0.1.0\n";
+    return 0;
+  }
+  const Command* command = nullptr;
+  for (const auto& candidate : kCommands) {
+    if (candidate.name == args[0]) command = &candidate;
+  }
+  try {
+    if (command == nullptr) {
+      std::string names;
+      for (const auto& c : kCommands)
+        names += (names.empty() ? "" : ", ") + std::string(c.name);
+      throw UsageError("unknown command \"" + args[0] + "\" (commands: " + names + ")");
+    }
+    CommandContext context{{args.begin() + 1, args.end()}, out, err, data_root};
+    return command->run(context);
+  } catch (const Error& error) {
+    err << "servesim: error: " << error.what() << '\n';
+    return exit_code_for(error.kind());
+  } catch (const boost::program_options::error& error) {
+    err << "servesim: error: " << error.what() << " (see servesim " << args[0] << " --help)\n";
+    return exit_code_for(ErrorKind::Usage);
+  } catch (const std::exception& error) {
+    err << "servesim: internal error: " << error.what() << '\n';
+    return exit_code_for(ErrorKind::Internal);
+  }
+}
+
+}  // namespace servesim::cli

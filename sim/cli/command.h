@@ -1,0 +1,34 @@
+#pragma once
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace servesim::cli {
+
+// Everything a subcommand may touch: its arguments, where to print, where shipped data lives.
+struct CommandContext {
+  std::vector<std::string> args;  // after the subcommand name
+  std::ostream& out;
+  std::ostream& err;
+  std::filesystem::path data_root;  // holds models/, hw_profiles/, workloads/
+};
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  int (*run)(CommandContext& context);
+};
+
+int run_kv(CommandContext& context);
+int run_roofline(CommandContext& context);
+int run_list(CommandContext& context);
+
+// Runs `servesim <args...>`: dispatches to a subcommand, prints errors as one line on `err`
+// and returns the process exit code (see ErrorKind). Never calls exit.
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+            const std::filesystem::path& data_root);
+
+}  // namespace servesim::cli

@@ -1,0 +1,105 @@
+#include "sim/cli/format.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+namespace servesim::cli {
+
+std::string format_fixed(double value, int decimals) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(decimals) << value;
+  return out.str();
+}
+
+std::string format_bytes(double bytes) {
+  static constexpr std::array<const char*, 6> kUnits{"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = bytes;
+  std::size_t unit = 0;
+  while (std::fabs(value) >= 1024 && unit + 1 < kUnits.size()) {
+    value /= 1024;
+    ++unit;
+  }
+  if (unit == 0) return format_fixed(value, value == std::floor(value) ? 0 : 1) + " B";
+  return format_fixed(value, 2) + " " + kUnits[unit];
+}
+
+std::string format_count(double value) {
+  std::string digits = format_fixed(std::floor(std::fabs(value)), 0);
+  std::string grouped;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
+    grouped += digits[i];
+  }
+  return value < 0 ? "-" + grouped : grouped;
+}
+
+std::string format_si(double value, const std::string& unit) {
+  static constexpr std::array<std::pair<double, const char*>, 6> kPrefixes{
+      {{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}}};
+  for (const auto& [scale, prefix] : kPrefixes) {
+    if (std::fabs(value) >= scale) return format_fixed(value / scale, 2) + " " + prefix + unit;
+  }
+  return format_fixed(value, 2) + " " + unit;
+}
+
+std::string format_seconds(double seconds) {
+  const double magnitude = std::fabs(seconds);
+  if (magnitude >= 1) return format_fixed(seconds, 3) + " s";
+  if (magnitude >= 1e-3) return format_fixed(seconds * 1e3, 3) + " ms";
+  return format_fixed(seconds * 1e6, 2) + " us";
+}
+
+nlohmann::json json_number(double value) {
+  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9.0e15) {
+    return static_cast<std::int64_t>(value);
+  }
+  return value;
+}
+
+Table::Table(std::vector<std::string> header) {
+  rows_.push_back(std::move(header));
+}
+
+void Table::add_row(std::vector<std::string> cells) {
+  rows_.push_back(std::move(cells));
+}
+
+void Table::add_separator() {
+  rows_.emplace_back();
+}
+
+void Table::print(std::ostream& out) const {
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows_) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (std::size_t i = 0; i < row.size(); ++i)
+      widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::size_t total = 0;
+  for (const auto w : widths)
+    total += w + 2;
+  const auto rule = std::string(total > 2 ? total - 2 : 0, '-');
+  for (std::size_t r = 0; r < rows_.size(); ++r) {
+    const auto& row = rows_[r];
+    if (row.empty()) {
+      out << rule << '\n';
+      continue;
+    }
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (i > 0) out << "  ";
+      if (i == 0) {
+        out << std::left << std::setw(static_cast<int>(widths[i])) << row[i];
+      } else {
+        out << std::right << std::setw(static_cast<int>(widths[i])) << row[i];
+      }
+    }
+    out << '\n';
+    if (r == 0) out << rule << '\n';
+  }
+  out << std::right;
+}
+
+}  // namespace servesim::cli

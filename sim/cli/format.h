@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace servesim::cli {
+
+// Human-readable figures with units. Memory sizes are binary (KiB, MiB, GiB: what allocators
+// and nvidia-smi count in); rates and FLOPs are SI decimal.
+std::string format_bytes(double bytes);
+std::string format_count(double value);                        // 6,738,415,616
+std::string format_si(double value, const std::string& unit);  // 1.23 TFLOP/s
+std::string format_seconds(double seconds);                    // 12.3 us, 4.56 ms, 1.20 s
+std::string format_fixed(double value, int decimals);
+
+// A whole number as a JSON integer, anything else as a double.
+nlohmann::json json_number(double value);
+
+// Left-aligned first column, right-aligned numbers, columns sized to their widest cell.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header);
+  void add_row(std::vector<std::string> cells);
+  void add_separator();
+  void print(std::ostream& out) const;
+
+ private:
+  std::vector<std::vector<std::string>> rows_;  // an empty row is a separator
+};
+
+}  // namespace servesim::cli

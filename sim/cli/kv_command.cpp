@@ -1,0 +1,178 @@
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cli/format.h"
+#include "sim/cli/options.h"
+#include "sim/core/error.h"
+#include "sim/memory/kv_capacity.h"
+#include "sim/model/model_size.h"
+
+namespace servesim::cli {
+namespace {
+
+ModelSpec model_from(const po::variables_map& vm, const CommandContext& context) {
+  const bool raw = vm.count("layers") != 0 || vm.count("d-model") != 0;
+  if (vm.count("model") != 0) {
+    if (raw) throw UsageError("give either --model or raw --layers/--d-model, not both");
+    for (const char* flag : {"heads", "kv-heads", "kv-group", "ffn-dim", "vocab"}) {
+      if (vm.count(flag) != 0) {
+        throw UsageError(std::string("--") + flag +
+                         " describes raw dimensions; with --model "
+                         "the model file gives it");
+      }
+    }
+    return load_model(vm["model"].as<std::string>(), context);
+  }
+  if (vm.count("layers") == 0 || vm.count("d-model") == 0) {
+    throw UsageError("give --model NAME|PATH, or raw dimensions with both --layers and --d-model");
+  }
+  RawModelDims dims;
+  dims.num_layers = *integer_flag(vm, "layers", 1);
+  dims.hidden_size = *integer_flag(vm, "d-model", 1);
+  dims.num_heads = integer_flag(vm, "heads", 1);
+  dims.num_kv_heads = integer_flag(vm, "kv-heads", 1);
+  dims.kv_group = integer_flag(vm, "kv-group", 1);
+  dims.intermediate_size = integer_flag(vm, "ffn-dim", 1).value_or(0);
+  dims.vocab_size = integer_flag(vm, "vocab", 1).value_or(dims.vocab_size);
+  dims.max_position_embeddings = integer_flag(vm, "max-len", 1).value_or(2048);
+  return model_from_raw_dims(dims);
+}
+
+void print_human(std::ostream& out, const nlohmann::json& r) {
+  Table table({"quantity", "value", ""});
+  const auto bytes_row = [&](const char* label, const char* key) {
+    if (!r.contains(key)) return;
+    const double v = r[key].get<double>();
+    table.add_row({label, format_bytes(v), format_count(v) + " B"});
+  };
+  table.add_row({"model", r["model"].get<std::string>(), ""});
+  table.add_row({"parameters (total / active)",
+                 format_si(r["parameters_total"].get<double>(), "") + " / " +
+                     format_si(r["parameters_active"].get<double>(), ""),
+                 ""});
+  table.add_row({"KV dtype", r["kv_dtype"].get<std::string>(), ""});
+  bytes_row("KV per token", "kv_bytes_per_token");
+  if (r.contains("kv_bytes")) {
+    table.add_row({"tokens", format_count(r["tokens"].get<double>()), ""});
+    bytes_row("KV for the tokens", "kv_bytes");
+  }
+  if (r.contains("hw")) {
+    table.add_separator();
+    table.add_row({"hardware", r["hw"].get<std::string>(),
+                   "TP " + std::to_string(r["tp"].get<int>()) + ", PP " +
+                       std::to_string(r["pp"].get<int>())});
+    table.add_row({"weight dtype", r["weight_dtype"].get<std::string>(), ""});
+    bytes_row("memory per GPU", "memory_capacity_bytes_per_gpu");
+    table.add_row({"memory utilization", format_fixed(r["mem_util"].get<double>(), 2), ""});
+    bytes_row("weights per GPU", "weight_bytes_per_gpu");
+    bytes_row("activations + runtime per GPU", "activation_reserve_bytes_per_gpu");
+    bytes_row("KV per GPU", "kv_bytes_per_gpu");
+    bytes_row("KV capacity per replica", "kv_capacity_bytes");
+    table.add_row(
+        {"KV capacity", format_count(r["kv_capacity_tokens"].get<double>()) + " tokens", ""});
+    table.add_row({"sequences at max length",
+                   format_count(r["max_sequences_at_max_len"].get<double>()),
+                   "of " + format_count(r["max_len"].get<double>()) + " tokens"});
+  }
+  table.print(out);
+}
+
+}  // namespace
+
+int run_kv(CommandContext& context) {
+  po::options_description options("Options", 100, 50);
+  options.add_options()("model", po::value<std::string>()->value_name("NAME|PATH"),
+                        "model short name (servesim list) or path to a Hugging Face config.json")(
+      "layers", po::value<std::int64_t>()->value_name("L"), "raw dimensions: decoder layers")(
+      "d-model", po::value<std::int64_t>()->value_name("D"), "raw dimensions: hidden size d_model")(
+      "heads", po::value<std::int64_t>()->value_name("H"),
+      "raw dimensions: attention heads (default: d_model / 128 when that divides, else the KV "
+      "group)")("kv-heads", po::value<std::int64_t>()->value_name("K"),
+                "raw dimensions: KV heads (default: heads / KV group)")(
+      "kv-group", po::value<std::int64_t>()->value_name("G"),
+      "raw dimensions: query heads per KV head, 1 = multi-head, 8 = GQA 8:1 (default 1)")(
+      "ffn-dim", po::value<std::int64_t>()->value_name("N"),
+      "raw dimensions: MLP width, for weight bytes (default 4 x d_model)")(
+      "vocab", po::value<std::int64_t>()->value_name("N"),
+      "raw dimensions: vocabulary size (default 32000)")(
+      "tokens", po::value<std::int64_t>()->value_name("N"),
+      "tokens to size the cache for (reports kv_bytes)")(
+      "hw", po::value<std::string>()->value_name("NAME|PATH"),
+      "hardware profile name or path: adds weights, KV capacity and sequences that fit")(
+      "mem-util", po::value<double>()->value_name("F")->default_value(0.9, "0.9"),
+      "fraction of each GPU's memory the engine may use, in (0, 1]")(
+      "max-len", po::value<std::int64_t>()->value_name("TOKENS"),
+      "sequence length for max_sequences_at_max_len, tokens (default: the model's "
+      "max_position_embeddings; 2048 for raw dimensions)")(
+      "max-batched-tokens", po::value<std::int64_t>()->value_name("TOKENS")->default_value(8192),
+      "tokens of the largest forward pass, for the activation reserve")(
+      "max-num-seqs", po::value<std::int64_t>()->value_name("N")->default_value(256),
+      "sequences sampled in one step, for the logits reserve")(
+      "json", "print one JSON object instead of a table");
+  add_parallelism_options(options);
+  add_dtype_options(options);
+  const auto vm = parse_options(
+      context, options, "servesim kv (--model NAME|PATH | --layers L --d-model D) [options]",
+      "Sizes the KV cache: bytes per token = 2 x layers x KV heads x head_dim x bytes per\n"
+      "element. With --hw, also the weights per GPU, the KV capacity left after weights and an\n"
+      "activation reserve, and how many sequences of --max-len tokens fit.\n"
+      "Example: servesim kv --model llama-3-8b --hw h100-sxm --tokens 8192");
+  if (!vm) return 0;
+
+  const ModelSpec model = model_from(*vm, context);
+  const DType kv_dtype = kv_dtype_from(*vm, model);
+  const DType weight_dtype = weight_dtype_from(*vm, model);
+  const ParameterCounts params = count_parameters(model);
+
+  nlohmann::json r;
+  r["model"] = model.name;
+  r["parameters_total"] = params.total;
+  r["parameters_active"] = params.active;
+  r["kv_dtype"] = std::string(dtype_name(kv_dtype));
+  r["kv_bytes_per_token"] = json_number(kv_bytes_per_token(model, kv_dtype));
+  if (const auto tokens = integer_flag(*vm, "tokens", 0)) {
+    r["tokens"] = *tokens;
+    r["kv_bytes"] = json_number(kv_bytes_per_token(model, kv_dtype) * static_cast<double>(*tokens));
+  }
+  if (vm->count("hw") != 0) {
+    const HardwareProfile hardware = load_hardware((*vm)["hw"].as<std::string>(), context);
+    KvCapacityOptions o;
+    o.parallelism = parallelism_from(*vm);
+    o.weight_dtype = weight_dtype;
+    o.kv_dtype = kv_dtype;
+    o.memory_utilization = (*vm)["mem-util"].as<double>();
+    if (!(o.memory_utilization > 0 && o.memory_utilization <= 1)) {
+      throw InputError("--mem-util", "expected a fraction in (0, 1], got " +
+                                         std::to_string(o.memory_utilization));
+    }
+    o.max_batched_tokens = *integer_flag(*vm, "max-batched-tokens", 1);
+    o.max_sequences = *integer_flag(*vm, "max-num-seqs", 1);
+    const KvCapacity c = plan_kv_capacity(model, hardware, o);
+    const std::int64_t max_len =
+        integer_flag(*vm, "max-len", 1).value_or(model.max_position_embeddings);
+    r["hw"] = hardware.name;
+    r["tp"] = o.parallelism.tensor;
+    r["pp"] = o.parallelism.pipeline;
+    r["weight_dtype"] = std::string(dtype_name(weight_dtype));
+    r["mem_util"] = o.memory_utilization;
+    r["memory_capacity_bytes_per_gpu"] = json_number(c.memory_capacity_bytes_per_gpu);
+    r["usable_bytes_per_gpu"] = json_number(std::floor(c.usable_bytes_per_gpu));
+    r["weight_bytes_per_gpu"] = json_number(c.weight_bytes_per_gpu);
+    r["activation_reserve_bytes_per_gpu"] =
+        json_number(std::ceil(c.activation_reserve_bytes_per_gpu));
+    r["kv_bytes_per_gpu"] = json_number(std::floor(c.kv_bytes_per_gpu));
+    r["kv_capacity_bytes"] = json_number(std::floor(c.kv_capacity_bytes));
+    r["kv_capacity_tokens"] = c.kv_capacity_tokens;
+    r["max_len"] = max_len;
+    r["max_sequences_at_max_len"] = c.kv_capacity_tokens / max_len;
+  }
+  if (vm->count("json") != 0) {
+    context.out << r.dump(2) << '\n';
+  } else {
+    print_human(context.out, r);
+  }
+  return 0;
+}
+
+}  // namespace servesim::cli

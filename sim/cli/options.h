@@ -1,0 +1,40 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <boost/program_options.hpp>
+
+#include "sim/cli/command.h"
+#include "sim/hardware/hardware_profile.h"
+#include "sim/model/dtype.h"
+#include "sim/model/model_spec.h"
+#include "sim/model/sharding.h"
+
+namespace servesim::cli {
+
+namespace po = boost::program_options;
+
+// Parses the subcommand's arguments strictly (unknown options and stray words are usage
+// errors). Returns nullopt after printing help when --help was given.
+std::optional<po::variables_map> parse_options(CommandContext& context,
+                                               const po::options_description& options,
+                                               const std::string& usage_line,
+                                               const std::string& description);
+
+// Options shared by the commands that price a model on a device.
+void add_parallelism_options(po::options_description& options);
+void add_dtype_options(po::options_description& options);
+
+ModelSpec load_model(const std::string& name_or_path, const CommandContext& context);
+HardwareProfile load_hardware(const std::string& name_or_path, const CommandContext& context);
+Parallelism parallelism_from(const po::variables_map& vm);
+// "auto" means the model's own 16-bit format (torch_dtype), as vLLM does.
+DType weight_dtype_from(const po::variables_map& vm, const ModelSpec& model);
+DType kv_dtype_from(const po::variables_map& vm, const ModelSpec& model);
+
+// Value of an optional integer flag, refusing values below `minimum`.
+std::optional<std::int64_t> integer_flag(const po::variables_map& vm, const char* name,
+                                         std::int64_t minimum);
+
+}  // namespace servesim::cli

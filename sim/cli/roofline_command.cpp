@@ -1,0 +1,180 @@
+#include <nlohmann/json.hpp>
+
+#include "sim/cli/format.h"
+#include "sim/cli/options.h"
+#include "sim/core/error.h"
+#include "sim/hardware/generation_cost.h"
+#include "sim/hardware/impl/roofline_model.h"
+
+namespace servesim::cli {
+namespace {
+
+nlohmann::json cost_to_json(const IterationCost& cost) {
+  nlohmann::json operators = nlohmann::json::array();
+  for (std::size_t i = 0; i < kOperatorCount; ++i) {
+    const OperatorCost& op = cost.operators[i];
+    if (!op.present()) continue;
+    operators.push_back({{"name", operator_name(static_cast<OperatorKind>(i))},
+                         {"flops", op.flops},
+                         {"bytes", op.bytes},
+                         {"arithmetic_intensity_flops_per_byte", op.intensity_flops_per_byte()},
+                         {"balance_flops_per_byte", op.balance_flops_per_byte},
+                         {"bound", bound_name(op.bound)},
+                         {"time_s", op.time_s}});
+  }
+  return {{"operators", operators},
+          {"total_flops", cost.total_flops()},
+          {"total_bytes", cost.total_bytes()},
+          {"total_time_s", cost.total_time_s},
+          {"bound", bound_name(cost.dominant_bound())}};
+}
+
+void print_cost(std::ostream& out, const IterationCost& cost) {
+  Table table({"operator", "GFLOP", "MB moved", "FLOP/B", "balance", "bound", "time", "share"});
+  const auto share = [&](double t) { return format_fixed(100 * t / cost.total_time_s, 1) + "%"; };
+  for (std::size_t i = 0; i < kOperatorCount; ++i) {
+    const OperatorCost& op = cost.operators[i];
+    if (!op.present()) continue;
+    const bool roofline = op.bound == Bound::Compute || op.bound == Bound::Memory;
+    table.add_row({std::string(operator_name(static_cast<OperatorKind>(i))),
+                   op.flops > 0 ? format_fixed(op.flops / 1e9, 2) : "-",
+                   op.bytes > 0 ? format_fixed(op.bytes / 1e6, 2) : "-",
+                   roofline ? format_fixed(op.intensity_flops_per_byte(), 1) : "-",
+                   roofline ? format_fixed(op.balance_flops_per_byte, 1) : "-",
+                   std::string(bound_name(op.bound)), format_seconds(op.time_s), share(op.time_s)});
+  }
+  table.add_separator();
+  table.add_row({"total", format_fixed(cost.total_flops() / 1e9, 2),
+                 format_fixed(cost.total_bytes() / 1e6, 2), "", "",
+                 std::string(bound_name(cost.dominant_bound())), format_seconds(cost.total_time_s),
+                 "100.0%"});
+  table.print(out);
+  out << "Bound: " << bound_name(cost.dominant_bound()) << " ("
+      << share(cost.time_s(cost.dominant_bound())) << " of the time is in "
+      << bound_name(cost.dominant_bound()) << "-bound operators)\n"
+      << "FLOP/B is an operator's arithmetic intensity; balance is the intensity at which its\n"
+         "achieved compute and memory ceilings meet: above it, the operator is compute-bound.\n";
+}
+
+}  // namespace
+
+int run_roofline(CommandContext& context) {
+  po::options_description options("Options", 100, 50);
+  options.add_options()(
+      "model", po::value<std::string>()->value_name("NAME|PATH")->default_value("llama-3-8b"),
+      "model short name or path to a Hugging Face config.json")(
+      "hw", po::value<std::string>()->value_name("NAME|PATH")->default_value("h100-sxm"),
+      "hardware profile name or path")(
+      "decode-batch", po::value<std::int64_t>()->value_name("B"),
+      "sequences decoding one token each (default 32 when neither shape option is given)")(
+      "context", po::value<std::int64_t>()->value_name("TOKENS")->default_value(1024),
+      "context length of each decoding sequence, tokens, new token included")(
+      "prefill-tokens", po::value<std::int64_t>()->value_name("N"),
+      "prompt tokens prefilled in the iteration (one sequence); with --generate: the prompt "
+      "length (default 128)")("prefill-context",
+                              po::value<std::int64_t>()->value_name("TOKENS")->default_value(0),
+                              "tokens already cached before the prefill chunk (chunked prefill)")(
+      "generate", po::value<std::int64_t>()->value_name("M"),
+      "compare generating this many tokens with and without a KV cache")(
+      "json", "print one JSON object instead of tables");
+  add_parallelism_options(options);
+  add_dtype_options(options);
+  const auto vm = parse_options(
+      context, options, "servesim roofline [options]",
+      "Prices one iteration operator by operator with the roofline model the simulator uses:\n"
+      "FLOPs, bytes moved, arithmetic intensity, the bound that applies and the time.\n"
+      "Example: servesim roofline --model llama-2-70b --hw a100-80gb --tp 4 --decode-batch 64");
+  if (!vm) return 0;
+
+  const ModelSpec model = load_model((*vm)["model"].as<std::string>(), context);
+  const HardwareProfile hardware = load_hardware((*vm)["hw"].as<std::string>(), context);
+  RooflineOptions o;
+  o.parallelism = parallelism_from(*vm);
+  o.weight_dtype = weight_dtype_from(*vm, model);
+  o.kv_dtype = kv_dtype_from(*vm, model);
+  const RooflineModel roofline(model, hardware, o);
+
+  nlohmann::json r = {{"model", model.name},
+                      {"hw", hardware.name},
+                      {"tp", o.parallelism.tensor},
+                      {"pp", o.parallelism.pipeline},
+                      {"weight_dtype", dtype_name(o.weight_dtype)},
+                      {"kv_dtype", dtype_name(o.kv_dtype)},
+                      {"compute_dtype", dtype_name(roofline.compute_dtype())},
+                      {"peak_balance_flops_per_byte", roofline.peak_balance_flops_per_byte()}};
+  const bool json = vm->count("json") != 0;
+  std::ostream& out = context.out;
+  if (!json) {
+    out << model.name << " on " << hardware.name << ", TP " << o.parallelism.tensor << ", PP "
+        << o.parallelism.pipeline << ", weights " << dtype_name(o.weight_dtype) << ", KV "
+        << dtype_name(o.kv_dtype) << ", compute " << dtype_name(roofline.compute_dtype())
+        << "\nPeak balance point: " << format_fixed(roofline.peak_balance_flops_per_byte(), 1)
+        << " FLOP/B (" << format_si(hardware.peak_flops(roofline.compute_dtype()), "FLOP/s")
+        << " / " << format_si(hardware.memory_bandwidth_bytes_per_s, "B/s") << ")\n";
+  }
+
+  if (const auto generate = integer_flag(*vm, "generate", 1)) {
+    const std::int64_t prompt = integer_flag(*vm, "prefill-tokens", 1).value_or(128);
+    const GenerationComparison g = compare_generation(roofline, prompt, *generate);
+    r["generate"] = {
+        {"prompt_tokens", g.prompt_tokens},
+        {"generated_tokens", g.generated_tokens},
+        {"with_kv_cache", {{"flops", g.with_cache.flops}, {"time_s", g.with_cache.time_s}}},
+        {"without_kv_cache",
+         {{"flops", g.without_cache.flops}, {"time_s", g.without_cache.time_s}}},
+        {"flops_ratio", g.without_cache.flops / g.with_cache.flops},
+        {"time_ratio", g.without_cache.time_s / g.with_cache.time_s}};
+    if (json) {
+      out << r.dump(2) << '\n';
+      return 0;
+    }
+    out << "Generating " << format_count(static_cast<double>(g.generated_tokens))
+        << " tokens after a " << format_count(static_cast<double>(g.prompt_tokens))
+        << "-token prompt (one sequence):\n";
+    Table table({"", "TFLOP", "time"});
+    table.add_row({"with KV cache", format_fixed(g.with_cache.flops / 1e12, 3),
+                   format_seconds(g.with_cache.time_s)});
+    table.add_row({"without (recompute)", format_fixed(g.without_cache.flops / 1e12, 3),
+                   format_seconds(g.without_cache.time_s)});
+    table.print(out);
+    out << "Recomputing costs " << format_fixed(g.without_cache.flops / g.with_cache.flops, 1)
+        << "x the FLOPs and " << format_fixed(g.without_cache.time_s / g.with_cache.time_s, 1)
+        << "x the time: without a cache the work per token grows with the sequence, so the total\n"
+           "grows quadratically in the tokens generated; with it, each step reads the stored K "
+           "and V instead.\n";
+    return 0;
+  }
+
+  BatchShape shape;
+  const auto decode_batch = integer_flag(*vm, "decode-batch", 0);
+  const auto prefill_tokens = integer_flag(*vm, "prefill-tokens", 0);
+  const std::int64_t context_tokens = *integer_flag(*vm, "context", 1);
+  const std::int64_t prefill_context = *integer_flag(*vm, "prefill-context", 0);
+  const std::int64_t batch = decode_batch.value_or(prefill_tokens ? 0 : 32);
+  for (std::int64_t i = 0; i < batch; ++i)
+    shape.add_decode(context_tokens);
+  if (prefill_tokens.value_or(0) > 0) shape.add_prefill(*prefill_tokens, prefill_context);
+  if (shape.empty())
+    throw UsageError("the batch is empty: give --decode-batch or --prefill-tokens");
+  const IterationCost cost = roofline.estimate(shape);
+  r["batch"] = {{"decode_sequences", shape.decode_sequences},
+                {"decode_context_tokens", context_tokens},
+                {"prefill_tokens", shape.prefill_tokens},
+                {"prefill_context_tokens", prefill_context}};
+  r.update(cost_to_json(cost));
+  if (json) {
+    out << r.dump(2) << '\n';
+    return 0;
+  }
+  out << "Batch: " << shape.decode_sequences << " decoding sequences at " << context_tokens
+      << " tokens of context";
+  if (shape.prefill_tokens > 0) {
+    out << ", one prefill of " << shape.prefill_tokens << " tokens after " << prefill_context
+        << " cached";
+  }
+  out << "\n\n";
+  print_cost(out, cost);
+  return 0;
+}
+
+}  // namespace servesim::cli

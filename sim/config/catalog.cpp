@@ -1,0 +1,69 @@
+#include "sim/config/catalog.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "sim/core/error.h"
+
+#ifndef SERVESIM_SOURCE_DIR
+#define SERVESIM_SOURCE_DIR "."
+#endif
+
+namespace servesim {
+namespace {
+
+std::string to_lower(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower;
+}
+
+}  // namespace
+
+Catalog::Catalog(std::filesystem::path directory, std::string kind, std::string flag)
+    : directory_(std::move(directory)), kind_(std::move(kind)), flag_(std::move(flag)) {}
+
+std::filesystem::path Catalog::resolve(std::string_view name_or_path) const {
+  const std::string text(name_or_path);
+  if (text.empty()) throw UsageError(flag_ + ": expected a " + kind_ + " name or a file path");
+  const bool is_path = text.find('/') != std::string::npos ||
+                       (text.size() > 5 && text.substr(text.size() - 5) == ".json");
+  if (is_path) {
+    if (!std::filesystem::exists(text)) throw InputError(text, "file not found (" + flag_ + ")");
+    return text;
+  }
+  const std::string wanted = to_lower(text);
+  for (const auto& name : names()) {
+    if (to_lower(name) == wanted) return directory_ / (name + ".json");
+  }
+  std::string known;
+  for (const auto& name : names())
+    known += (known.empty() ? "" : ", ") + name;
+  throw InputError(flag_, "unknown " + kind_ + " \"" + text + "\" (known: " +
+                              (known.empty() ? "none found in " + directory_.string() : known) +
+                              "; or give a path to a .json file)");
+}
+
+std::vector<std::string> Catalog::names() const {
+  std::vector<std::string> result;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(directory_, ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".json") {
+      result.push_back(entry.path().stem().string());
+    }
+  }
+  std::sort(result.begin(), result.end());
+  return result;
+}
+
+std::filesystem::path locate_data_root(const char* environment_value,
+                                       const std::filesystem::path& executable) {
+  if (environment_value != nullptr && *environment_value != '\0') return environment_value;
+  std::error_code ec;
+  const auto installed = executable.parent_path() / ".." / "share" / "servesim";
+  if (std::filesystem::is_directory(installed / "models", ec)) return installed;
+  return SERVESIM_SOURCE_DIR;
+}
+
+}  // namespace servesim

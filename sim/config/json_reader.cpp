@@ -1,0 +1,264 @@
+#include "sim/config/json_reader.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "sim/core/error.h"
+
+namespace servesim {
+namespace {
+
+std::string line_and_column(std::string_view text, std::size_t byte_position) {
+  std::size_t line = 1;
+  std::size_t column = 1;
+  const std::size_t end = std::min(byte_position > 0 ? byte_position - 1 : 0, text.size());
+  for (std::size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+std::string describe(const nlohmann::json& value) {
+  std::string dumped = value.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+  if (dumped.size() > 40) dumped = dumped.substr(0, 37) + "...";
+  return std::string(value.type_name()) + " " + dumped;
+}
+
+}  // namespace
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& source_name) {
+  // One set of keys per open object; a repeated key is refused at the moment it is seen.
+  std::vector<std::set<std::string>> open_objects;
+  std::string duplicate_key;
+  const auto on_event = [&](int /*depth*/, nlohmann::json::parse_event_t event,
+                            nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) {
+      open_objects.emplace_back();
+    } else if (event == Event::object_end && !open_objects.empty()) {
+      open_objects.pop_back();
+    } else if (event == Event::key && !open_objects.empty() && duplicate_key.empty()) {
+      const auto key = parsed.get<std::string>();
+      if (!open_objects.back().insert(key).second) duplicate_key = key;
+    }
+    return true;
+  };
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(text.begin(), text.end(), on_event);
+  } catch (const nlohmann::json::parse_error& error) {
+    std::string reason = error.what();
+    if (const auto colon = reason.rfind(": "); colon != std::string::npos) {
+      reason = reason.substr(colon + 2);
+    }
+    throw InputError(source_name,
+                     "malformed JSON at " + line_and_column(text, error.byte) + ": " + reason);
+  }
+  if (!duplicate_key.empty()) {
+    throw InputError(source_name, "key \"" + duplicate_key + "\" appears twice in one object");
+  }
+  return document;
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw InputError(name, "file not found");
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw InputError(name, "not a regular file (expected a JSON file)");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(name, "cannot open file for reading");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw InputError(name, "read error");
+  const std::string text = buffer.str();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    throw InputError(name, "file is empty (expected a JSON object)");
+  }
+  return parse_json_text(text, name);
+}
+
+JsonObjectReader::JsonObjectReader(const nlohmann::json& object, std::string source_name,
+                                   std::string key_prefix)
+    : object_(object), source_name_(std::move(source_name)), key_prefix_(std::move(key_prefix)) {
+  if (!object_.is_object()) {
+    const std::string what = key_prefix_.empty() ? "document" : "field \"" + key_prefix_ + "\"";
+    throw InputError(source_name_, what + ": expected a JSON object, got " + describe(object_));
+  }
+}
+
+std::string JsonObjectReader::key_path(std::string_view key) const {
+  return key_prefix_.empty() ? std::string(key) : key_prefix_ + "." + std::string(key);
+}
+
+void JsonObjectReader::fail(std::string_view key, const std::string& message) const {
+  throw InputError(source_name_, "field \"" + key_path(key) + "\": " + message);
+}
+
+bool JsonObjectReader::has(std::string_view key) const {
+  const auto it = object_.find(std::string(key));
+  return it != object_.end() && !it->is_null();
+}
+
+const nlohmann::json* JsonObjectReader::find(std::string_view key) {
+  known_keys_.emplace(key);
+  const auto it = object_.find(std::string(key));
+  if (it == object_.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+const nlohmann::json& JsonObjectReader::require(std::string_view key) {
+  const nlohmann::json* value = find(key);
+  if (value == nullptr) fail(key, "required but missing");
+  return *value;
+}
+
+double JsonObjectReader::to_number(std::string_view key, const nlohmann::json& value) const {
+  if (!value.is_number()) fail(key, "expected a number, got " + describe(value));
+  const double number = value.get<double>();
+  if (!std::isfinite(number)) fail(key, "expected a finite number");
+  return number;
+}
+
+std::int64_t JsonObjectReader::to_integer(std::string_view key, const nlohmann::json& value) const {
+  if (value.is_number_integer()) {
+    if (value.is_number_unsigned() && value.get<std::uint64_t>() > (std::uint64_t{1} << 62)) {
+      fail(key, "integer too large");
+    }
+    return value.get<std::int64_t>();
+  }
+  const double number = to_number(key, value);
+  if (std::floor(number) != number) fail(key, "expected an integer, got " + describe(value));
+  if (std::fabs(number) > 4.0e18) fail(key, "integer too large");
+  return static_cast<std::int64_t>(number);
+}
+
+std::string JsonObjectReader::string(std::string_view key) {
+  const auto& value = require(key);
+  if (!value.is_string()) fail(key, "expected a string, got " + describe(value));
+  return value.get<std::string>();
+}
+
+std::optional<std::string> JsonObjectReader::optional_string(std::string_view key) {
+  if (!has(key)) {
+    ignore(key);
+    return std::nullopt;
+  }
+  return string(key);
+}
+
+double JsonObjectReader::number(std::string_view key) {
+  return to_number(key, require(key));
+}
+
+double JsonObjectReader::positive_number(std::string_view key) {
+  const double value = number(key);
+  if (value <= 0) fail(key, "expected a positive number, got " + describe(require(key)));
+  return value;
+}
+
+std::optional<double> JsonObjectReader::optional_number(std::string_view key) {
+  if (!has(key)) {
+    ignore(key);
+    return std::nullopt;
+  }
+  return number(key);
+}
+
+std::optional<double> JsonObjectReader::optional_positive_number(std::string_view key) {
+  if (!has(key)) {
+    ignore(key);
+    return std::nullopt;
+  }
+  return positive_number(key);
+}
+
+double JsonObjectReader::fraction(std::string_view key) {
+  const double value = number(key);
+  if (!(value > 0 && value <= 1)) {
+    fail(key, "expected a fraction in (0, 1], got " + describe(require(key)));
+  }
+  return value;
+}
+
+std::optional<double> JsonObjectReader::optional_fraction(std::string_view key) {
+  if (!has(key)) {
+    ignore(key);
+    return std::nullopt;
+  }
+  return fraction(key);
+}
+
+std::int64_t JsonObjectReader::positive_integer(std::string_view key) {
+  const std::int64_t value = to_integer(key, require(key));
+  if (value <= 0) fail(key, "expected a positive integer, got " + describe(require(key)));
+  return value;
+}
+
+std::optional<std::int64_t> JsonObjectReader::optional_positive_integer(std::string_view key) {
+  if (!has(key)) {
+    ignore(key);
+    return std::nullopt;
+  }
+  return positive_integer(key);
+}
+
+std::optional<std::int64_t> JsonObjectReader::optional_nonnegative_integer(std::string_view key) {
+  if (!has(key)) {
+    ignore(key);
+    return std::nullopt;
+  }
+  const std::int64_t value = to_integer(key, require(key));
+  if (value < 0) fail(key, "expected a non-negative integer, got " + describe(require(key)));
+  return value;
+}
+
+std::optional<bool> JsonObjectReader::optional_boolean(std::string_view key) {
+  const nlohmann::json* value = find(key);
+  if (value == nullptr) return std::nullopt;
+  if (!value->is_boolean()) fail(key, "expected true or false, got " + describe(*value));
+  return value->get<bool>();
+}
+
+JsonObjectReader JsonObjectReader::object(std::string_view key) {
+  const auto& value = require(key);
+  if (!value.is_object()) fail(key, "expected a JSON object, got " + describe(value));
+  return JsonObjectReader(value, source_name_, key_path(key));
+}
+
+std::optional<JsonObjectReader> JsonObjectReader::optional_object(std::string_view key) {
+  if (!has(key)) {
+    ignore(key);
+    return std::nullopt;
+  }
+  return object(key);
+}
+
+const nlohmann::json* JsonObjectReader::optional_raw(std::string_view key) {
+  return find(key);
+}
+
+void JsonObjectReader::ignore(std::string_view key) {
+  known_keys_.emplace(key);
+}
+
+void JsonObjectReader::reject_unknown_keys() const {
+  for (const auto& [key, value] : object_.items()) {
+    if (known_keys_.find(key) == known_keys_.end()) {
+      std::string known;
+      for (const auto& name : known_keys_)
+        known += (known.empty() ? "" : ", ") + name;
+      fail(key, "unknown key (known keys: " + known + ")");
+    }
+  }
+}
+
+}  // namespace servesim

@@ -1,0 +1,52 @@
+#pragma once
+
+#include "sim/hardware/execution_time_model.h"
+#include "sim/hardware/hardware_profile.h"
+#include "sim/model/dtype.h"
+#include "sim/model/model_spec.h"
+#include "sim/model/sharding.h"
+
+namespace servesim {
+
+struct RooflineOptions {
+  Parallelism parallelism;
+  DType weight_dtype = DType::BF16;
+  DType kv_dtype = DType::BF16;
+};
+
+// Per-operator roofline: each operator takes max(FLOPs / achieved FLOP/s, bytes / achieved
+// bandwidth) plus a launch overhead per kernel; collectives follow an alpha-beta model over
+// the GPU link; host work is a per-iteration plus per-sequence overhead. All shard
+// arithmetic is done once in the constructor so estimate() is a handful of multiplications.
+class RooflineModel final : public IExecutionTimeModel {
+ public:
+  RooflineModel(const ModelSpec& model, const HardwareProfile& hardware,
+                const RooflineOptions& options);
+  IterationCost estimate(const BatchShape& shape) const override;
+
+  // The numeric format the tensor cores run in: fp8 weights use fp8 units where the device
+  // has them; other narrow formats are weight-only (dequantised to 16 bits).
+  DType compute_dtype() const noexcept { return compute_dtype_; }
+  // Peak FLOP/s over peak bandwidth for the compute format: the textbook balance point.
+  double peak_balance_flops_per_byte() const noexcept;
+
+ private:
+  // Fills `op` from totals for the whole stage; `kernels` counts its launches.
+  void price(OperatorCost& op, double flops, double bytes, double compute_efficiency,
+             double kernels) const noexcept;
+  void price_collective(OperatorCost& op, double calls, double bytes_per_rank,
+                        double ring_factor) const noexcept;
+
+  HardwareProfile hardware_;
+  RooflineOptions options_;
+  DType compute_dtype_;
+  bool moe_;
+  bool gated_;
+  // Per-GPU shard dimensions as doubles, ready for the arithmetic.
+  double layers_, hidden_, heads_, kv_heads_, head_dim_, intermediate_, vocab_;
+  double experts_, experts_per_token_;
+  double weight_bytes_, other_weight_bytes_, activation_bytes_, kv_bytes_;
+  double compute_flops_per_s_, memory_bytes_per_s_;
+};
+
+}  // namespace servesim

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstdint>
+
+#include "sim/hardware/hardware_profile.h"
+#include "sim/model/dtype.h"
+#include "sim/model/model_spec.h"
+#include "sim/model/sharding.h"
+
+namespace servesim {
+
+struct KvCapacityOptions {
+  Parallelism parallelism;
+  DType weight_dtype = DType::BF16;
+  DType kv_dtype = DType::BF16;
+  double memory_utilization = 0.9;  // share of device memory the engine may use (vLLM's default)
+  // Tokens of the largest forward pass the engine must hold activations for (vLLM profiles
+  // one pass of max_num_batched_tokens at start-up), and the sequences sampled at once.
+  std::int64_t max_batched_tokens = 8192;
+  std::int64_t max_sequences = 256;
+};
+
+// How one GPU's memory divides, and what that means for the replica. The rule:
+//   usable     = memory_utilization x memory capacity
+//   activation = runtime reserve of the profile
+//                + max_batched_tokens x activation bytes per token of one layer
+//                + max_sequences x vocabulary shard x 4 B (fp32 logits)
+//   kv per GPU = usable - weights per GPU - activation
+// and the replica's KV capacity in tokens is kv per GPU over the KV bytes per token one GPU
+// stores (all GPUs of a replica hold the same number of tokens).
+struct KvCapacity {
+  double memory_capacity_bytes_per_gpu = 0;
+  double usable_bytes_per_gpu = 0;
+  double weight_bytes_per_gpu = 0;
+  double activation_reserve_bytes_per_gpu = 0;
+  double kv_bytes_per_gpu = 0;
+  double kv_bytes_per_token_per_gpu = 0;
+  double kv_capacity_bytes = 0;  // per replica: kv_bytes_per_gpu x GPUs
+  std::int64_t kv_capacity_tokens = 0;
+};
+
+// Throws InfeasibleError, with the figures, when weights and activations leave no KV room.
+KvCapacity plan_kv_capacity(const ModelSpec& model, const HardwareProfile& hardware,
+                            const KvCapacityOptions& options);
+
+// The activation bytes per token of one layer held at the peak of a forward pass on one GPU.
+double activation_bytes_per_token(const ModelSpec& model, const ShardShape& shard,
+                                  DType weight_dtype);
+
+}  // namespace servesim

@@ -1,0 +1,48 @@
+#include "sim/model/sharding.h"
+
+#include <string>
+
+#include "sim/core/error.h"
+
+namespace servesim {
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+}  // namespace
+
+ShardShape shard_model(const ModelSpec& model, const Parallelism& parallelism) {
+  const std::int64_t tp = parallelism.tensor;
+  const std::int64_t pp = parallelism.pipeline;
+  if (tp <= 0) throw InputError("--tp", "expected a positive integer, got " + std::to_string(tp));
+  if (pp <= 0) throw InputError("--pp", "expected a positive integer, got " + std::to_string(pp));
+  if (model.num_heads % tp != 0) {
+    throw InputError("--tp", "tensor-parallel degree " + std::to_string(tp) +
+                                 " does not divide the " + std::to_string(model.num_heads) +
+                                 " attention heads of " + model.name);
+  }
+  if (model.num_kv_heads % tp != 0 && tp % model.num_kv_heads != 0) {
+    throw InputError("--tp", "tensor-parallel degree " + std::to_string(tp) + " and the " +
+                                 std::to_string(model.num_kv_heads) + " KV heads of " + model.name +
+                                 " do not divide one another");
+  }
+  if (pp > model.num_layers) {
+    throw InputError("--pp", "pipeline degree " + std::to_string(pp) + " exceeds the " +
+                                 std::to_string(model.num_layers) + " layers of " + model.name);
+  }
+  ShardShape s;
+  s.layers = ceil_div(model.num_layers, pp);
+  s.hidden = model.hidden_size;
+  s.heads = model.num_heads / tp;
+  s.kv_heads = model.num_kv_heads >= tp ? model.num_kv_heads / tp : 1;
+  s.head_dim = model.head_dim;
+  s.intermediate = ceil_div(model.intermediate_size, tp);
+  s.vocab = ceil_div(model.vocab_size, tp);
+  s.experts = model.num_experts;
+  s.experts_per_token = model.experts_per_token;
+  return s;
+}
+
+}  // namespace servesim

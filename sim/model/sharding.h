@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+
+#include "sim/model/model_spec.h"
+
+namespace servesim {
+
+struct Parallelism {
+  std::int64_t tensor = 1;    // TP degree: GPUs sharing every layer
+  std::int64_t pipeline = 1;  // PP degree: stages holding consecutive layers
+  std::int64_t gpus() const noexcept { return tensor * pipeline; }
+};
+
+// The slice of a model one GPU holds under Megatron-style tensor parallelism (heads, the MLP
+// width and the vocabulary split across TP ranks) and pipeline parallelism (layers split into
+// stages; the largest stage is the one that matters for memory and time).
+struct ShardShape {
+  std::int64_t layers = 0;  // layers of the largest pipeline stage
+  std::int64_t hidden = 0;
+  std::int64_t heads = 0;     // query heads on this GPU
+  std::int64_t kv_heads = 0;  // KV heads stored on this GPU; replicated when TP > KV heads
+  std::int64_t head_dim = 0;
+  std::int64_t intermediate = 0;  // MLP width per expert on this GPU
+  std::int64_t vocab = 0;         // vocabulary rows on this GPU
+  std::int64_t experts = 1;
+  std::int64_t experts_per_token = 1;
+};
+
+// Validates the degrees against the model (TP must divide the heads, and KV heads must
+// divide TP or be divisible by it; PP at most the layer count); throws InputError naming
+// --tp / --pp otherwise.
+ShardShape shard_model(const ModelSpec& model, const Parallelism& parallelism);
+
+}  // namespace servesim

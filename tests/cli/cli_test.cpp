@@ -1,0 +1,164 @@
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cli/command.h"
+#include "tests/test_support.h"
+
+using namespace servesim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct CliResult {
+  int exit_code;
+  std::string out;
+  std::string err;
+  nlohmann::json json() const { return nlohmann::json::parse(out); }
+};
+
+CliResult run(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = cli::run_cli(args, out, err, test::source_dir());
+  return {code, out.str(), err.str()};
+}
+
+// An error is one line on stderr, naming what was wrong.
+void require_error(const CliResult& r, int code, const std::string& needle) {
+  INFO(r.err);
+  REQUIRE(r.exit_code == code);
+  REQUIRE(r.out.empty());
+  REQUIRE_THAT(r.err, Contains(needle));
+  REQUIRE(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+}  // namespace
+
+TEST_CASE("servesim kv reproduces the reference KV arithmetic", "[cli]") {
+  auto r = run({"kv", "--layers", "32", "--d-model", "4096", "--tokens", "8192", "--json"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.json()["kv_bytes_per_token"] == 524288);
+  CHECK(r.json()["kv_bytes"] == 4294967296LL);
+  r = run({"kv", "--layers", "32", "--d-model", "4096", "--tokens", "8192", "--kv-group", "8",
+           "--json"});
+  CHECK(r.json()["kv_bytes"] == 536870912);
+  r = run({"kv", "--model", "opt-13b", "--json"});
+  CHECK(r.json()["kv_bytes_per_token"] == 819200);
+  CHECK_FALSE(r.json().contains("kv_bytes"));
+}
+
+TEST_CASE("servesim kv --hw reports capacity and sequences that fit", "[cli]") {
+  const auto r =
+      run({"kv", "--model", "llama-3-8b", "--hw", "h100-sxm", "--max-len", "8192", "--json"});
+  REQUIRE(r.exit_code == 0);
+  const auto j = r.json();
+  for (const char* key : {"kv_bytes_per_token", "weight_bytes_per_gpu", "kv_capacity_bytes",
+                          "kv_capacity_tokens", "max_sequences_at_max_len"}) {
+    INFO(key);
+    CHECK(j.contains(key));
+  }
+  CHECK(j["max_sequences_at_max_len"] == j["kv_capacity_tokens"].get<std::int64_t>() / 8192);
+  CHECK(j["weight_bytes_per_gpu"] == 2 * 8030261248LL);
+  const auto tp2 = run({"kv", "--model", "llama-3-8b", "--hw", "h100-sxm", "--tp", "2", "--json"});
+  CHECK(tp2.json()["kv_capacity_tokens"].get<double>() > 2 * j["kv_capacity_tokens"].get<double>());
+}
+
+TEST_CASE("servesim kv prints a readable table with units", "[cli]") {
+  const auto r = run({"kv", "--model", "opt-13b", "--hw", "a100-40gb", "--tokens", "2048"});
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("800.00 KiB") && Contains("819,200 B") && Contains("GiB") &&
+                        Contains("tokens"));
+}
+
+TEST_CASE("servesim roofline reports operators and totals as JSON", "[cli]") {
+  const auto r = run({"roofline", "--model", "llama-2-7b", "--hw", "a100-80gb", "--prefill-tokens",
+                      "2048", "--json"});
+  REQUIRE(r.exit_code == 0);
+  const auto j = r.json();
+  double sum = 0;
+  std::vector<std::string> names;
+  for (const auto& op : j["operators"]) {
+    for (const char* key : {"name", "flops", "bytes", "time_s", "bound"})
+      CHECK(op.contains(key));
+    sum += op["time_s"].get<double>();
+    names.push_back(op["name"]);
+  }
+  CHECK(j["total_time_s"].get<double>() == Approx(sum));
+  CHECK(j["bound"] == "compute");
+  CHECK(std::find(names.begin(), names.end(), "attention_prefill") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "attention_decode") == names.end());
+  const auto decode = run({"roofline", "--decode-batch", "1", "--json"}).json();
+  CHECK(decode["bound"] == "memory");
+  CHECK(decode["model"] == "meta-llama/Meta-Llama-3-8B");
+}
+
+TEST_CASE("servesim roofline --generate compares with and without a KV cache", "[cli]") {
+  const auto r = run({"roofline", "--generate", "256", "--prefill-tokens", "32", "--json"});
+  REQUIRE(r.exit_code == 0);
+  const auto g = r.json()["generate"];
+  CHECK(g["generated_tokens"] == 256);
+  CHECK(g["without_kv_cache"]["flops"].get<double>() >
+        50 * g["with_kv_cache"]["flops"].get<double>());
+  const auto human = run({"roofline", "--generate", "100"});
+  CHECK_THAT(human.out, Contains("with KV cache") && Contains("without (recompute)"));
+}
+
+TEST_CASE("every command's help explains its options", "[cli]") {
+  const auto top = run({"--help"});
+  CHECK(top.exit_code == 0);
+  CHECK_THAT(top.out, Contains("kv") && Contains("roofline") && Contains("Exit codes"));
+  const auto kv = run({"kv", "--help"});
+  CHECK(kv.exit_code == 0);
+  for (const char* option :
+       {"--model", "--layers", "--d-model", "--heads", "--kv-heads", "--tokens", "--kv-dtype",
+        "--kv-group", "--hw", "--tp", "--mem-util", "--max-len", "--json"}) {
+    CHECK_THAT(kv.out, Contains(option));
+  }
+  CHECK_THAT(kv.out, Contains("--mem-util F (=0.9)"));
+  const auto roofline = run({"roofline", "--help"});
+  for (const char* option : {"--decode-batch", "--context", "--prefill-tokens", "--generate"}) {
+    CHECK_THAT(roofline.out, Contains(option));
+  }
+  const auto list = run({"list"});
+  CHECK_THAT(list.out, Contains("llama-3.1-405b") && Contains("mi300x") && Contains("H200"));
+}
+
+TEST_CASE("bad input gets one line naming the problem and the documented exit code", "[cli]") {
+  test::ScratchDir dir("cli_bad");
+  require_error(run({"kv", "--model", "nope"}), 3, "unknown model \"nope\"");
+  require_error(run({"kv", "--model", "llama-2-7b", "--hw", "tpu-v9"}), 3,
+                "unknown hardware profile \"tpu-v9\"");
+  require_error(run({"kv", "--model", "llama-2-7b", "--kv-dtype", "fp12"}), 3,
+                "--kv-dtype: unknown dtype \"fp12\"");
+  require_error(run({"roofline", "--weight-dtype", "int3"}), 3, "--weight-dtype");
+  require_error(run({"roofline", "--model", "llama-2-7b", "--tp", "3"}), 3,
+                "--tp: tensor-parallel degree 3 does not divide the 32 attention heads");
+  require_error(run({"kv", "--model", "llama-3-70b", "--hw", "a100-40gb"}), 4, "does not fit");
+  require_error(run({"kv", "--layers", "0", "--d-model", "4096"}), 3, "--layers");
+  require_error(run({"kv", "--layers", "32", "--d-model", "4096", "--heads", "30"}), 3,
+                "heads do not divide d_model");
+  require_error(
+      run({"kv", "--layers", "32", "--d-model", "4096", "--heads", "32", "--kv-heads", "5"}), 3,
+      "KV heads do not divide 32");
+  require_error(run({"kv", "--model", "llama-2-7b", "--hw", "h100-sxm", "--mem-util", "0"}), 3,
+                "--mem-util");
+  require_error(run({"kv", "--model", "llama-2-7b", "--frobnicate"}), 2, "frobnicate");
+  require_error(run({"kv", "--model", "llama-2-7b", "--tp", "two"}), 2, "--tp");
+  require_error(run({"kv"}), 2, "--model");
+  require_error(run({"teleport"}), 2, "unknown command \"teleport\"");
+  const auto broken = dir.write("broken.json", "{\"model_type\": \"llama\",\n\"hidden_size\": }");
+  require_error(run({"kv", "--model", broken.string()}), 3,
+                broken.string() + ": malformed JSON at line 2");
+  const auto negative =
+      dir.write("negative.json",
+                R"({"model_type": "llama", "num_hidden_layers": -2, "hidden_size": 64,
+          "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
+          "max_position_embeddings": 256})");
+  require_error(run({"kv", "--model", negative.string()}), 3,
+                "field \"num_hidden_layers\": expected a positive integer");
+  const auto hw = dir.write("hw.json", R"({"name": "X"})");
+  require_error(run({"kv", "--model", "llama-2-7b", "--hw", hw.string()}), 3,
+                "hw.json: field \"memory_capacity_bytes\": required but missing");
+}

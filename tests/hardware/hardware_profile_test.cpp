@@ -1,0 +1,110 @@
+#include <catch2/catch.hpp>
+
+#include "sim/config/catalog.h"
+#include "sim/config/json_reader.h"
+#include "sim/core/error.h"
+#include "tests/test_support.h"
+
+using namespace servesim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const char* const kShipped[] = {"a100-40gb", "a100-80gb", "h100-sxm", "h200",
+                                "l40s",      "b200",      "mi300x"};
+
+// Every number in a JSON document, as dotted key paths.
+void numeric_paths(const nlohmann::json& node, const std::string& prefix,
+                   std::vector<std::string>& out) {
+  for (const auto& [key, value] : node.items()) {
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (key == "sources") continue;
+    if (value.is_object()) numeric_paths(value, path, out);
+    if (value.is_number()) out.push_back(path);
+  }
+}
+
+std::string minimal_profile(const std::string& extra) {
+  return R"({"name": "X", "memory_capacity_bytes": 8e10, "memory_bandwidth_bytes_per_s": 2e12,
+             "gpu_link_bandwidth_bytes_per_s": 3e11, "host_link_bandwidth_bytes_per_s": 3.2e10,
+             "peak_flops_per_s": {"bf16": 3e14})" +
+         extra + "}";
+}
+
+}  // namespace
+
+TEST_CASE("every shipped profile loads and cites a source for every number", "[hardware]") {
+  for (const char* name : kShipped) {
+    INFO(name);
+    const auto path = test::source_dir() / "hw_profiles" / (std::string(name) + ".json");
+    const HardwareProfile p = load_hardware_file(path);
+    std::vector<std::string> numbers;
+    numeric_paths(read_json_file(path), "", numbers);
+    REQUIRE(numbers.size() >= 10);
+    for (const auto& key : numbers) {
+      INFO(key);
+      REQUIRE(p.sources.count(key) == 1);
+      REQUIRE(p.sources.at(key).size() > 10);
+    }
+    REQUIRE(p.supports(DType::BF16));
+    REQUIRE(p.memory_capacity_bytes > p.runtime_reserved_bytes);
+  }
+}
+
+TEST_CASE("shipped profiles carry the datasheet figures", "[hardware]") {
+  const HardwareProfile a100 = test::shipped_hardware("a100-80gb");
+  CHECK(a100.peak_flops(DType::BF16) == 312e12);
+  CHECK(a100.memory_bandwidth_bytes_per_s == 2.039e12);
+  CHECK_FALSE(a100.supports(DType::FP8));
+  // The textbook balance points: 153 (A100-80GB), 295 (H100 SXM), 206 (H200) FLOP/B.
+  CHECK(a100.peak_flops(DType::BF16) / a100.memory_bandwidth_bytes_per_s ==
+        Approx(153).epsilon(0.01));
+  const HardwareProfile h100 = test::shipped_hardware("h100-sxm");
+  CHECK(h100.peak_flops(DType::BF16) / h100.memory_bandwidth_bytes_per_s ==
+        Approx(295).epsilon(0.01));
+  CHECK(h100.peak_flops(DType::FP8) == Approx(2 * h100.peak_flops(DType::BF16)).epsilon(0.001));
+  const HardwareProfile h200 = test::shipped_hardware("h200");
+  CHECK(h200.peak_flops(DType::BF16) / h200.memory_bandwidth_bytes_per_s ==
+        Approx(206).epsilon(0.01));
+  CHECK(h200.memory_capacity_bytes > 140e9);
+  CHECK(test::shipped_hardware("mi300x").memory_capacity_bytes > 190e9);
+  CHECK(test::shipped_hardware("b200").peak_flops(DType::BF16) == 2.25e15);
+  CHECK(test::shipped_hardware("l40s").memory_bandwidth_bytes_per_s == 864e9);
+  CHECK(test::shipped_hardware("a100-40gb").memory_bandwidth_bytes_per_s == 1.555e12);
+}
+
+TEST_CASE("bad profiles are refused naming the field", "[hardware]") {
+  const auto load = [](const std::string& text) {
+    return hardware_from_json(parse_json_text(text, "p.json"), "p.json");
+  };
+  REQUIRE_NOTHROW(load(minimal_profile("")));
+  REQUIRE(load(minimal_profile("")).peak_flops(DType::FP16) == 3e14);  // fp16 stands in
+  REQUIRE_THROWS_WITH(load(minimal_profile(R"(, "memory_bandwith": 1)")),
+                      Contains("p.json") && Contains("\"memory_bandwith\": unknown key"));
+  REQUIRE_THROWS_WITH(load(minimal_profile(R"(, "efficiency": {"gemm_compute": 1.3})")),
+                      Contains("efficiency.gemm_compute") && Contains("(0, 1]"));
+  REQUIRE_THROWS_WITH(load(minimal_profile(R"(, "overheads": {"iteration_s": -1})")),
+                      Contains("overheads.iteration_s"));
+  REQUIRE_THROWS_WITH(load(minimal_profile(R"(, "sources": {"memory_bytes": "x"})")),
+                      Contains("sources.memory_bytes") && Contains("names no field"));
+  REQUIRE_THROWS_WITH(
+      load(R"({"name": "X", "memory_capacity_bytes": 0, "memory_bandwidth_bytes_per_s": 2e12,
+               "gpu_link_bandwidth_bytes_per_s": 1, "host_link_bandwidth_bytes_per_s": 1,
+               "peak_flops_per_s": {"bf16": 1}})"),
+      Contains("memory_capacity_bytes") && Contains("positive"));
+  REQUIRE_THROWS_WITH(
+      load(R"({"name": "X", "memory_capacity_bytes": 1e9, "memory_bandwidth_bytes_per_s": 2e12,
+               "gpu_link_bandwidth_bytes_per_s": 1, "host_link_bandwidth_bytes_per_s": 1,
+               "peak_flops_per_s": {"fp4": 1}})"),
+      Contains("peak_flops_per_s.fp4"));
+}
+
+TEST_CASE("a profile survives a round trip through JSON", "[hardware]") {
+  const HardwareProfile h100 = test::shipped_hardware("h100-sxm");
+  const HardwareProfile again = hardware_from_json(hardware_to_json(h100), "again");
+  REQUIRE(again.memory_capacity_bytes == h100.memory_capacity_bytes);
+  REQUIRE(again.peak_flops_per_s == h100.peak_flops_per_s);
+  REQUIRE(again.efficiency.gpu_link == h100.efficiency.gpu_link);
+  REQUIRE(again.overheads.per_sequence_s == h100.overheads.per_sequence_s);
+  REQUIRE(again.sources == h100.sources);
+}

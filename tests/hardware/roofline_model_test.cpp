@@ -1,0 +1,176 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "sim/hardware/generation_cost.h"
+#include "sim/hardware/impl/roofline_model.h"
+#include "tests/test_support.h"
+
+using namespace servesim;
+using test::shipped_hardware;
+using test::shipped_model;
+
+namespace {
+
+const char* const kShipped[] = {"a100-40gb", "a100-80gb", "h100-sxm", "h200",
+                                "l40s",      "b200",      "mi300x"};
+
+BatchShape decode_batch(std::int64_t sequences, std::int64_t context) {
+  BatchShape shape;
+  for (std::int64_t i = 0; i < sequences; ++i)
+    shape.add_decode(context);
+  return shape;
+}
+
+BatchShape prefill(std::int64_t tokens) {
+  BatchShape shape;
+  shape.add_prefill(tokens, 0);
+  return shape;
+}
+
+}  // namespace
+
+TEST_CASE("prefill is compute-bound and small-batch decode memory-bound on every GPU",
+          "[roofline]") {
+  for (const char* model_name : {"llama-3-8b", "llama-2-7b", "mixtral-8x7b"}) {
+    const ModelSpec model = shipped_model(model_name);
+    for (const char* hw : kShipped) {
+      INFO(model_name << " on " << hw);
+      const RooflineModel roofline(model, shipped_hardware(hw), RooflineOptions{});
+      const IterationCost p = roofline.estimate(prefill(2048));
+      CHECK(p.dominant_bound() == Bound::Compute);
+      CHECK(p.at(OperatorKind::MlpUp).bound == Bound::Compute);
+      const IterationCost d = roofline.estimate(decode_batch(1, 1024));
+      CHECK(d.dominant_bound() == Bound::Memory);
+      CHECK(d.at(OperatorKind::QkvProj).bound == Bound::Memory);
+      CHECK(d.at(OperatorKind::AttentionDecode).bound == Bound::Memory);
+    }
+  }
+}
+
+TEST_CASE("operator FLOPs and bytes follow the layer shapes", "[roofline]") {
+  const ModelSpec m = shipped_model("llama-3-8b");  // 32 x (4096, 32 heads, 8 KV, 14336)
+  const HardwareProfile hw = shipped_hardware("h100-sxm");
+  const RooflineModel roofline(m, hw, RooflineOptions{});
+  const double l = 32, h = 4096, qkv = (32 + 2 * 8) * 128, i = 14336;
+  const IterationCost c = roofline.estimate(decode_batch(4, 1000));
+  CHECK(c.at(OperatorKind::QkvProj).flops == Approx(l * 2 * 4 * h * qkv));
+  CHECK(c.at(OperatorKind::QkvProj).bytes == Approx(l * (h * qkv * 2 + 4 * (h + qkv) * 2)));
+  CHECK(c.at(OperatorKind::MlpUp).flops == Approx(l * 2 * 4 * h * 2 * i));
+  CHECK(c.at(OperatorKind::MlpDown).flops == Approx(l * 2 * 4 * i * h));
+  // Decode attention: 4 FLOPs per head dimension per cached token; reads every K and V.
+  CHECK(c.at(OperatorKind::AttentionDecode).flops == Approx(l * 4 * 4096 * 4000));
+  CHECK(c.at(OperatorKind::AttentionDecode).bytes >= l * 4000 * 2 * 1024 * 2);
+  CHECK(c.at(OperatorKind::LmHead).flops == Approx(2 * 4 * h * 128256));
+  CHECK_FALSE(c.at(OperatorKind::TpAllReduce).present());
+  CHECK_FALSE(c.at(OperatorKind::AttentionPrefill).present());
+
+  // A memory-bound operator takes bytes over achieved bandwidth plus one launch per layer.
+  const auto& qkv_op = c.at(OperatorKind::QkvProj);
+  const double expected =
+      qkv_op.bytes / (hw.memory_bandwidth_bytes_per_s * hw.efficiency.memory_bandwidth) +
+      l * hw.overheads.kernel_launch_s;
+  CHECK(qkv_op.time_s == Approx(expected));
+  // Host overhead: per iteration plus per sequence.
+  CHECK(c.at(OperatorKind::Overhead).time_s ==
+        Approx(hw.overheads.iteration_s + 4 * hw.overheads.per_sequence_s));
+  double sum = 0;
+  for (const auto& op : c.operators)
+    sum += op.time_s;
+  CHECK(c.total_time_s == Approx(sum));
+}
+
+TEST_CASE("causal prefill attention counts query-key pairs", "[roofline]") {
+  BatchShape whole;
+  whole.add_prefill(1000, 0);
+  CHECK(whole.prefill_attention_pairs == 1000.0 * 1001 / 2);
+  // Two chunks of 500 see the same pairs as one prompt of 1000.
+  BatchShape first, second;
+  first.add_prefill(500, 0, false);
+  second.add_prefill(500, 500);
+  CHECK(first.prefill_attention_pairs + second.prefill_attention_pairs ==
+        whole.prefill_attention_pairs);
+  CHECK(first.sampled_sequences == 0);
+  CHECK(second.sampled_sequences == 1);
+}
+
+TEST_CASE("time grows with work and falls with faster hardware", "[roofline]") {
+  const ModelSpec m = shipped_model("llama-2-7b");
+  const RooflineModel a100(m, shipped_hardware("a100-80gb"), RooflineOptions{});
+  const RooflineModel h100(m, shipped_hardware("h100-sxm"), RooflineOptions{});
+  CHECK(a100.estimate(decode_batch(64, 512)).total_time_s >
+        a100.estimate(decode_batch(8, 512)).total_time_s);
+  CHECK(a100.estimate(decode_batch(8, 2048)).total_time_s >
+        a100.estimate(decode_batch(8, 512)).total_time_s);
+  CHECK(h100.estimate(prefill(4096)).total_time_s < a100.estimate(prefill(4096)).total_time_s);
+  CHECK(a100.estimate(BatchShape{}).total_time_s == 0);
+  // Decode at batch 1 streams the weights: time is at least weights / peak bandwidth.
+  CHECK(a100.estimate(decode_batch(1, 16)).total_time_s > 13.4e9 / 2.039e12);
+}
+
+TEST_CASE("tensor parallelism shards the GEMMs and adds all-reduces", "[roofline]") {
+  const ModelSpec m = shipped_model("llama-2-70b");
+  const HardwareProfile hw = shipped_hardware("a100-80gb");
+  const RooflineModel tp1(m, hw, RooflineOptions{});
+  RooflineOptions o4;
+  o4.parallelism.tensor = 4;
+  const RooflineModel tp4(m, hw, o4);
+  const BatchShape shape = decode_batch(16, 1024);
+  const IterationCost c1 = tp1.estimate(shape);
+  const IterationCost c4 = tp4.estimate(shape);
+  CHECK(c4.at(OperatorKind::MlpUp).flops == Approx(c1.at(OperatorKind::MlpUp).flops / 4));
+  CHECK(c4.at(OperatorKind::QkvProj).flops == Approx(c1.at(OperatorKind::QkvProj).flops / 4));
+  const auto& allreduce = c4.at(OperatorKind::TpAllReduce);
+  REQUIRE(allreduce.present());
+  CHECK(allreduce.bound == Bound::Network);
+  // Two ring all-reduces per layer of the hidden state: 2 (n - 1) / n of the message moves.
+  CHECK(allreduce.bytes == Approx(2 * 80 * 1.5 * 16 * 8192 * 2));
+  CHECK(allreduce.time_s >= 2 * 80 * hw.overheads.collective_latency_s);
+  CHECK(c4.total_time_s < c1.total_time_s);
+}
+
+TEST_CASE("mixture-of-experts streams only the experts its tokens touch", "[roofline]") {
+  const ModelSpec m = shipped_model("mixtral-8x7b");
+  const RooflineModel roofline(m, shipped_hardware("h100-sxm"), RooflineOptions{});
+  const double expert_bytes = 32.0 * 4096 * 2 * 14336 * 2;  // up and gate of one expert
+  const IterationCost one = roofline.estimate(decode_batch(1, 128));
+  // One token reads its 2 experts.
+  CHECK(one.at(OperatorKind::MlpUp).bytes == Approx(2 * expert_bytes).epsilon(0.01));
+  // A large batch touches all 8.
+  const IterationCost many = roofline.estimate(decode_batch(256, 128));
+  CHECK(many.at(OperatorKind::MlpUp).bytes > 8 * expert_bytes);
+  CHECK(many.at(OperatorKind::MlpUp).flops ==
+        Approx(256 * 2 * 32.0 * 2 * 4096 * 2 * 14336 + 32.0 * 2 * 256 * 4096 * 8));
+}
+
+TEST_CASE("fp8 weights use fp8 tensor cores only where the device has them", "[roofline]") {
+  const ModelSpec m = shipped_model("llama-3-8b");
+  RooflineOptions fp8;
+  fp8.weight_dtype = DType::FP8;
+  const RooflineModel h100(m, shipped_hardware("h100-sxm"), fp8);
+  const RooflineModel a100(m, shipped_hardware("a100-80gb"), fp8);
+  CHECK(h100.compute_dtype() == DType::FP8);
+  CHECK(a100.compute_dtype() == DType::BF16);
+  const RooflineModel h100_bf16(m, shipped_hardware("h100-sxm"), RooflineOptions{});
+  // Half the weight bytes: decode at batch 1 gets faster; prefill doubles its ceiling.
+  CHECK(h100.estimate(decode_batch(1, 128)).at(OperatorKind::MlpUp).bytes <
+        0.51 * h100_bf16.estimate(decode_batch(1, 128)).at(OperatorKind::MlpUp).bytes);
+  CHECK(h100.estimate(prefill(4096)).at(OperatorKind::MlpUp).time_s <
+        0.6 * h100_bf16.estimate(prefill(4096)).at(OperatorKind::MlpUp).time_s);
+}
+
+TEST_CASE("without a KV cache, generation work grows quadratically", "[roofline]") {
+  const ModelSpec m = shipped_model("llama-2-7b");
+  const RooflineModel roofline(m, shipped_hardware("a100-80gb"), RooflineOptions{});
+  const GenerationComparison g1 = compare_generation(roofline, 1, 500);
+  const GenerationComparison g2 = compare_generation(roofline, 1, 1000);
+  // With a cache: linear in the tokens (attention adds a small quadratic term).
+  CHECK(g2.with_cache.flops / g1.with_cache.flops == Approx(2).epsilon(0.05));
+  // Without: the sum 1 + 2 + ... + M quadruples when M doubles (attention adds a cubic term).
+  CHECK(g2.without_cache.flops / g1.without_cache.flops > 3.9);
+  CHECK(g2.without_cache.flops / g1.without_cache.flops < 4.5);
+  CHECK(g2.without_cache.time_s > g2.with_cache.time_s);
+  // The first token costs the same either way: one forward pass over the prompt.
+  const GenerationComparison single = compare_generation(roofline, 64, 1);
+  CHECK(single.with_cache.flops == single.without_cache.flops);
+}

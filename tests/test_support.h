@@ -1,0 +1,57 @@
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#include "sim/hardware/hardware_profile.h"
+#include "sim/hardware/impl/roofline_model.h"
+#include "sim/model/model_loader.h"
+
+namespace servesim::test {
+
+// The repository root (models/, hw_profiles/) and the shared reference data beside it.
+inline std::filesystem::path source_dir() {
+  return SERVESIM_TEST_SOURCE_DIR;
+}
+inline std::filesystem::path shared_data_dir() {
+  return source_dir() / ".." / "shared" / "data";
+}
+
+inline ModelSpec shipped_model(const std::string& name) {
+  return load_model_file(source_dir() / "models" / (name + ".json"));
+}
+inline HardwareProfile shipped_hardware(const std::string& name) {
+  return load_hardware_file(source_dir() / "hw_profiles" / (name + ".json"));
+}
+
+// A scratch folder of its own per test process, removed on destruction.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name)
+      : path_(std::filesystem::temp_directory_path() /
+              ("servesim_test_" + name + "_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  std::filesystem::path write(const std::string& file, const std::string& text) const {
+    const auto path = path_ / file;
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace servesim::test

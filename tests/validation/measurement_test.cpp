@@ -1,0 +1,132 @@
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "validation/measurement.h"
+#include "validation/reference_check.h"
+#include "validation/timing_stats.h"
+
+namespace sv = servesim::validation;
+
+TEST_CASE("timing stats of an odd count take the middle sample", "[validation]") {
+  const std::vector<double> samples_s{3.0, 1.0, 7.0, 2.0, 5.0};
+  const sv::TimingStats stats = sv::compute_timing_stats(samples_s);
+  CHECK(stats.median_s == 3.0);
+  CHECK(stats.min_s == 1.0);
+  CHECK(stats.max_s == 7.0);
+}
+
+TEST_CASE("timing stats of an even count average the two middle samples", "[validation]") {
+  const std::vector<double> samples_s{4.0, 1.0, 10.0, 2.0};
+  const sv::TimingStats stats = sv::compute_timing_stats(samples_s);
+  CHECK(stats.median_s == 3.0);
+  CHECK(stats.min_s == 1.0);
+  CHECK(stats.max_s == 10.0);
+  CHECK(sv::compute_timing_stats(std::vector<double>{0.5}).median_s == 0.5);
+}
+
+TEST_CASE("timing stats refuse an empty sample set", "[validation]") {
+  CHECK_THROWS_AS(sv::compute_timing_stats(std::vector<double>{}), std::invalid_argument);
+}
+
+TEST_CASE("copy bandwidth counts read plus write against the median", "[validation]") {
+  CHECK(sv::achieved_bandwidth_bytes_per_s(1'000'000, 0.5) == Approx(2e6));
+  CHECK_THROWS_AS(sv::achieved_bandwidth_bytes_per_s(1, 0.0), std::invalid_argument);
+  CHECK_THROWS_AS(sv::achieved_bandwidth_bytes_per_s(1, -1.0), std::invalid_argument);
+
+  // 64 MiB in a 31.2 us median: 2 x 67108864 / 31.2e-6 B/s, about 4.3 TB/s.
+  const std::vector<double> samples_s{40e-6, 31.2e-6, 30e-6};
+  const sv::Measurement m = sv::make_copy_measurement("H200", "memcpy_d2d", 64ull << 20, samples_s);
+  CHECK(m.repeats == 3);
+  CHECK(m.median_s == 31.2e-6);
+  CHECK(m.min_s == 30e-6);
+  CHECK(m.max_s == 40e-6);
+  CHECK(m.bandwidth_bytes_per_s == Approx(2.0 * 67108864 / 31.2e-6));
+  CHECK(m.bandwidth_bytes_per_s == Approx(4.30e12).epsilon(0.01));
+}
+
+TEST_CASE("measurement JSON round-trips through a parser", "[validation]") {
+  const std::vector<sv::Measurement> measurements{
+      {"NVIDIA H200", "copy_kernel_d2d", 1ull << 36, 20, 0.25, 0.2, 0.5, 5.5e11},
+      {"NVIDIA H200", "memcpy_d2d", 4096, 7, 1e-6, 9e-7, 2e-6, 8.192e9}};
+  std::ostringstream out;
+  sv::write_measurements_json(out, "NVIDIA H200", measurements);
+  const nlohmann::json doc = nlohmann::json::parse(out.str());
+
+  CHECK(doc.at("format") == "servesim-measurements");
+  CHECK(doc.at("version") == 1);
+  CHECK(doc.at("device") == "NVIDIA H200");
+  REQUIRE(doc.at("measurements").size() == 2);
+  const nlohmann::json& first = doc.at("measurements").at(0);
+  CHECK(first.at("device_name") == "NVIDIA H200");
+  CHECK(first.at("operator_kind") == "copy_kernel_d2d");
+  CHECK(first.at("size_bytes").get<std::uint64_t>() == (1ull << 36));
+  CHECK(first.at("repeats") == 20);
+  CHECK(first.at("median_s").get<double>() == 0.25);
+  CHECK(first.at("min_s").get<double>() == 0.2);
+  CHECK(first.at("max_s").get<double>() == 0.5);
+  CHECK(first.at("bandwidth_bytes_per_s").get<double>() == 5.5e11);
+  const nlohmann::json& second = doc.at("measurements").at(1);
+  CHECK(second.at("operator_kind") == "memcpy_d2d");
+  CHECK(second.at("size_bytes").get<std::uint64_t>() == 4096);
+  // Doubles must survive exactly: calibration compares them to other runs.
+  CHECK(second.at("min_s").get<double>() == 9e-7);
+}
+
+TEST_CASE("an empty measurement list still writes a valid document", "[validation]") {
+  std::ostringstream out;
+  sv::write_measurements_json(out, "none", {});
+  const nlohmann::json doc = nlohmann::json::parse(out.str());
+  CHECK(doc.at("measurements").is_array());
+  CHECK(doc.at("measurements").empty());
+}
+
+TEST_CASE("reference check reports the first mismatching byte", "[validation]") {
+  std::vector<std::byte> expected(1000);
+  sv::fill_pattern(expected, 3);
+  std::vector<std::byte> actual = expected;
+  CHECK_FALSE(sv::first_mismatch(expected, actual).has_value());
+
+  actual[917] ^= std::byte{0x01};
+  actual[421] ^= std::byte{0x80};
+  REQUIRE(sv::first_mismatch(expected, actual).has_value());
+  CHECK(*sv::first_mismatch(expected, actual) == 421);
+
+  actual = expected;
+  actual[0] = ~actual[0];
+  CHECK(sv::first_mismatch(expected, actual) == std::optional<std::size_t>{0});
+  actual = expected;
+  actual.back() = ~actual.back();
+  CHECK(sv::first_mismatch(expected, actual) == std::optional<std::size_t>{999});
+
+  // A short copy mismatches at the first byte it lacks.
+  actual.assign(expected.begin(), expected.begin() + 600);
+  CHECK(sv::first_mismatch(expected, actual) == std::optional<std::size_t>{600});
+  CHECK_FALSE(sv::first_mismatch({}, {}).has_value());
+}
+
+TEST_CASE("fill pattern differs between seeds and along the buffer", "[validation]") {
+  std::vector<std::byte> a(4096);
+  std::vector<std::byte> b(4096);
+  sv::fill_pattern(a, 0);
+  sv::fill_pattern(b, 1);
+  CHECK(sv::first_mismatch(a, b).has_value());
+  // No short period: a copy off by one byte, one 16-byte word or one 256-byte block must
+  // disagree almost everywhere, not at one lucky byte.
+  for (const std::size_t shift : {1, 16, 256}) {
+    std::size_t equal_bytes = 0;
+    for (std::size_t i = 0; i + shift < a.size(); ++i)
+      equal_bytes += a[i] == a[i + shift] ? 1 : 0;
+    CHECK(equal_bytes < a.size() / 100);
+  }
+  sv::fill_pattern(b, 0);
+  CHECK_FALSE(sv::first_mismatch(a, b).has_value());
+}
