@@ -60,6 +60,13 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source_
     }
     throw InputError(source_name,
                      "malformed JSON at " + line_and_column(text, error.byte) + ": " + reason);
+  } catch (const nlohmann::json::exception& error) {
+    // Numbers beyond the range of a double, and other value errors.
+    std::string reason = error.what();
+    if (const auto bracket = reason.find("] "); bracket != std::string::npos) {
+      reason = reason.substr(bracket + 2);
+    }
+    throw InputError(source_name, "invalid JSON: " + reason);
   }
   if (!duplicate_key.empty()) {
     throw InputError(source_name, "key \"" + duplicate_key + "\" appears twice in one object");

@@ -11,6 +11,8 @@ TEST_CASE("malformed JSON names the source, line and column", "[config]") {
   REQUIRE_THROWS_WITH(parse_json_text("{\n  \"a\": 1,\n  \"b\": }\n", "x.json"),
                       Contains("x.json") && Contains("malformed JSON at line 3, column"));
   REQUIRE_THROWS_AS(parse_json_text("{\"a\": ", "x.json"), InputError);
+  REQUIRE_THROWS_WITH(parse_json_text("{\"a\": 1e400}", "x.json"),
+                      Contains("x.json") && Contains("number overflow"));
 }
 
 TEST_CASE("a key repeated in one object is refused; in different objects it is fine", "[config]") {

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/cluster/replica.h"
+#include "sim/cluster/router.h"
+#include "sim/cluster/serving_observer.h"
+#include "sim/core/event_queue.h"
+#include "sim/workload/workload_source.h"
+
+namespace servesim {
+
+// Same-time events run in this order: completed batches first (they free memory and finish
+// requests), then arrivals, then batch launches, so that a launch sees everything that
+// happened at its instant. Pinned by a test.
+enum class EventPhase : int { BatchDone = 0, Arrival = 1, Launch = 2 };
+
+struct ClusterRunStats {
+  SimTime end_time;
+  std::int64_t arrived = 0;
+  std::int64_t finished = 0;
+  std::int64_t rejected = 0;
+  std::uint64_t events = 0;
+};
+
+// The discrete-event loop of one serving run: requests arrive from the workload, the router
+// sends each to a replica (or it is rejected if it can never fit), and replicas run batches
+// until every request has finished or been rejected.
+class Cluster {
+ public:
+  Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr<IRouter> router,
+          IWorkloadSource& source, IServingObserver& observer);
+
+  ClusterRunStats run();
+
+ private:
+  struct Event {
+    EventPhase kind = EventPhase::Arrival;
+    std::int32_t replica = 0;
+    std::int64_t batch = 0;
+    RequestSpec request;
+  };
+
+  void schedule_next_arrival();
+  void on_arrival(const RequestSpec& spec);
+  void on_batch_done(std::int32_t replica, std::int64_t batch);
+  void on_launch(std::int32_t replica);
+  void request_launch(std::int32_t replica);
+  void on_request_done(const RequestSpec& spec);
+
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::unique_ptr<IRouter> router_;
+  IWorkloadSource& source_;
+  IServingObserver& observer_;
+
+  EventQueue<Event> queue_;
+  std::unordered_map<std::int64_t, std::unique_ptr<Request>> live_;
+  std::vector<bool> launch_pending_;
+  std::vector<ReplicaLoad> loads_;
+  bool arrival_pending_ = false;
+  ClusterRunStats stats_;
+};
+
+}  // namespace servesim

@@ -1,0 +1,112 @@
+#include "sim/config/run_config.h"
+
+#include "sim/config/json_reader.h"
+#include "sim/core/error.h"
+
+namespace servesim {
+namespace {
+
+std::int64_t positive_or(JsonObjectReader& r, std::string_view key, std::int64_t fallback) {
+  return r.optional_positive_integer(key).value_or(fallback);
+}
+
+}  // namespace
+
+RunConfig run_config_from_json(const nlohmann::json& document, const std::string& source_name) {
+  JsonObjectReader r(document, source_name);
+  RunConfig c;
+  c.model = r.optional_string("model").value_or(c.model);
+  c.hardware = r.optional_string("hardware").value_or(c.hardware);
+  c.tp = positive_or(r, "tp", c.tp);
+  c.pp = positive_or(r, "pp", c.pp);
+  c.replicas = positive_or(r, "replicas", c.replicas);
+  c.router = r.optional_string("router").value_or(c.router);
+  c.weight_dtype = r.optional_string("weight_dtype").value_or(c.weight_dtype);
+  c.kv_dtype = r.optional_string("kv_dtype").value_or(c.kv_dtype);
+  if (const auto seed = r.optional_nonnegative_integer("seed")) {
+    c.seed = static_cast<std::uint64_t>(*seed);
+  }
+  c.max_len = r.optional_positive_integer("max_len");
+
+  if (auto m = r.optional_object("memory")) {
+    c.memory.mem_util = m->optional_fraction("mem_util").value_or(c.memory.mem_util);
+    c.memory.kv_capacity_tokens = m->optional_positive_integer("kv_capacity_tokens");
+    c.memory.max_batched_tokens_reserve =
+        positive_or(*m, "max_batched_tokens_reserve", c.memory.max_batched_tokens_reserve);
+    m->reject_unknown_keys();
+  }
+  if (auto s = r.optional_object("scheduler")) {
+    c.scheduler.name = s->optional_string("name").value_or(c.scheduler.name);
+    c.scheduler.max_num_seqs = positive_or(*s, "max_num_seqs", c.scheduler.max_num_seqs);
+    c.scheduler.max_num_batched_tokens =
+        positive_or(*s, "max_num_batched_tokens", c.scheduler.max_num_batched_tokens);
+    s->reject_unknown_keys();
+  }
+  if (auto a = r.optional_object("allocator")) {
+    c.allocator.name = a->optional_string("name").value_or(c.allocator.name);
+    c.allocator.block_size = positive_or(*a, "block_size", c.allocator.block_size);
+    if (const auto watermark = a->optional_number("watermark")) {
+      if (*watermark < 0 || *watermark >= 1) a->fail("watermark", "expected a fraction in [0, 1)");
+      c.allocator.watermark = *watermark;
+    }
+    a->reject_unknown_keys();
+  }
+  if (const nlohmann::json* workload = r.optional_raw("workload")) {
+    if (!workload->is_object()) {
+      r.fail("workload", "expected a workload object or a preset name");
+    }
+    c.workload = *workload;
+  } else {
+    r.fail("workload", "required but missing");
+  }
+  if (auto s = r.optional_object("slo")) {
+    c.slo.ttft_s = s->optional_positive_number("ttft_s");
+    c.slo.tpot_s = s->optional_positive_number("tpot_s");
+    s->reject_unknown_keys();
+  }
+  if (auto o = r.optional_object("output")) {
+    c.output.request_records = o->optional_boolean("request_records").value_or(true);
+    c.output.iteration_records = o->optional_boolean("iteration_records").value_or(true);
+    o->reject_unknown_keys();
+  }
+  r.reject_unknown_keys();
+  return c;
+}
+
+nlohmann::json run_config_to_json(const RunConfig& c) {
+  const auto optional = [](const auto& value) -> nlohmann::json {
+    if (value) return *value;
+    return nullptr;
+  };
+  return {
+      {"model", c.model},
+      {"hardware", c.hardware},
+      {"tp", c.tp},
+      {"pp", c.pp},
+      {"replicas", c.replicas},
+      {"router", c.router},
+      {"weight_dtype", c.weight_dtype},
+      {"kv_dtype", c.kv_dtype},
+      {"seed", c.seed},
+      {"max_len", optional(c.max_len)},
+      {"memory",
+       {{"mem_util", c.memory.mem_util},
+        {"kv_capacity_tokens", optional(c.memory.kv_capacity_tokens)},
+        {"max_batched_tokens_reserve", c.memory.max_batched_tokens_reserve}}},
+      {"scheduler",
+       {{"name", c.scheduler.name},
+        {"max_num_seqs", c.scheduler.max_num_seqs},
+        {"max_num_batched_tokens", c.scheduler.max_num_batched_tokens}}},
+      {"allocator",
+       {{"name", c.allocator.name},
+        {"block_size", c.allocator.block_size},
+        {"watermark", c.allocator.watermark}}},
+      {"workload", c.workload},
+      {"slo", {{"ttft_s", optional(c.slo.ttft_s)}, {"tpot_s", optional(c.slo.tpot_s)}}},
+      {"output",
+       {{"request_records", c.output.request_records},
+        {"iteration_records", c.output.iteration_records}}},
+  };
+}
+
+}  // namespace servesim

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace servesim {
+
+// Everything one `servesim run` needs, typed and validated. Built from a JSON document whose
+// keys are exactly these fields (unknown keys are errors); run_config_to_json writes it back
+// with every default filled in (resolved_config.json).
+struct RunConfig {
+  std::string model = "llama-3-8b";   // short name or config.json path
+  std::string hardware = "h100-sxm";  // short name or profile path
+  std::int64_t tp = 1;
+  std::int64_t pp = 1;
+  std::int64_t replicas = 1;
+  std::string router = "round_robin";
+  std::string weight_dtype = "auto";
+  std::string kv_dtype = "auto";
+  std::uint64_t seed = 0;
+  std::optional<std::int64_t> max_len;  // default: the model's max_position_embeddings
+
+  struct Memory {
+    double mem_util = 0.9;
+    std::optional<std::int64_t> kv_capacity_tokens;  // overrides the computed capacity
+    std::int64_t max_batched_tokens_reserve = 8192;  // activation reserve: see servesim kv
+  } memory;
+
+  struct Scheduler {
+    std::string name = "vllm";
+    std::int64_t max_num_seqs = 256;
+    std::int64_t max_num_batched_tokens = 8192;
+  } scheduler;
+
+  struct Allocator {
+    std::string name = "paged";
+    std::int64_t block_size = 16;
+    double watermark = 0.01;
+  } allocator;
+
+  nlohmann::json workload;  // a workload spec object (presets already expanded)
+
+  struct Slo {
+    std::optional<double> ttft_s;
+    std::optional<double> tpot_s;
+  } slo;
+
+  struct Output {
+    bool request_records = true;
+    bool iteration_records = true;
+  } output;
+};
+
+RunConfig run_config_from_json(const nlohmann::json& document, const std::string& source_name);
+nlohmann::json run_config_to_json(const RunConfig& config);
+
+}  // namespace servesim

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+
+namespace servesim {
+
+// Where a replica's KV memory is, in token slots. The categories partition the capacity.
+struct KvUsage {
+  std::int64_t capacity_tokens = 0;
+  std::int64_t token_states = 0;            // slots holding a token's K and V
+  std::int64_t reserved = 0;                // reserved slots a running request will still fill
+  std::int64_t internal_fragmentation = 0;  // allocated slots that will never hold a token
+  std::int64_t external_fragmentation = 0;  // free slots unusable for the next reservation
+  std::int64_t free = 0;
+  std::int64_t used() const { return token_states + reserved + internal_fragmentation; }
+};
+
+// Grants KV memory to sequences. Knows nothing about batching: the scheduler asks, the
+// allocator answers and keeps the books. Sequences are named by their request id.
+// `final_tokens` is the length a sequence will reach (prompt plus output), which reservation
+// policies size regions by; paged allocation ignores it.
+class IKvCacheAllocator {
+ public:
+  virtual ~IKvCacheAllocator() = default;
+
+  // Could a sequence of `final_tokens` ever be served, with the whole cache to itself?
+  virtual bool fits_when_empty(std::int64_t final_tokens) const = 0;
+  // Space for a sequence to start (or restart after preemption) holding `tokens` tokens.
+  virtual bool can_admit(std::int64_t tokens, std::int64_t final_tokens) const = 0;
+  virtual void admit(std::int64_t sequence, std::int64_t tokens, std::int64_t final_tokens) = 0;
+  // Space for `tokens` more tokens of an admitted sequence.
+  virtual bool can_grow(std::int64_t sequence, std::int64_t tokens) const = 0;
+  virtual void grow(std::int64_t sequence, std::int64_t tokens) = 0;
+  // Frees everything the sequence holds (finished or preempted).
+  virtual void release(std::int64_t sequence) = 0;
+
+  virtual KvUsage usage() const = 0;
+  virtual std::int64_t capacity_tokens() const = 0;
+  virtual std::int64_t sequences() const = 0;
+};
+
+}  // namespace servesim

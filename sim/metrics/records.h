@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace servesim {
+
+// What happened to one request. Times are simulated seconds since the start of the run;
+// a rejected request has only its arrival time and the reason.
+struct RequestRecord {
+  std::int64_t id = 0;
+  std::int32_t replica = -1;
+  double arrival_s = 0;
+  double first_scheduled_s = 0;  // first iteration that computed any of its tokens
+  double first_token_s = 0;      // end of the iteration that produced its first output token
+  double completion_s = 0;       // end of the iteration that produced its last output token
+  std::int64_t prompt_tokens = 0;
+  std::int64_t output_tokens = 0;
+  std::int32_t preemptions = 0;
+  bool rejected = false;
+  std::string reject_reason;  // empty unless rejected
+};
+
+// One iteration of one replica.
+struct IterationRecord {
+  std::int32_t replica = 0;
+  double start_s = 0;
+  double duration_s = 0;
+  std::int32_t batch_size = 0;  // running requests that computed tokens in the iteration
+  std::int64_t prefill_tokens = 0;
+  std::int64_t decode_tokens = 0;
+  std::int32_t preempted = 0;       // requests preempted while planning it
+  std::int64_t kv_used_tokens = 0;  // token slots allocated at the end of the iteration
+  std::int64_t kv_capacity_tokens = 0;
+  double kv_utilization() const {
+    return kv_capacity_tokens > 0
+               ? static_cast<double>(kv_used_tokens) / static_cast<double>(kv_capacity_tokens)
+               : 0.0;
+  }
+};
+
+}  // namespace servesim

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "sim/hardware/batch_shape.h"
+#include "sim/scheduler/request.h"
+
+namespace servesim {
+
+// The requests a replica holds, by state. Running requests have KV memory; waiting ones
+// (new, or preempted) do not. Both keep arrival order, which the policies rely on.
+struct RequestQueues {
+  std::deque<Request*> waiting;
+  std::vector<Request*> running;
+};
+
+struct ScheduledWork {
+  Request* request = nullptr;
+  std::int64_t tokens = 0;  // prompt tokens of a prefill chunk, or 1 for a decode step
+  bool prefill = false;
+};
+
+// One iteration's decision: who computes how many tokens, and who was preempted to make room.
+struct BatchPlan {
+  std::vector<ScheduledWork> work;
+  std::vector<Request*> preempted;
+  BatchShape shape;
+
+  bool empty() const { return work.empty(); }
+  void add_prefill(Request* request, std::int64_t tokens) {
+    work.push_back({request, tokens, true});
+    shape.add_prefill(tokens, request->kv_tokens,
+                      request->kv_tokens + tokens == request->prefill_target());
+  }
+  void add_decode(Request* request) {
+    work.push_back({request, 1, false});
+    shape.add_decode(request->kv_tokens + 1);
+  }
+};
+
+}  // namespace servesim

@@ -1,0 +1,87 @@
+#include "sim/scheduler/impl/vllm_scheduler.h"
+
+#include <algorithm>
+
+#include "sim/core/error.h"
+#include "sim/scheduler/preemption.h"
+
+namespace servesim {
+
+VllmScheduler::VllmScheduler(const VllmSchedulerOptions& options) : options_(options) {
+  if (options.max_num_seqs < 1) {
+    throw InputError("scheduler.max_num_seqs", "expected at least 1 sequence");
+  }
+  if (options.max_num_batched_tokens < 1) {
+    throw InputError("scheduler.max_num_batched_tokens", "expected at least 1 token");
+  }
+}
+
+std::optional<std::string> VllmScheduler::reject_reason(const RequestSpec& request,
+                                                        const IKvCacheAllocator& allocator) const {
+  if (request.prompt_tokens + request.output_tokens > options_.max_num_batched_tokens) {
+    // A preempted request re-prefills prompt and output so far in one iteration.
+    return "prompt + output tokens (" +
+           std::to_string(request.prompt_tokens + request.output_tokens) +
+           ") exceed max_num_batched_tokens (" + std::to_string(options_.max_num_batched_tokens) +
+           ")";
+  }
+  if (!allocator.fits_when_empty(request.prompt_tokens + request.output_tokens)) {
+    return "prompt + output tokens (" +
+           std::to_string(request.prompt_tokens + request.output_tokens) +
+           ") exceed the replica's KV capacity (" + std::to_string(allocator.capacity_tokens()) +
+           " tokens)";
+  }
+  return std::nullopt;
+}
+
+BatchPlan VllmScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocator) {
+  BatchPlan plan;
+  admit_prefills(queues, allocator, plan);
+  if (plan.empty()) schedule_decodes(queues, allocator, plan);
+  return plan;
+}
+
+void VllmScheduler::admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator,
+                                   BatchPlan& plan) const {
+  std::int64_t budget = options_.max_num_batched_tokens;
+  while (!queues.waiting.empty()) {
+    Request* request = queues.waiting.front();
+    const std::int64_t tokens = request->prefill_target();
+    if (tokens > budget) break;
+    if (static_cast<std::int64_t>(queues.running.size()) >= options_.max_num_seqs) break;
+    if (!allocator.can_admit(tokens, request->final_tokens())) break;
+    allocator.admit(request->spec.id, tokens, request->final_tokens());
+    queues.waiting.pop_front();
+    queues.running.push_back(request);
+    plan.add_prefill(request, tokens);
+    budget -= tokens;
+  }
+}
+
+void VllmScheduler::schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator,
+                                     BatchPlan& plan) const {
+  // Oldest first; the running list may shrink under us as victims are preempted.
+  for (std::size_t i = 0; i < queues.running.size(); ++i) {
+    Request* request = queues.running[i];
+    if (request->in_flight || request->prefilling) continue;
+    bool preempted_self = false;
+    while (!allocator.can_grow(request->spec.id, 1)) {
+      Request* victim = newest_preemptible(queues, plan);
+      if (victim == nullptr) break;
+      preempt_by_recompute(victim, queues, allocator, plan);
+      if (victim == request) {
+        preempted_self = true;
+        break;
+      }
+    }
+    if (preempted_self) {
+      --i;  // the list shifted left over the preempted request
+      continue;
+    }
+    if (!allocator.can_grow(request->spec.id, 1)) continue;
+    allocator.grow(request->spec.id, 1);
+    plan.add_decode(request);
+  }
+}
+
+}  // namespace servesim

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+
+#include "sim/scheduler/batch_scheduler.h"
+
+namespace servesim {
+
+struct VllmSchedulerOptions {
+  std::int64_t max_num_seqs = 256;             // running requests at most
+  std::int64_t max_num_batched_tokens = 8192;  // tokens computed in one iteration at most
+};
+
+// vLLM's iteration-level scheduler (v0, without chunked prefill): waiting prompts are
+// admitted first-come first-served while sequences, the token budget and KV memory allow,
+// and an iteration that admits any prompt runs prefills only. Otherwise every running
+// request decodes one token; when a decode finds no free slot, the most recently arrived
+// running request is preempted by recompute (its KV memory dropped, the request put back at
+// the head of the queue to re-prefill its prompt and generated tokens later).
+class VllmScheduler final : public IBatchScheduler {
+ public:
+  explicit VllmScheduler(const VllmSchedulerOptions& options);
+
+  std::optional<std::string> reject_reason(const RequestSpec& request,
+                                           const IKvCacheAllocator& allocator) const override;
+  BatchPlan plan(RequestQueues& queues, IKvCacheAllocator& allocator) override;
+
+ private:
+  void admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) const;
+  void schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) const;
+
+  VllmSchedulerOptions options_;
+};
+
+}  // namespace servesim

@@ -1,0 +1,173 @@
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <vector>
+
+#include "sim/cluster/cluster.h"
+#include "sim/cluster/impl/round_robin_router.h"
+#include "sim/memory/impl/paged_allocator.h"
+#include "sim/scheduler/impl/vllm_scheduler.h"
+
+using namespace servesim;
+
+namespace {
+
+// Every iteration takes a fixed time, plus a fixed time per prefill token.
+class FixedTimeModel final : public IExecutionTimeModel {
+ public:
+  FixedTimeModel(double iteration_s, double per_prefill_token_s)
+      : iteration_s_(iteration_s), per_prefill_token_s_(per_prefill_token_s) {}
+  IterationCost estimate(const BatchShape& shape) const override {
+    IterationCost cost;
+    cost.total_time_s =
+        iteration_s_ + per_prefill_token_s_ * static_cast<double>(shape.prefill_tokens);
+    return cost;
+  }
+
+ private:
+  double iteration_s_;
+  double per_prefill_token_s_;
+};
+
+class ScriptedSource final : public IWorkloadSource {
+ public:
+  explicit ScriptedSource(std::vector<RequestSpec> requests) : requests_(std::move(requests)) {}
+  std::optional<RequestSpec> next() override {
+    if (next_ == requests_.size()) return std::nullopt;
+    return requests_[next_++];
+  }
+  bool exhausted() const override { return next_ == requests_.size(); }
+
+ private:
+  std::vector<RequestSpec> requests_;
+  std::size_t next_ = 0;
+};
+
+struct Recorder final : IServingObserver {
+  std::vector<IterationRecord> iterations;
+  std::vector<Request> finished;
+  std::vector<std::string> rejected;
+  double gap_sum_s = 0;
+  std::int64_t gaps = 0;
+  void on_iteration(const IterationRecord& i) override { iterations.push_back(i); }
+  void on_token_gaps(double gap_s, std::int64_t count) override {
+    gap_sum_s += gap_s * static_cast<double>(count);
+    gaps += count;
+  }
+  void on_request_finished(const Request& r, SimTime) override { finished.push_back(r); }
+  void on_request_rejected(const RequestSpec&, const std::string& reason, SimTime) override {
+    rejected.push_back(reason);
+  }
+};
+
+struct Setup {
+  FixedTimeModel model;
+  Recorder recorder;
+  std::int64_t capacity_tokens;
+  std::int64_t pipeline = 1;
+  std::int64_t max_len = 4096;
+
+  ClusterRunStats run(std::vector<RequestSpec> requests, std::int64_t replicas = 1) {
+    ScriptedSource source(std::move(requests));
+    std::vector<std::unique_ptr<Replica>> list;
+    for (std::int32_t i = 0; i < replicas; ++i) {
+      list.push_back(
+          std::make_unique<Replica>(i, std::make_unique<PagedAllocator>(capacity_tokens, 16, 0.0),
+                                    std::make_unique<VllmScheduler>(VllmSchedulerOptions{}), model,
+                                    pipeline, max_len, recorder));
+    }
+    Cluster cluster(std::move(list), std::make_unique<RoundRobinRouter>(), source, recorder);
+    return cluster.run();
+  }
+};
+
+RequestSpec at(double arrival_s, std::int64_t id, std::int64_t prompt, std::int64_t output) {
+  return RequestSpec{id, SimTime::from_seconds(arrival_s), prompt, output};
+}
+
+}  // namespace
+
+TEST_CASE("one request on an idle replica: TTFT is the prefill, then one step per token",
+          "[cluster]") {
+  Setup s{FixedTimeModel(0.010, 0.001), {}, 16000};
+  const auto stats = s.run({at(1.0, 0, 100, 5)});
+  REQUIRE(stats.finished == 1);
+  const Request& r = s.recorder.finished.at(0);
+  CHECK(r.first_scheduled.seconds() == Approx(1.0));
+  CHECK((r.first_token - r.spec.arrival).seconds() == Approx(0.010 + 0.100));
+  CHECK((r.last_token - r.first_token).seconds() == Approx(4 * 0.010));
+  CHECK(s.recorder.gaps == 4);
+  CHECK(s.recorder.gap_sum_s == Approx(0.040));
+  CHECK(s.recorder.iterations.size() == 5);
+  CHECK(s.recorder.iterations[0].prefill_tokens == 100);
+  CHECK(s.recorder.iterations[1].decode_tokens == 1);
+  CHECK(stats.end_time.seconds() == Approx(1.150));
+}
+
+TEST_CASE("a replica with KV room for exactly N requests admits N and queues the next",
+          "[cluster]") {
+  std::vector<RequestSpec> requests;
+  for (int i = 0; i < 4; ++i)
+    requests.push_back(at(0.0, i, 64, 1));
+  Setup tight{FixedTimeModel(0.001, 0.0), {}, 3 * 64};  // room for exactly three prompts
+  const auto stats = tight.run(requests);
+  CHECK(stats.finished == 4);
+  REQUIRE(tight.recorder.iterations.size() >= 2);
+  CHECK(tight.recorder.iterations.at(0).batch_size == 3);
+  CHECK(tight.recorder.iterations.at(1).batch_size == 1);
+  CHECK(tight.recorder.finished.at(3).first_scheduled.seconds() == Approx(0.001));
+}
+
+TEST_CASE("requests that can never fit are rejected and reported, the rest complete", "[cluster]") {
+  Setup s{FixedTimeModel(0.001, 0.0), {}, 256};
+  const auto stats = s.run({at(0, 0, 100, 10), at(0, 1, 300, 10), at(0.5, 2, 10, 10)});
+  CHECK(stats.arrived == 3);
+  CHECK(stats.finished == 2);
+  CHECK(stats.rejected == 1);
+  REQUIRE(s.recorder.rejected.size() == 1);
+  CHECK(s.recorder.rejected[0].find("KV capacity") != std::string::npos);
+}
+
+TEST_CASE("memory pressure preempts, and every preempted request still finishes", "[cluster]") {
+  Setup s{FixedTimeModel(0.002, 0.00001), {}, 1024};
+  std::vector<RequestSpec> requests;
+  for (int i = 0; i < 40; ++i)
+    requests.push_back(at(0.001 * i, i, 100, 200));
+  const auto stats = s.run(requests);
+  CHECK(stats.finished == 40);
+  std::int64_t preemptions = 0;
+  for (const auto& r : s.recorder.finished) {
+    preemptions += r.preemptions;
+    CHECK(r.generated_tokens == 200);
+  }
+  CHECK(preemptions > 0);
+  for (const auto& i : s.recorder.iterations)
+    CHECK(i.kv_used_tokens <= i.kv_capacity_tokens);
+}
+
+TEST_CASE("round robin spreads requests over replicas", "[cluster]") {
+  Setup s{FixedTimeModel(0.001, 0.0), {}, 16000};
+  std::vector<RequestSpec> requests;
+  for (int i = 0; i < 6; ++i)
+    requests.push_back(at(0, i, 10, 3));
+  s.run(requests, 3);
+  std::vector<int> per_replica(3, 0);
+  for (const auto& r : s.recorder.finished)
+    per_replica[static_cast<std::size_t>(r.replica)]++;
+  CHECK(per_replica == std::vector<int>{2, 2, 2});
+}
+
+TEST_CASE("pipeline stages overlap batches of different requests", "[cluster]") {
+  // Stage time 5 ms, two stages: a batch takes 10 ms, and the first stage takes the next
+  // batch (of requests not already in flight) after 5 ms.
+  Setup two{FixedTimeModel(0.005, 0.0), {}, 16000, 2};
+  const auto stats = two.run({at(0, 0, 10, 3), at(0.001, 1, 10, 3)});
+  CHECK(stats.finished == 2);
+  const auto& it = two.recorder.iterations;
+  REQUIRE(it.size() >= 3);
+  CHECK(it[0].duration_s == Approx(0.010));
+  CHECK(it[1].start_s == Approx(0.005));  // request 1's prefill overlaps request 0's batch
+  CHECK(it[2].start_s == Approx(0.010));  // request 0 decodes once its batch is out
+  CHECK(two.recorder.finished.at(0).first_token.seconds() == Approx(0.010));
+  CHECK(two.recorder.finished.at(1).first_token.seconds() == Approx(0.015));
+}

@@ -1,0 +1,56 @@
+#include <catch2/catch.hpp>
+
+#include "sim/core/error.h"
+#include "sim/memory/impl/paged_allocator.h"
+
+using namespace servesim;
+
+TEST_CASE("paged allocation takes blocks as tokens arrive and returns them all", "[memory]") {
+  PagedAllocator a(160, 16, 0.0);  // 10 blocks
+  REQUIRE(a.total_blocks() == 10);
+  a.admit(1, 17, 40);  // 2 blocks, 15 slots of tail
+  REQUIRE(a.free_blocks() == 8);
+  KvUsage u = a.usage();
+  REQUIRE(u.token_states == 17);
+  REQUIRE(u.internal_fragmentation == 15);
+  REQUIRE(u.free == 128);
+  REQUIRE(u.token_states + u.internal_fragmentation + u.free == u.capacity_tokens);
+  a.grow(1, 15);  // fills block 2 exactly
+  REQUIRE(a.free_blocks() == 8);
+  a.grow(1, 1);  // spills into block 3
+  REQUIRE(a.free_blocks() == 7);
+  a.admit(2, 100, 100);  // 7 blocks: everything
+  REQUIRE(a.free_blocks() == 0);
+  REQUIRE_FALSE(a.can_grow(2, 13));
+  REQUIRE(a.can_grow(2, 12));  // the tail of its last block
+  REQUIRE_FALSE(a.can_admit(1, 1));
+  REQUIRE_THROWS_AS(a.grow(1, 16), InvariantError);
+  a.release(1);
+  a.release(2);
+  REQUIRE(a.free_blocks() == 10);
+  REQUIRE(a.usage().token_states == 0);
+  REQUIRE(a.sequences() == 0);
+}
+
+TEST_CASE("the watermark holds back admissions but not growth", "[memory]") {
+  PagedAllocator a(1600, 16, 0.1);  // 100 blocks, watermark 10
+  a.admit(1, 16, 0);
+  REQUIRE(a.can_admit(89 * 16, 0));
+  REQUIRE_FALSE(a.can_admit(90 * 16, 0));
+  a.admit(2, 89 * 16, 0);
+  REQUIRE(a.can_grow(2, 10 * 16));
+  PagedAllocator empty(1600, 16, 0.5);
+  // A sequence that fits the empty cache is never shut out by the watermark.
+  REQUIRE(empty.can_admit(100 * 16, 0));
+  REQUIRE(empty.fits_when_empty(1600));
+  REQUIRE_FALSE(empty.fits_when_empty(1601));
+}
+
+TEST_CASE("paged allocator refuses bad sizes and unknown sequences", "[memory]") {
+  REQUIRE_THROWS_AS(PagedAllocator(160, 0), InputError);
+  REQUIRE_THROWS_AS(PagedAllocator(15, 16), InfeasibleError);
+  PagedAllocator a(160, 16);
+  REQUIRE_THROWS_AS(a.release(7), InvariantError);
+  a.admit(7, 1, 1);
+  REQUIRE_THROWS_AS(a.admit(7, 1, 1), InvariantError);
+}

@@ -1,0 +1,127 @@
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <vector>
+
+#include "sim/memory/impl/paged_allocator.h"
+#include "sim/scheduler/impl/vllm_scheduler.h"
+
+using namespace servesim;
+
+namespace {
+
+// A replica's bookkeeping without the clock: requests, queues, and the effect of a plan.
+struct Bench {
+  PagedAllocator allocator;
+  VllmScheduler scheduler;
+  RequestQueues queues;
+  std::vector<std::unique_ptr<Request>> requests;
+
+  Bench(std::int64_t capacity_tokens, VllmSchedulerOptions options = {})
+      : allocator(capacity_tokens, 16, 0.0), scheduler(options) {}
+
+  Request* arrive(std::int64_t prompt, std::int64_t output) {
+    auto r = std::make_unique<Request>();
+    r->spec.id = static_cast<std::int64_t>(requests.size());
+    r->spec.prompt_tokens = prompt;
+    r->spec.output_tokens = output;
+    queues.waiting.push_back(r.get());
+    requests.push_back(std::move(r));
+    return requests.back().get();
+  }
+
+  // Runs one iteration: plan, then emit tokens and retire finished requests.
+  BatchPlan step() {
+    BatchPlan plan = scheduler.plan(queues, allocator);
+    for (const auto& w : plan.work) {
+      Request& r = *w.request;
+      r.kv_tokens += w.tokens;
+      if (w.prefill && r.kv_tokens < r.prefill_target()) continue;
+      r.prefilling = false;
+      r.generated_tokens += 1;
+    }
+    for (auto it = queues.running.begin(); it != queues.running.end();) {
+      if ((*it)->finished()) {
+        allocator.release((*it)->spec.id);
+        it = queues.running.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return plan;
+  }
+};
+
+std::vector<std::int64_t> ids(const BatchPlan& plan) {
+  std::vector<std::int64_t> out;
+  for (const auto& w : plan.work)
+    out.push_back(w.request->spec.id);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("vllm admits prompts first, as memory allows, then decodes everyone", "[scheduler]") {
+  Bench b(64);  // 4 blocks of 16
+  b.arrive(32, 3);
+  b.arrive(32, 3);
+  b.arrive(16, 3);
+  BatchPlan p = b.step();
+  CHECK(ids(p) == std::vector<std::int64_t>{0, 1});  // the third does not fit
+  CHECK(p.shape.prefill_tokens == 64);
+  CHECK(p.shape.decode_sequences == 0);
+  CHECK(b.queues.waiting.size() == 1);
+}
+
+TEST_CASE("vllm preempts the newest running request by recompute when a decode needs a block",
+          "[scheduler]") {
+  Bench b(64);  // 4 blocks
+  Request* a = b.arrive(32, 5);
+  Request* c = b.arrive(32, 5);
+  b.step();                // both prefilled, memory full, one token each
+  BatchPlan p = b.step();  // a needs a third block: c is preempted, a decodes
+  CHECK(ids(p) == std::vector<std::int64_t>{0});
+  REQUIRE(p.preempted.size() == 1);
+  CHECK(p.preempted[0] == c);
+  CHECK(c->kv_tokens == 0);
+  CHECK(c->prefilling);
+  CHECK(c->preemptions == 1);
+  CHECK(c->prefill_target() == 33);  // prompt plus its one generated token
+  CHECK(b.queues.waiting.front() == c);
+  CHECK(a->generated_tokens == 2);
+  // a holds 3 blocks; c's re-prefill needs 3: it waits until a finishes.
+  p = b.step();
+  CHECK(ids(p) == std::vector<std::int64_t>{0});
+  b.step();
+  b.step();  // a's fifth token: done, memory freed
+  CHECK(a->finished());
+  p = b.step();
+  CHECK(ids(p) == std::vector<std::int64_t>{1});
+  CHECK(p.work[0].prefill);
+  CHECK(p.work[0].tokens == 33);  // recomputes prompt + generated
+  CHECK(c->generated_tokens == 2);
+}
+
+TEST_CASE("vllm respects max_num_seqs and the token budget", "[scheduler]") {
+  Bench seqs(16000, VllmSchedulerOptions{2, 8192});
+  for (int i = 0; i < 4; ++i)
+    seqs.arrive(10, 5);
+  CHECK(seqs.step().work.size() == 2);
+  Bench budget(16000, VllmSchedulerOptions{256, 100});
+  for (int i = 0; i < 4; ++i)
+    budget.arrive(40, 5);
+  CHECK(budget.step().shape.prefill_tokens == 80);  // a third prompt would exceed 100 tokens
+}
+
+TEST_CASE("vllm rejects requests that can never fit", "[scheduler]") {
+  const VllmScheduler scheduler(VllmSchedulerOptions{256, 1000});
+  const PagedAllocator allocator(640, 16);
+  RequestSpec ok{0, {}, 300, 300};
+  CHECK_FALSE(scheduler.reject_reason(ok, allocator).has_value());
+  RequestSpec too_long{1, {}, 600, 100};
+  CHECK(scheduler.reject_reason(too_long, allocator).value().find("KV capacity") !=
+        std::string::npos);
+  RequestSpec over_budget{2, {}, 900, 200};
+  CHECK(scheduler.reject_reason(over_budget, allocator).value().find("max_num_batched_tokens") !=
+        std::string::npos);
+}
