@@ -1,0 +1,30 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/sim_time.h"
+#include "sim/workload/length_distribution.h"
+
+namespace servesim {
+
+// A request trace: one arrival and one length pair per row, arrivals non-decreasing.
+struct Trace {
+  std::string source_name;
+  std::vector<SimTime> arrivals;
+  std::vector<LengthPair> lengths;
+  std::size_t size() const { return arrivals.size(); }
+};
+
+// Reads a trace, telling the format from its header:
+//  - Azure LLM inference trace: "TIMESTAMP,ContextTokens,GeneratedTokens", timestamps like
+//    "2023-11-16 18:15:46.6805900"; arrivals count from the first row, exact to the ns.
+//  - plain: "arrival_time_s,prompt_tokens,output_tokens", arrivals in seconds as written.
+// Errors name the file and line: bad header, wrong field count, unparsable number, token
+// count below 1, a timestamp earlier than the row before, or no data rows.
+Trace read_trace_file(const std::filesystem::path& path);
+Trace parse_trace_text(std::string_view text, const std::string& source_name);
+
+}  // namespace servesim

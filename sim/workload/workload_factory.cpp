@@ -1,0 +1,77 @@
+#include "sim/workload/workload_spec.h"
+
+#include "sim/core/error.h"
+#include "sim/workload/composed_source.h"
+#include "sim/workload/impl/all_at_once_arrivals.h"
+#include "sim/workload/impl/closed_loop_arrivals.h"
+#include "sim/workload/impl/constant_arrivals.h"
+#include "sim/workload/impl/empirical_lengths.h"
+#include "sim/workload/impl/filtered_lengths.h"
+#include "sim/workload/impl/gamma_arrivals.h"
+#include "sim/workload/impl/independent_lengths.h"
+#include "sim/workload/impl/poisson_arrivals.h"
+#include "sim/workload/impl/trace_arrivals.h"
+#include "sim/workload/impl/trace_lengths.h"
+#include "sim/workload/lengths_csv.h"
+
+namespace servesim {
+namespace {
+
+std::unique_ptr<IArrivalProcess> make_arrivals(const WorkloadSpec& spec,
+                                               const std::shared_ptr<const Trace>& trace) {
+  const ArrivalSpec& a = spec.arrival;
+  if (spec.all_at_once()) return std::make_unique<AllAtOnceArrivals>();
+  switch (a.process) {
+    case ArrivalProcessKind::Poisson:
+      return std::make_unique<PoissonArrivals>(a.rate_per_s);
+    case ArrivalProcessKind::Gamma:
+      return std::make_unique<GammaArrivals>(a.rate_per_s, a.cv);
+    case ArrivalProcessKind::Constant:
+      return std::make_unique<ConstantArrivals>(a.rate_per_s);
+    case ArrivalProcessKind::ClosedLoop:
+      return std::make_unique<ClosedLoopArrivals>(a.users, a.think_time_s);
+    case ArrivalProcessKind::Trace:
+      return std::make_unique<TraceArrivals>(trace, spec.trace->time_scale);
+  }
+  throw InvariantError("unhandled arrival process");
+}
+
+std::unique_ptr<ILengthDistribution> make_lengths(const WorkloadSpec& spec,
+                                                  const std::shared_ptr<const Trace>& trace) {
+  const LengthsSpec& l = spec.lengths;
+  std::unique_ptr<ILengthDistribution> lengths;
+  switch (l.distribution) {
+    case LengthsKind::Independent:
+      lengths = std::make_unique<IndependentLengths>(l.prompt, l.output);
+      break;
+    case LengthsKind::JointEmpirical:
+      lengths = std::make_unique<EmpiricalLengths>(read_lengths_csv(l.path));
+      break;
+    case LengthsKind::Trace:
+      lengths = std::make_unique<TraceLengths>(trace);
+      break;
+  }
+  if (l.max_prompt_tokens || l.max_total_tokens) {
+    lengths = std::make_unique<FilteredLengths>(std::move(lengths), l.max_prompt_tokens,
+                                                l.max_total_tokens, spec.source_name);
+  }
+  return lengths;
+}
+
+}  // namespace
+
+std::unique_ptr<IWorkloadSource> make_workload_source(const WorkloadSpec& spec,
+                                                      const RngStreams& streams) {
+  // Read once and shared, so trace arrivals and trace lengths walk the same rows.
+  std::shared_ptr<const Trace> trace;
+  if (spec.uses_trace()) trace = std::make_shared<const Trace>(read_trace_file(spec.trace->path));
+
+  StopConditions stop;
+  stop.max_requests = spec.num_requests;
+  if (spec.duration_s) stop.end_time = SimTime::from_seconds(*spec.duration_s);
+  return std::make_unique<ComposedWorkloadSource>(
+      make_arrivals(spec, trace), make_lengths(spec, trace), streams.stream("arrivals"),
+      streams.stream("lengths"), stop);
+}
+
+}  // namespace servesim

@@ -1,0 +1,134 @@
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/rng.h"
+#include "sim/workload/workload_source.h"
+
+namespace servesim {
+
+enum class ArrivalProcessKind { Poisson, Gamma, Constant, ClosedLoop, Trace };
+enum class TokenCountKind { Fixed, Uniform, Normal, Lognormal };
+enum class LengthsKind { JointEmpirical, Trace, Independent };
+
+// The spellings used in workload JSON, in the order error messages list them.
+inline constexpr std::array<std::pair<std::string_view, ArrivalProcessKind>, 5>
+    kArrivalProcessNames{{{"poisson", ArrivalProcessKind::Poisson},
+                          {"gamma", ArrivalProcessKind::Gamma},
+                          {"constant", ArrivalProcessKind::Constant},
+                          {"closed_loop", ArrivalProcessKind::ClosedLoop},
+                          {"trace", ArrivalProcessKind::Trace}}};
+inline constexpr std::array<std::pair<std::string_view, TokenCountKind>, 4> kTokenCountNames{{
+    {"fixed", TokenCountKind::Fixed},
+    {"uniform", TokenCountKind::Uniform},
+    {"normal", TokenCountKind::Normal},
+    {"lognormal", TokenCountKind::Lognormal},
+}};
+inline constexpr std::array<std::pair<std::string_view, LengthsKind>, 3> kLengthsNames{{
+    {"joint_empirical", LengthsKind::JointEmpirical},
+    {"trace", LengthsKind::Trace},
+    {"independent", LengthsKind::Independent},
+}};
+
+template <typename Kind, std::size_t N>
+constexpr std::string_view name_of(const std::array<std::pair<std::string_view, Kind>, N>& names,
+                                   Kind kind) {
+  for (const auto& [name, value] : names) {
+    if (value == kind) return name;
+  }
+  return "?";
+}
+
+struct ArrivalSpec {
+  ArrivalProcessKind process = ArrivalProcessKind::Poisson;
+  // poisson, gamma, constant. +infinity ("inf" in JSON) sends every request at t = 0.
+  double rate_per_s = 1.0;
+  double cv = 1.0;            // gamma: coefficient of variation of the inter-arrival gaps
+  std::int64_t users = 1;     // closed_loop
+  double think_time_s = 0.0;  // closed_loop: from a request's end to the user's next request
+  bool operator==(const ArrivalSpec&) const = default;
+};
+
+// One dimension (prompt or output) of independent lengths. JSON keys: tokens, mean, std, min,
+// max. Continuous draws are rounded to whole tokens and clipped to [min, max].
+struct TokenCountSpec {
+  TokenCountKind distribution = TokenCountKind::Fixed;
+  std::int64_t tokens = 1;  // fixed
+  // normal, lognormal: mean and standard deviation of the distribution itself (for lognormal,
+  // not of the underlying normal), before clipping.
+  double mean_tokens = 1.0;
+  double std_tokens = 0.0;
+  std::int64_t min_tokens = 1;  // uniform (inclusive bounds), normal and lognormal (clip)
+  std::int64_t max_tokens = 1;
+  bool operator==(const TokenCountSpec&) const = default;
+};
+
+struct LengthsSpec {
+  LengthsKind distribution = LengthsKind::Independent;
+  TokenCountSpec prompt;       // independent
+  TokenCountSpec output;       // independent
+  std::filesystem::path path;  // joint_empirical: CSV of (prompt, output) pairs, resolved
+  // Sampled pairs that break a limit are drawn again (the vLLM benchmark's ShareGPT filter).
+  std::optional<std::int64_t> max_prompt_tokens;
+  std::optional<std::int64_t> max_total_tokens;
+  bool operator==(const LengthsSpec&) const = default;
+};
+
+struct TraceSpec {
+  std::filesystem::path path;  // resolved
+  double time_scale = 1.0;     // multiplies arrival times: 2 stretches the trace to half the rate
+  bool operator==(const TraceSpec&) const = default;
+};
+
+// A workload as read from workloads/<name>.json, validated. Immutable once parsed.
+struct WorkloadSpec {
+  std::string source_name;  // the file it came from, for error messages; not part of the JSON
+  std::string description;
+  std::string source;  // where the numbers come from
+  ArrivalSpec arrival;
+  LengthsSpec lengths;
+  std::optional<TraceSpec> trace;  // when arrivals or lengths come from a trace
+  // Stop conditions: at most num_requests requests, none arriving after duration_s.
+  std::optional<std::int64_t> num_requests;
+  std::optional<double> duration_s;
+  bool operator==(const WorkloadSpec&) const = default;
+
+  // Every request at t = 0: only meaningful for the rate processes.
+  bool all_at_once() const {
+    return std::isinf(arrival.rate_per_s) && (arrival.process == ArrivalProcessKind::Poisson ||
+                                              arrival.process == ArrivalProcessKind::Gamma ||
+                                              arrival.process == ArrivalProcessKind::Constant);
+  }
+  bool uses_trace() const {
+    return arrival.process == ArrivalProcessKind::Trace ||
+           lengths.distribution == LengthsKind::Trace;
+  }
+};
+
+// Parses and validates a workload document; relative paths resolve against `base_dir`.
+// Errors name `source_name` and the key path.
+WorkloadSpec parse_workload_spec(const nlohmann::json& document, const std::string& source_name,
+                                 const std::filesystem::path& base_dir);
+// Reads a workload file; its relative paths resolve against the file's folder.
+WorkloadSpec load_workload_file(const std::filesystem::path& path);
+// The spec with every default filled in and paths resolved, as resolved_config.json records
+// it; parse_workload_spec reads it back to an equal spec.
+nlohmann::json workload_spec_to_json(const WorkloadSpec& spec);
+
+// Builds the source a spec describes, reading its trace or lengths file (errors name the file
+// and line). Arrival draws use the "arrivals" stream and length draws the "lengths" stream,
+// so changing the length distribution leaves the arrival times of a seed unchanged.
+std::unique_ptr<IWorkloadSource> make_workload_source(const WorkloadSpec& spec,
+                                                      const RngStreams& streams);
+
+}  // namespace servesim

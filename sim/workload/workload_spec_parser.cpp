@@ -1,0 +1,203 @@
+#include "sim/workload/workload_spec.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <limits>
+#include <span>
+
+#include "sim/config/json_reader.h"
+#include "sim/core/error.h"
+
+namespace servesim {
+namespace {
+
+namespace fs = std::filesystem;
+using Keys = std::initializer_list<std::string_view>;
+
+// Every optional key of each object, whichever kind uses it.
+constexpr std::array<std::string_view, 4> kArrivalKeys{"rate_per_s", "cv", "users", "think_time_s"};
+constexpr std::array<std::string_view, 5> kTokenCountKeys{"tokens", "mean", "std", "min", "max"};
+constexpr std::array<std::string_view, 5> kLengthsKeys{"prompt", "output", "path",
+                                                       "max_prompt_tokens", "max_total_tokens"};
+
+template <typename Kind, std::size_t N>
+Kind read_choice(JsonObjectReader& r, std::string_view key,
+                 const std::array<std::pair<std::string_view, Kind>, N>& names) {
+  const std::string value = r.string(key);
+  std::string valid;
+  for (const auto& [name, kind] : names) {
+    if (name == value) return kind;
+    valid += (valid.empty() ? "" : ", ") + std::string(name);
+  }
+  r.fail(key, "unknown value \"" + value + "\"; valid values are " + valid);
+}
+
+// A key of the schema that the chosen kind does not use ("cv" with poisson) is refused with
+// a message naming the kind; the generic unknown-key check would only list the known keys.
+void refuse_unused(const JsonObjectReader& r, std::span<const std::string_view> all_keys,
+                   Keys used_keys, const std::string& kind) {
+  for (const auto key : all_keys) {
+    if (r.has(key) && std::find(used_keys.begin(), used_keys.end(), key) == used_keys.end()) {
+      r.fail(key, "not used with " + kind);
+    }
+  }
+}
+
+// A positive rate, or "inf" (or a numeric infinity from an override) for all at once.
+double read_rate(JsonObjectReader& r) {
+  const nlohmann::json* value = r.optional_raw("rate_per_s");
+  if (value == nullptr) r.fail("rate_per_s", "required but missing");
+  if (value->is_string() && value->get<std::string>() == "inf") {
+    return std::numeric_limits<double>::infinity();
+  }
+  if (value->is_number() && value->get<double>() > 0) return value->get<double>();
+  r.fail("rate_per_s", "expected a positive number or \"inf\", got " + value->dump());
+}
+
+ArrivalSpec parse_arrival(JsonObjectReader r) {
+  ArrivalSpec a;
+  a.process = read_choice(r, "process", kArrivalProcessNames);
+  const std::string kind =
+      "process \"" + std::string(name_of(kArrivalProcessNames, a.process)) + "\"";
+  switch (a.process) {
+    case ArrivalProcessKind::Poisson:
+    case ArrivalProcessKind::Constant:
+      refuse_unused(r, kArrivalKeys, {"rate_per_s"}, kind);
+      a.rate_per_s = read_rate(r);
+      break;
+    case ArrivalProcessKind::Gamma:
+      refuse_unused(r, kArrivalKeys, {"rate_per_s", "cv"}, kind);
+      a.rate_per_s = read_rate(r);
+      a.cv = r.positive_number("cv");
+      break;
+    case ArrivalProcessKind::ClosedLoop:
+      refuse_unused(r, kArrivalKeys, {"users", "think_time_s"}, kind);
+      a.users = r.positive_integer("users");
+      a.think_time_s = r.optional_number("think_time_s").value_or(0.0);
+      if (a.think_time_s < 0) r.fail("think_time_s", "expected a time >= 0");
+      break;
+    case ArrivalProcessKind::Trace:
+      refuse_unused(r, kArrivalKeys, {}, kind);
+      break;
+  }
+  r.reject_unknown_keys();
+  return a;
+}
+
+TokenCountSpec parse_token_count(JsonObjectReader r) {
+  TokenCountSpec t;
+  t.distribution = read_choice(r, "distribution", kTokenCountNames);
+  const std::string kind =
+      "distribution \"" + std::string(name_of(kTokenCountNames, t.distribution)) + "\"";
+  switch (t.distribution) {
+    case TokenCountKind::Fixed:
+      refuse_unused(r, kTokenCountKeys, {"tokens"}, kind);
+      t.tokens = r.positive_integer("tokens");
+      break;
+    case TokenCountKind::Uniform:
+      refuse_unused(r, kTokenCountKeys, {"min", "max"}, kind);
+      t.min_tokens = r.positive_integer("min");
+      t.max_tokens = r.positive_integer("max");
+      break;
+    case TokenCountKind::Normal:
+    case TokenCountKind::Lognormal:
+      refuse_unused(r, kTokenCountKeys, {"mean", "std", "min", "max"}, kind);
+      t.mean_tokens = r.positive_number("mean");
+      t.std_tokens = r.number("std");
+      if (t.std_tokens < 0) r.fail("std", "expected a standard deviation >= 0");
+      t.min_tokens = r.optional_positive_integer("min").value_or(1);
+      t.max_tokens = r.positive_integer("max");
+      break;
+  }
+  if (t.min_tokens > t.max_tokens) {
+    r.fail("min", "min (" + std::to_string(t.min_tokens) + ") exceeds max (" +
+                      std::to_string(t.max_tokens) + ")");
+  }
+  r.reject_unknown_keys();
+  return t;
+}
+
+fs::path resolve_path(JsonObjectReader& r, std::string_view key, const fs::path& base_dir) {
+  const fs::path path = r.string(key);
+  if (path.empty()) r.fail(key, "expected a file path, got an empty string");
+  return fs::absolute(path.is_relative() ? base_dir / path : path).lexically_normal();
+}
+
+LengthsSpec parse_lengths(JsonObjectReader r, const fs::path& base_dir) {
+  LengthsSpec l;
+  l.distribution = read_choice(r, "distribution", kLengthsNames);
+  const std::string kind =
+      "distribution \"" + std::string(name_of(kLengthsNames, l.distribution)) + "\"";
+  switch (l.distribution) {
+    case LengthsKind::Independent:
+      refuse_unused(r, kLengthsKeys, {"prompt", "output", "max_prompt_tokens", "max_total_tokens"},
+                    kind);
+      l.prompt = parse_token_count(r.object("prompt"));
+      l.output = parse_token_count(r.object("output"));
+      break;
+    case LengthsKind::JointEmpirical:
+      refuse_unused(r, kLengthsKeys, {"path", "max_prompt_tokens", "max_total_tokens"}, kind);
+      l.path = resolve_path(r, "path", base_dir);
+      break;
+    case LengthsKind::Trace:
+      // A trace's rows are replayed as recorded; filtering would part lengths from arrivals.
+      refuse_unused(r, kLengthsKeys, {}, kind);
+      break;
+  }
+  l.max_prompt_tokens = r.optional_positive_integer("max_prompt_tokens");
+  l.max_total_tokens = r.optional_positive_integer("max_total_tokens");
+  r.reject_unknown_keys();
+  return l;
+}
+
+TraceSpec parse_trace(JsonObjectReader r, const fs::path& base_dir) {
+  TraceSpec t;
+  t.path = resolve_path(r, "path", base_dir);
+  t.time_scale = r.optional_positive_number("time_scale").value_or(1.0);
+  r.reject_unknown_keys();
+  return t;
+}
+
+}  // namespace
+
+WorkloadSpec parse_workload_spec(const nlohmann::json& document, const std::string& source_name,
+                                 const fs::path& base_dir) {
+  JsonObjectReader r(document, source_name);
+  WorkloadSpec spec;
+  spec.source_name = source_name;
+  spec.description = r.optional_string("description").value_or("");
+  spec.source = r.optional_string("source").value_or("");
+  spec.arrival = parse_arrival(r.object("arrival"));
+  spec.lengths = parse_lengths(r.object("lengths"), base_dir);
+  if (auto trace = r.optional_object("trace")) spec.trace = parse_trace(*trace, base_dir);
+  spec.num_requests = r.optional_positive_integer("num_requests");
+  spec.duration_s = r.optional_positive_number("duration_s");
+  r.reject_unknown_keys();
+
+  if (spec.uses_trace() && !spec.trace) {
+    r.fail("trace", "required when arrival.process or lengths.distribution is \"trace\"");
+  }
+  if (!spec.uses_trace() && spec.trace) {
+    r.fail("trace", "given, but neither arrival.process nor lengths.distribution is \"trace\"");
+  }
+  // A trace ends by itself; synthetic arrivals would go on for ever.
+  if (!spec.uses_trace() && !spec.num_requests) {
+    if (spec.all_at_once()) {
+      r.fail("num_requests",
+             "required when arrival.rate_per_s is \"inf\" (every request arrives at t = 0)");
+    }
+    if (!spec.duration_s) {
+      throw InputError(
+          source_name,
+          "synthetic arrivals need a stop condition: num_requests, duration_s or both");
+    }
+  }
+  return spec;
+}
+
+WorkloadSpec load_workload_file(const fs::path& path) {
+  const fs::path base_dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  return parse_workload_spec(read_json_file(path), path.string(), base_dir);
+}
+
+}  // namespace servesim

@@ -1,0 +1,86 @@
+#include "sim/workload/workload_spec.h"
+
+#include <cmath>
+
+namespace servesim {
+namespace {
+
+using nlohmann::json;
+
+template <typename Kind, std::size_t N>
+std::string name(const std::array<std::pair<std::string_view, Kind>, N>& names, Kind kind) {
+  return std::string(name_of(names, kind));
+}
+
+json arrival_to_json(const ArrivalSpec& a) {
+  json out{{"process", name(kArrivalProcessNames, a.process)}};
+  switch (a.process) {
+    case ArrivalProcessKind::Poisson:
+    case ArrivalProcessKind::Constant:
+    case ArrivalProcessKind::Gamma:
+      out["rate_per_s"] = std::isinf(a.rate_per_s) ? json("inf") : json(a.rate_per_s);
+      if (a.process == ArrivalProcessKind::Gamma) out["cv"] = a.cv;
+      break;
+    case ArrivalProcessKind::ClosedLoop:
+      out["users"] = a.users;
+      out["think_time_s"] = a.think_time_s;
+      break;
+    case ArrivalProcessKind::Trace:
+      break;
+  }
+  return out;
+}
+
+json token_count_to_json(const TokenCountSpec& t) {
+  json out{{"distribution", name(kTokenCountNames, t.distribution)}};
+  switch (t.distribution) {
+    case TokenCountKind::Fixed:
+      out["tokens"] = t.tokens;
+      break;
+    case TokenCountKind::Normal:
+    case TokenCountKind::Lognormal:
+      out["mean"] = t.mean_tokens;
+      out["std"] = t.std_tokens;
+      [[fallthrough]];
+    case TokenCountKind::Uniform:
+      out["min"] = t.min_tokens;
+      out["max"] = t.max_tokens;
+      break;
+  }
+  return out;
+}
+
+json lengths_to_json(const LengthsSpec& l) {
+  json out{{"distribution", name(kLengthsNames, l.distribution)}};
+  switch (l.distribution) {
+    case LengthsKind::Independent:
+      out["prompt"] = token_count_to_json(l.prompt);
+      out["output"] = token_count_to_json(l.output);
+      break;
+    case LengthsKind::JointEmpirical:
+      out["path"] = l.path.string();
+      break;
+    case LengthsKind::Trace:
+      break;
+  }
+  if (l.max_prompt_tokens) out["max_prompt_tokens"] = *l.max_prompt_tokens;
+  if (l.max_total_tokens) out["max_total_tokens"] = *l.max_total_tokens;
+  return out;
+}
+
+}  // namespace
+
+json workload_spec_to_json(const WorkloadSpec& spec) {
+  json out{{"description", spec.description},
+           {"source", spec.source},
+           {"arrival", arrival_to_json(spec.arrival)},
+           {"lengths", lengths_to_json(spec.lengths)}};
+  if (spec.trace) {
+    out["trace"] = {{"path", spec.trace->path.string()}, {"time_scale", spec.trace->time_scale}};
+  }
+  if (spec.num_requests) out["num_requests"] = *spec.num_requests;
+  if (spec.duration_s) out["duration_s"] = *spec.duration_s;
+  return out;
+}
+
+}  // namespace servesim

@@ -1,0 +1,139 @@
+#include <catch2/catch.hpp>
+
+#include <chrono>
+
+#include "sim/core/error.h"
+#include "sim/workload/azure_timestamp.h"
+#include "sim/workload/trace_reader.h"
+#include "tests/test_support.h"
+#include "tests/workload/workload_test_support.h"
+
+using namespace servesim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr const char* kAzureHeader = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+
+std::filesystem::path conversation_trace() {
+  return test::shared_data_dir() / "traces" / "AzureLLMInferenceTrace_conv.csv";
+}
+
+WorkloadSpec trace_spec(const std::filesystem::path& path, double time_scale) {
+  return test::spec_from_text(R"({"arrival": {"process": "trace"},
+      "lengths": {"distribution": "trace"},
+      "trace": {"path": ")" + path.string() +
+                              R"(", "time_scale": )" + std::to_string(time_scale) + "}}");
+}
+
+}  // namespace
+
+TEST_CASE("Azure timestamps parse exactly, to the nanosecond", "[workload]") {
+  const auto a = parse_azure_timestamp_ns("2023-11-16 18:15:46.6805900");
+  const auto b = parse_azure_timestamp_ns("2023-11-17 00:00:00");
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(*b - *a == (5 * 3600 + 44 * 60 + 13) * 1'000'000'000LL + 319'410'000);
+  CHECK(*b == 19678LL * 86400 * 1'000'000'000);  // days since 1970-01-01
+  CHECK_FALSE(parse_azure_timestamp_ns("2023-02-30 00:00:00"));
+  CHECK_FALSE(parse_azure_timestamp_ns("2023-11-16 24:00:00"));
+  CHECK_FALSE(parse_azure_timestamp_ns("2023-11-16 18:15:46."));
+  CHECK_FALSE(parse_azure_timestamp_ns("2023-11-16 18:15:46.1234567890"));
+  CHECK_FALSE(parse_azure_timestamp_ns("16/11/2023 18:15:46"));
+}
+
+TEST_CASE("Azure trace: arrivals from the first row, CRLF accepted", "[workload]") {
+  const Trace trace = parse_trace_text(
+      "TIMESTAMP,ContextTokens,GeneratedTokens\r\n"
+      "2023-11-16 18:15:46.6805900,374,44\r\n"
+      "2023-11-16 18:15:50.9951690,396,109\r\n"
+      "2023-11-16 18:15:50.9951690,10,1\r\n",
+      "t.csv");
+  REQUIRE(trace.size() == 3);
+  CHECK(trace.arrivals[0].ns() == 0);
+  CHECK(trace.arrivals[1].ns() == 4'314'579'000);
+  CHECK(trace.arrivals[2] == trace.arrivals[1]);  // equal timestamps are fine
+  CHECK(trace.lengths[1] == LengthPair{396, 109});
+}
+
+TEST_CASE("plain trace: arrival times as written", "[workload]") {
+  const Trace trace = parse_trace_text(
+      "arrival_time_s,prompt_tokens,output_tokens\n0.5,100,20\n\n2.25,50,10\n", "p.csv");
+  REQUIRE(trace.size() == 2);
+  CHECK(trace.arrivals[0].ns() == 500'000'000);
+  CHECK(trace.arrivals[1].ns() == 2'250'000'000);
+  CHECK(trace.lengths[0] == LengthPair{100, 20});
+}
+
+TEST_CASE("trace errors name the file and the line", "[workload]") {
+  const std::string ok_row = "2023-11-16 18:15:46.6805900,374,44\n";
+  CHECK_THROWS_WITH(parse_trace_text("time,prompt,output\n1,2,3\n", "h.csv"),
+                    Contains("h.csv:1") && Contains("header"));
+  CHECK_THROWS_WITH(
+      parse_trace_text(kAzureHeader + ok_row + "2023-11-16 18:15:47,x12,4\n", "n.csv"),
+      Contains("n.csv:3") && Contains("ContextTokens") && Contains("x12"));
+  CHECK_THROWS_WITH(parse_trace_text(kAzureHeader + ok_row + "2023-11-16 18:15:47,12\n", "c.csv"),
+                    Contains("c.csv:3") && Contains("3 comma-separated fields"));
+  CHECK_THROWS_WITH(parse_trace_text(kAzureHeader + ok_row + "2023-11-16 18:15:47,-5,4\n", "m.csv"),
+                    Contains("m.csv:3") && Contains("positive"));
+  CHECK_THROWS_WITH(
+      parse_trace_text("arrival_time_s,prompt_tokens,output_tokens\n1,2,0\n", "z.csv"),
+      Contains("z.csv:2") && Contains("output_tokens"));
+  CHECK_THROWS_WITH(
+      parse_trace_text(kAzureHeader + ok_row + "2023-11-16 18:15:45.0,12,4\n", "d.csv"),
+      Contains("d.csv:3") && Contains("backwards"));
+  CHECK_THROWS_WITH(parse_trace_text(kAzureHeader + ok_row + "2023-11-16 18:15,12,4\n", "s.csv"),
+                    Contains("s.csv:3") && Contains("TIMESTAMP"));
+  CHECK_THROWS_WITH(parse_trace_text(kAzureHeader, "e.csv"),
+                    Contains("e.csv") && Contains("no rows"));
+  CHECK_THROWS_WITH(parse_trace_text("", "f.csv"), Contains("f.csv") && Contains("empty"));
+  CHECK_THROWS_AS(read_trace_file("/nonexistent/trace.csv"), InputError);
+}
+
+TEST_CASE("the Azure conversation trace replays in full", "[workload]") {
+  if (!std::filesystem::exists(conversation_trace())) {
+    WARN("shared Azure conversation trace absent: skipped");
+    return;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  const auto requests = test::generate(trace_spec(conversation_trace(), 1.0));
+  const double elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  REQUIRE(requests.size() == 19366);
+  CHECK(elapsed_s < 0.5);
+  double context_sum = 0;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    REQUIRE(requests[i].id == static_cast<std::int64_t>(i));
+    if (i > 0) REQUIRE(requests[i].arrival >= requests[i - 1].arrival);
+    context_sum += static_cast<double>(requests[i].prompt_tokens);
+  }
+  CHECK(context_sum / 19366 == Approx(1155).epsilon(0.01));
+  CHECK(requests.front().arrival.ns() == 0);
+  CHECK(requests.back().arrival.seconds() == Approx(3501.72).margin(0.01));
+  CHECK(requests[1].arrival.ns() == 4'314'579'000);  // exact, not rounded through a double
+
+  const auto stretched = test::generate(trace_spec(conversation_trace(), 2.0));
+  REQUIRE(stretched.size() == 19366);
+  CHECK(stretched.back().arrival.ns() == 2 * requests.back().arrival.ns());
+  CHECK(stretched[1].arrival.ns() == 2 * requests[1].arrival.ns());
+}
+
+TEST_CASE("trace arrivals with synthetic lengths, and stop conditions on a trace", "[workload]") {
+  test::ScratchDir dir("workload_trace");
+  dir.write("t.csv", "arrival_time_s,prompt_tokens,output_tokens\n0,5,5\n1,5,5\n2,5,5\n3,5,5\n");
+  const auto base = R"({"arrival": {"process": "trace"},
+      "lengths": {"distribution": "independent",
+                  "prompt": {"distribution": "fixed", "tokens": 7},
+                  "output": {"distribution": "fixed", "tokens": 8}},
+      "trace": {"path": "t.csv"})";
+  const auto all = test::generate(test::spec_from_text(std::string(base) + "}", dir.path()));
+  REQUIRE(all.size() == 4);
+  CHECK(all[3].prompt_tokens == 7);
+  CHECK(all[3].arrival.ns() == 3'000'000'000);
+  const auto until_two =
+      test::generate(test::spec_from_text(std::string(base) + R"(, "duration_s": 2})", dir.path()));
+  CHECK(until_two.size() == 3);
+  const auto first_two = test::generate(
+      test::spec_from_text(std::string(base) + R"(, "num_requests": 2})", dir.path()));
+  CHECK(first_two.size() == 2);
+}
