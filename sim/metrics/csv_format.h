@@ -1,0 +1,23 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace servesim {
+
+// Cell formatting for the CSV files. Independent of the C locale, so output is the same
+// whatever locale the host process runs in.
+
+// The shortest text that reads back as exactly `value`: for timestamps, which users join
+// and subtract.
+std::string format_round_trip(double value);
+
+// Nine significant digits, like printf's %.9g: for derived values (latencies, ratios),
+// nanosecond resolution below one second without noise digits from subtraction.
+std::string format_9_digits(double value);
+
+// `text` as a CSV field (RFC 4180): quoted, with quotes doubled, when it contains a comma,
+// a quote or a line break; unchanged otherwise.
+std::string csv_field(std::string_view text);
+
+}  // namespace servesim

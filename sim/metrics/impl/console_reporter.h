@@ -1,0 +1,27 @@
+#pragma once
+
+#include <ostream>
+
+#include "sim/metrics/reporter.h"
+#include "sim/metrics/run_summary.h"
+
+namespace servesim {
+
+// A human-readable table of the summary: counts, throughputs, latency percentiles in
+// milliseconds, utilization in percent. For people; scripts should read summary.json.
+void print_summary(std::ostream& out, const RunSummary& summary);
+
+// Prints the summary to a stream (usually standard output) instead of writing files, so the
+// console output can be chosen like any other reporter.
+class ConsoleReporter final : public IReporter {
+ public:
+  // `out` must outlive the reporter.
+  explicit ConsoleReporter(std::ostream& out) : out_(&out) {}
+  // `out_dir` is unused: nothing is written to files.
+  void write(const RunResult& result, const std::filesystem::path& out_dir) const override;
+
+ private:
+  std::ostream* out_;
+};
+
+}  // namespace servesim

@@ -1,0 +1,92 @@
+#include "sim/metrics/impl/csv_reporter.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "sim/metrics/csv_format.h"
+#include "sim/metrics/output_file.h"
+
+namespace servesim {
+namespace {
+
+std::string join(const std::vector<std::string>& cells) {
+  std::string row;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (i > 0) row += ',';
+    row += cells[i];
+  }
+  return row;
+}
+
+std::string request_row(const RequestRecord& r) {
+  using std::to_string;
+  if (r.rejected) {
+    // A rejected request was never served: it has no service times and no latencies.
+    return join({to_string(r.id), to_string(r.replica), format_round_trip(r.arrival_s), "", "", "",
+                 to_string(r.prompt_tokens), to_string(r.output_tokens), to_string(r.preemptions),
+                 "", "", "", "1", csv_field(r.reject_reason)});
+  }
+  // Empty for a single-token request, whose TPOT is undefined (see docs/metrics.md).
+  const std::string tpot_s = r.output_tokens > 1
+                                 ? format_9_digits((r.completion_s - r.first_token_s) /
+                                                   static_cast<double>(r.output_tokens - 1))
+                                 : std::string();
+  return join({to_string(r.id), to_string(r.replica), format_round_trip(r.arrival_s),
+               format_round_trip(r.first_scheduled_s), format_round_trip(r.first_token_s),
+               format_round_trip(r.completion_s), to_string(r.prompt_tokens),
+               to_string(r.output_tokens), to_string(r.preemptions),
+               format_9_digits(r.first_token_s - r.arrival_s), tpot_s,
+               format_9_digits(r.completion_s - r.arrival_s), "0", ""});
+}
+
+std::string iteration_row(const IterationRecord& it) {
+  using std::to_string;
+  return join({to_string(it.replica), format_round_trip(it.start_s),
+               format_round_trip(it.duration_s), to_string(it.batch_size),
+               to_string(it.prefill_tokens), to_string(it.decode_tokens), to_string(it.preempted),
+               to_string(it.kv_used_tokens), to_string(it.kv_capacity_tokens),
+               format_9_digits(it.kv_utilization())});
+}
+
+}  // namespace
+
+void write_requests_csv(const MetricsCollector& collector, const std::filesystem::path& path) {
+  const auto& records = collector.request_records();
+  // Records arrive in completion order; sorting an index keeps the records untouched, and a
+  // stable sort keeps the output deterministic even if ids repeat.
+  std::vector<std::size_t> order(records.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&records](std::size_t a, std::size_t b) {
+    return records[a].id < records[b].id;
+  });
+  auto out = open_output_file(path);
+  out << "id,replica,arrival_s,first_scheduled_s,first_token_s,completion_s,prompt_tokens,"
+         "output_tokens,preemptions,ttft_s,tpot_s,e2e_s,rejected,reject_reason\n";
+  for (std::size_t index : order)
+    out << request_row(records[index]) << '\n';
+  close_output_file(out, path);
+}
+
+void write_iterations_csv(const MetricsCollector& collector, const std::filesystem::path& path) {
+  auto out = open_output_file(path);
+  out << "replica,start_s,duration_s,batch_size,prefill_tokens,decode_tokens,preempted,"
+         "kv_used_tokens,kv_capacity_tokens,kv_utilization\n";
+  for (const auto& iteration : collector.iteration_records()) {
+    out << iteration_row(iteration) << '\n';
+  }
+  close_output_file(out, path);
+}
+
+void CsvReporter::write(const RunResult& result, const std::filesystem::path& out_dir) const {
+  const auto& options = result.collector.options();
+  if (options.keep_request_records) {
+    write_requests_csv(result.collector, out_dir / "requests.csv");
+  }
+  if (options.keep_iteration_records) {
+    write_iterations_csv(result.collector, out_dir / "iterations.csv");
+  }
+}
+
+}  // namespace servesim

@@ -1,0 +1,108 @@
+#include "sim/metrics/log_histogram.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "sim/core/error.h"
+
+namespace servesim {
+namespace {
+
+double checked_relative_error(double alpha) {
+  // Written as a negated range test so that NaN fails it too.
+  if (!(alpha > 0 && alpha < 1)) {
+    throw InputError("histogram relative error", "must be in (0, 1), got " + std::to_string(alpha));
+  }
+  return alpha;
+}
+
+}  // namespace
+
+LogHistogram::LogHistogram(double relative_error)
+    : alpha_(checked_relative_error(relative_error)),
+      gamma_((1 + alpha_) / (1 - alpha_)),
+      inv_log_gamma_(1 / std::log(gamma_)) {}
+
+void LogHistogram::add(double value, std::int64_t count) {
+  if (!std::isfinite(value)) throw InvariantError("LogHistogram::add: value is not finite");
+  if (count < 0) throw InvariantError("LogHistogram::add: negative count");
+  if (count == 0) return;
+  if (value > 0) {
+    buckets_[static_cast<std::int64_t>(std::ceil(std::log(value) * inv_log_gamma_))] += count;
+  } else {
+    zero_count_ += count;
+  }
+  min_ = count_ == 0 ? value : std::min(min_, value);
+  max_ = count_ == 0 ? value : std::max(max_, value);
+  count_ += count;
+  sum_ += value * static_cast<double>(count);
+}
+
+void LogHistogram::merge(const LogHistogram& other) {
+  if (other.alpha_ != alpha_) {
+    throw InvariantError("LogHistogram::merge: relative errors differ (" + std::to_string(alpha_) +
+                         " and " + std::to_string(other.alpha_) + ")");
+  }
+  if (other.count_ == 0) return;
+  for (const auto& [index, n] : other.buckets_)
+    buckets_[index] += n;
+  zero_count_ += other.zero_count_;
+  min_ = count_ == 0 ? other.min_ : std::min(min_, other.min_);
+  max_ = count_ == 0 ? other.max_ : std::max(max_, other.max_);
+  count_ += other.count_;
+  sum_ += other.sum_;
+}
+
+double LogHistogram::mean() const noexcept {
+  return count_ > 0 ? sum_ / static_cast<double>(count_) : 0.0;
+}
+double LogHistogram::min() const noexcept {
+  return min_;
+}
+double LogHistogram::max() const noexcept {
+  return max_;
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> LogHistogram::sorted_buckets() const {
+  std::vector<std::pair<std::int64_t, std::int64_t>> sorted(buckets_.begin(), buckets_.end());
+  std::sort(sorted.begin(), sorted.end());
+  return sorted;
+}
+
+double LogHistogram::value_at_rank(
+    const std::vector<std::pair<std::int64_t, std::int64_t>>& buckets, std::int64_t rank) const {
+  // The extremes are known exactly; everything between is a bucket midpoint, clamped to
+  // [min, max], which can only move it closer to the true value.
+  if (rank <= 0) return min_;
+  if (rank >= count_ - 1) return max_;
+  std::int64_t seen = zero_count_;
+  if (rank < seen) return std::clamp(0.0, min_, max_);
+  for (const auto& [index, n] : buckets) {
+    seen += n;
+    if (rank < seen) {
+      const double midpoint = 2 * std::pow(gamma_, static_cast<double>(index)) / (gamma_ + 1);
+      return std::clamp(midpoint, min_, max_);
+    }
+  }
+  return max_;  // unreachable while the counts add up
+}
+
+double LogHistogram::quantile(double q) const {
+  if (!(q >= 0 && q <= 1)) {
+    throw InvariantError("LogHistogram::quantile: q must be in [0, 1], got " + std::to_string(q));
+  }
+  if (count_ == 0) return 0.0;
+  // Interpolating between two estimates, each within alpha of its true value, with
+  // non-negative weights keeps the interpolated result within alpha of the true one.
+  const double position = q * static_cast<double>(count_ - 1);
+  const auto lower = static_cast<std::int64_t>(std::floor(position));
+  const double fraction = position - static_cast<double>(lower);
+  const auto buckets = sorted_buckets();
+  const double low_value = value_at_rank(buckets, lower);
+  if (fraction == 0) return low_value;
+  const double high_value = value_at_rank(buckets, lower + 1);
+  return low_value + fraction * (high_value - low_value);
+}
+
+}  // namespace servesim

@@ -1,0 +1,65 @@
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace servesim {
+
+// A mergeable histogram of non-negative values with a guaranteed relative error (DDSketch,
+// Masson et al., VLDB 2019): a positive value v falls in bucket i = ceil(log_gamma(v)) with
+// gamma = (1 + alpha) / (1 - alpha), and every value in a bucket is reported as the bucket's
+// midpoint 2 gamma^i / (gamma + 1), which is within a factor alpha of it. Per-token
+// latencies are stored this way because a run can produce billions of them: memory is one
+// counter per occupied bucket (about log(max / min) / (2 alpha) of them), never per sample.
+//
+// Values <= 0 go to a separate zero bucket and are reported as 0 by quantile(); count, sum,
+// mean, min and max are exact for every value.
+class LogHistogram final {
+ public:
+  static constexpr double kDefaultRelativeError = 0.01;
+
+  // `relative_error` is alpha, in (0, 1).
+  explicit LogHistogram(double relative_error = kDefaultRelativeError);
+
+  // O(1). `value` must be finite; `count` >= 0 copies of it are added at once, so a run of
+  // equal gaps costs one call.
+  void add(double value, std::int64_t count = 1);
+  // Adds every sample of `other`, whose relative error must be the same as this one's: the
+  // result is the histogram that adding all of its samples here would have built.
+  void merge(const LogHistogram& other);
+
+  double relative_error() const noexcept { return alpha_; }
+  std::int64_t count() const noexcept { return count_; }
+  double sum() const noexcept { return sum_; }
+  double mean() const noexcept;  // 0 when empty
+  double min() const noexcept;   // 0 when empty
+  double max() const noexcept;   // 0 when empty
+  std::size_t bucket_count() const noexcept { return buckets_.size() + (zero_count_ > 0); }
+
+  // The q-quantile (q in [0, 1]) by linear interpolation between closest ranks, as numpy's
+  // default method, computed from bucket midpoints: for positive samples it is within a
+  // factor relative_error() of the exact value. q = 0 and q = 1 give min() and max()
+  // exactly. 0 when empty. O(buckets log buckets).
+  double quantile(double q) const;
+
+ private:
+  // (bucket index, count) in ascending order of value.
+  std::vector<std::pair<std::int64_t, std::int64_t>> sorted_buckets() const;
+  // The estimated value of the sample of 0-based `rank` in sorted order.
+  double value_at_rank(const std::vector<std::pair<std::int64_t, std::int64_t>>& buckets,
+                       std::int64_t rank) const;
+
+  double alpha_;
+  double gamma_;
+  double inv_log_gamma_;
+  std::unordered_map<std::int64_t, std::int64_t> buckets_;
+  std::int64_t zero_count_ = 0;
+  std::int64_t count_ = 0;
+  double sum_ = 0;
+  double min_ = 0;
+  double max_ = 0;
+};
+
+}  // namespace servesim

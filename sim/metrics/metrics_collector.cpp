@@ -1,0 +1,135 @@
+#include "sim/metrics/metrics_collector.h"
+
+#include <cmath>
+#include <string>
+
+#include "sim/core/error.h"
+
+namespace servesim {
+namespace {
+
+void check_slo(const std::optional<double>& slo_s, const char* name) {
+  if (slo_s && !(std::isfinite(*slo_s) && *slo_s >= 0)) {
+    throw InputError(name,
+                     "must be a finite number of seconds >= 0, got " + std::to_string(*slo_s));
+  }
+}
+
+void check_request(const RequestRecord& r, bool rejected) {
+  const std::string who = "request " + std::to_string(r.id) + ": ";
+  if (r.rejected != rejected) {
+    throw InvariantError(who + (rejected ? "reported as rejected but not marked rejected"
+                                         : "reported as finished but marked rejected"));
+  }
+  if (!std::isfinite(r.arrival_s)) throw InvariantError(who + "arrival time is not finite");
+  if (r.prompt_tokens < 0 || r.output_tokens < 0 || r.preemptions < 0) {
+    throw InvariantError(who + "negative token or preemption count");
+  }
+  if (rejected) return;
+  if (r.output_tokens < 1) throw InvariantError(who + "finished without an output token");
+  // Also rejects NaN, since every comparison with NaN is false.
+  if (!(r.arrival_s <= r.first_scheduled_s && r.first_scheduled_s <= r.first_token_s &&
+        r.first_token_s <= r.completion_s && std::isfinite(r.completion_s))) {
+    throw InvariantError(who +
+                         "times must satisfy arrival <= first scheduled <= first token <= "
+                         "completion, all finite");
+  }
+}
+
+}  // namespace
+
+MetricsCollector::MetricsCollector(MetricsOptions options)
+    : options_(options), itl_(options.itl_relative_error) {
+  check_slo(options_.slo_ttft_s, "slo_ttft_s");
+  check_slo(options_.slo_tpot_s, "slo_tpot_s");
+}
+
+bool MetricsCollector::meets_slo(double ttft_s, std::optional<double> tpot_s) const noexcept {
+  const bool ttft_ok = !options_.slo_ttft_s || ttft_s <= *options_.slo_ttft_s;
+  // A single-token request has no TPOT, so it cannot miss a TPOT target.
+  const bool tpot_ok = !options_.slo_tpot_s || !tpot_s || *tpot_s <= *options_.slo_tpot_s;
+  return ttft_ok && tpot_ok;
+}
+
+void MetricsCollector::on_request_finished(const RequestRecord& record) {
+  check_request(record, false);
+  const double ttft_s = record.first_token_s - record.arrival_s;
+  const double e2e_s = record.completion_s - record.arrival_s;
+  std::optional<double> tpot_s;
+  // TPOT averages the gaps after the first token (vLLM's benchmark), so a request with one
+  // output token has none and is left out rather than counted as 0.
+  if (record.output_tokens > 1) {
+    tpot_s = (record.completion_s - record.first_token_s) /
+             static_cast<double>(record.output_tokens - 1);
+    tpot_s_.push_back(*tpot_s);
+  }
+  ttft_s_.push_back(ttft_s);
+  e2e_s_.push_back(e2e_s);
+  normalized_s_per_token_.push_back(e2e_s / static_cast<double>(record.output_tokens));
+  prompt_tokens_ += record.prompt_tokens;
+  output_tokens_ += record.output_tokens;
+  preemptions_ += record.preemptions;
+  if (meets_slo(ttft_s, tpot_s)) ++slo_met_;
+  if (options_.keep_request_records) requests_.push_back(record);
+}
+
+void MetricsCollector::on_request_rejected(const RequestRecord& record) {
+  check_request(record, true);
+  ++requests_rejected_;
+  if (options_.keep_request_records) requests_.push_back(record);
+}
+
+void MetricsCollector::on_token_gaps(double gap_s, std::int64_t count) {
+  if (!(std::isfinite(gap_s) && gap_s >= 0)) {
+    throw InvariantError("token gap must be finite and >= 0, got " + std::to_string(gap_s));
+  }
+  itl_.add(gap_s, count);
+}
+
+void MetricsCollector::on_iteration(const IterationRecord& record) {
+  if (!(std::isfinite(record.start_s) && std::isfinite(record.duration_s) &&
+        record.duration_s >= 0)) {
+    throw InvariantError("iteration of replica " + std::to_string(record.replica) +
+                         ": start and duration must be finite, duration >= 0");
+  }
+  ++iterations_seen_;
+  batch_size_sum_ += record.batch_size;
+  iteration_time_s_ += record.duration_s;
+  kv_utilization_time_s_ += record.kv_utilization() * record.duration_s;
+  if (options_.keep_iteration_records) iterations_.push_back(record);
+}
+
+RunSummary MetricsCollector::summarize(double duration_s) const {
+  if (!(std::isfinite(duration_s) && duration_s >= 0)) {
+    throw InvariantError("run duration must be finite and >= 0, got " + std::to_string(duration_s));
+  }
+  const auto completed = static_cast<std::int64_t>(ttft_s_.size());
+  const auto per_s = [duration_s](double amount) {
+    return duration_s > 0 ? amount / duration_s : 0.0;
+  };
+
+  RunSummary s;
+  s.requests_completed = completed;
+  s.requests_rejected = requests_rejected_;
+  s.duration_s = duration_s;
+  s.throughput_requests_per_s = per_s(static_cast<double>(completed));
+  s.throughput_output_tokens_per_s = per_s(static_cast<double>(output_tokens_));
+  s.throughput_total_tokens_per_s = per_s(static_cast<double>(prompt_tokens_ + output_tokens_));
+  s.ttft_s = exact_latency_stats(ttft_s_);
+  s.tpot_s = exact_latency_stats(tpot_s_);
+  s.itl_s = histogram_latency_stats(itl_);
+  s.e2e_s = exact_latency_stats(e2e_s_);
+  s.normalized_latency_s_per_token = exact_latency_stats(normalized_s_per_token_).mean;
+  s.itl_relative_error = itl_.relative_error();
+  s.mean_batch_size =
+      iterations_seen_ > 0 ? batch_size_sum_ / static_cast<double>(iterations_seen_) : 0.0;
+  s.kv_utilization = iteration_time_s_ > 0 ? kv_utilization_time_s_ / iteration_time_s_ : 0.0;
+  s.preemptions = preemptions_;
+  if (options_.slo_ttft_s || options_.slo_tpot_s) {
+    s.slo_attainment =
+        completed > 0 ? static_cast<double>(slo_met_) / static_cast<double>(completed) : 0.0;
+  }
+  return s;
+}
+
+}  // namespace servesim

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sim/metrics/log_histogram.h"
+#include "sim/metrics/records.h"
+#include "sim/metrics/run_summary.h"
+
+namespace servesim {
+
+struct MetricsOptions {
+  // Full records cost memory per request and per iteration; the summary does not need them
+  // (it keeps a few doubles per request either way), only requests.csv and iterations.csv.
+  bool keep_request_records = true;
+  bool keep_iteration_records = true;
+  std::optional<double> slo_ttft_s;  // a request meets its SLO when ttft <= slo_ttft_s ...
+  std::optional<double> slo_tpot_s;  // ... and tpot <= slo_tpot_s; an unset SLO always passes
+  double itl_relative_error = LogHistogram::kDefaultRelativeError;
+};
+
+// Receives what the simulation reports, as it happens, and reduces it to a RunSummary. It
+// only observes: nothing here feeds back into scheduling. One collector per run; replicas
+// share it (records carry their replica id).
+//
+// The on_* calls check their records and throw InvariantError on impossible ones (a finished
+// request without output, times running backwards, non-finite values): such a record is a
+// simulator bug, and a summary built on it would be silently wrong.
+class MetricsCollector final {
+ public:
+  explicit MetricsCollector(MetricsOptions options = {});
+
+  // A request produced its last output token. `record.rejected` must be false.
+  void on_request_finished(const RequestRecord& record);
+  // A request was turned away without being served. `record.rejected` must be true.
+  void on_request_rejected(const RequestRecord& record);
+  // `count` consecutive inter-token gaps of `gap_s` seconds each (count >= 0), so that a
+  // run of identical decode iterations is reported in one call rather than one per token.
+  void on_token_gaps(double gap_s, std::int64_t count);
+  void on_iteration(const IterationRecord& record);
+
+  // `duration_s` (>= 0) is the span throughputs are measured over; throughputs are 0 when
+  // it is 0.
+  RunSummary summarize(double duration_s) const;
+
+  const MetricsOptions& options() const noexcept { return options_; }
+  // Completed and rejected requests in the order they were reported; empty unless
+  // keep_request_records.
+  const std::vector<RequestRecord>& request_records() const noexcept { return requests_; }
+  // Empty unless keep_iteration_records.
+  const std::vector<IterationRecord>& iteration_records() const noexcept { return iterations_; }
+  const LogHistogram& itl_histogram() const noexcept { return itl_; }
+
+ private:
+  bool meets_slo(double ttft_s, std::optional<double> tpot_s) const noexcept;
+
+  MetricsOptions options_;
+  std::vector<RequestRecord> requests_;
+  std::vector<IterationRecord> iterations_;
+
+  // One value per completed request (tpot: per request with more than one output token).
+  std::vector<double> ttft_s_;
+  std::vector<double> tpot_s_;
+  std::vector<double> e2e_s_;
+  std::vector<double> normalized_s_per_token_;
+  LogHistogram itl_;
+
+  std::int64_t requests_rejected_ = 0;
+  std::int64_t prompt_tokens_ = 0;  // of completed requests
+  std::int64_t output_tokens_ = 0;  // of completed requests
+  std::int64_t preemptions_ = 0;    // of completed requests
+  std::int64_t slo_met_ = 0;
+
+  std::int64_t iterations_seen_ = 0;
+  double batch_size_sum_ = 0;
+  double iteration_time_s_ = 0;       // sum of iteration durations, all replicas
+  double kv_utilization_time_s_ = 0;  // sum of utilization x duration
+};
+
+}  // namespace servesim

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "sim/metrics/latency_stats.h"
+
+namespace servesim {
+
+// The aggregate figures of one run; docs/metrics.md defines each one. Every field is finite
+// (zero when there is nothing to average over), so the summary always serialises to JSON.
+struct RunSummary {
+  std::int64_t requests_completed = 0;
+  std::int64_t requests_rejected = 0;
+  double duration_s = 0;
+
+  double throughput_requests_per_s = 0;
+  double throughput_output_tokens_per_s = 0;
+  double throughput_total_tokens_per_s = 0;  // prompt + output tokens of completed requests
+
+  LatencyStats ttft_s;  // exact, over completed requests
+  LatencyStats tpot_s;  // exact, over completed requests with more than one output token
+  LatencyStats itl_s;   // every inter-token gap; percentiles within itl_relative_error
+  LatencyStats e2e_s;   // exact, over completed requests
+  double normalized_latency_s_per_token = 0;  // mean over completed requests of e2e / output
+  double itl_relative_error = 0;
+
+  double mean_batch_size = 0;  // mean over iterations
+  double kv_utilization = 0;   // mean over iterations weighted by their duration
+  std::int64_t preemptions = 0;
+
+  // Share of completed requests meeting every SLO that is set; absent when none is set.
+  std::optional<double> slo_attainment;
+};
+
+}  // namespace servesim

@@ -1,0 +1,50 @@
+#include "sim/metrics/summary_json.h"
+
+#include <cmath>
+#include <string>
+
+#include "sim/core/error.h"
+
+namespace servesim {
+namespace {
+
+double finite(double value, const char* key) {
+  if (!std::isfinite(value)) {
+    throw InvariantError(std::string("summary value ") + key + " is not finite");
+  }
+  return value;
+}
+
+nlohmann::json stats_to_json(const LatencyStats& stats, const char* key) {
+  return {{"mean", finite(stats.mean, key)},
+          {"p50", finite(stats.p50, key)},
+          {"p90", finite(stats.p90, key)},
+          {"p99", finite(stats.p99, key)},
+          {"max", finite(stats.max, key)}};
+}
+
+}  // namespace
+
+nlohmann::json summary_to_json(const RunSummary& s) {
+  nlohmann::json j;
+  j["requests_completed"] = s.requests_completed;
+  j["requests_rejected"] = s.requests_rejected;
+  j["duration_s"] = finite(s.duration_s, "duration_s");
+  j["throughput_requests_per_s"] = finite(s.throughput_requests_per_s, "throughput");
+  j["throughput_output_tokens_per_s"] = finite(s.throughput_output_tokens_per_s, "throughput");
+  j["throughput_total_tokens_per_s"] = finite(s.throughput_total_tokens_per_s, "throughput");
+  j["ttft_s"] = stats_to_json(s.ttft_s, "ttft_s");
+  j["tpot_s"] = stats_to_json(s.tpot_s, "tpot_s");
+  j["itl_s"] = stats_to_json(s.itl_s, "itl_s");
+  j["e2e_s"] = stats_to_json(s.e2e_s, "e2e_s");
+  j["itl_relative_error"] = finite(s.itl_relative_error, "itl_relative_error");
+  j["normalized_latency_s_per_token"] =
+      finite(s.normalized_latency_s_per_token, "normalized_latency_s_per_token");
+  j["mean_batch_size"] = finite(s.mean_batch_size, "mean_batch_size");
+  j["kv_utilization"] = finite(s.kv_utilization, "kv_utilization");
+  j["preemptions"] = s.preemptions;
+  if (s.slo_attainment) j["slo_attainment"] = finite(*s.slo_attainment, "slo_attainment");
+  return j;
+}
+
+}  // namespace servesim

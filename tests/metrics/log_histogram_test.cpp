@@ -1,0 +1,138 @@
+#include "sim/metrics/log_histogram.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "sim/core/error.h"
+#include "sim/metrics/latency_stats.h"
+
+using servesim::LogHistogram;
+
+namespace {
+
+// Per-token latencies are roughly lognormal: median 50 ms, a long right tail.
+std::vector<double> lognormal_samples(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  std::lognormal_distribution<double> distribution(std::log(0.05), 1.0);
+  std::vector<double> samples(n);
+  for (auto& sample : samples)
+    sample = distribution(engine);
+  return samples;
+}
+
+constexpr std::array<double, 11> kQuantiles{0.0,  0.001, 0.01, 0.1,   0.25, 0.5,
+                                            0.75, 0.9,   0.99, 0.999, 1.0};
+
+}  // namespace
+
+TEST_CASE("LogHistogram quantiles are within the relative error of exact ones", "[metrics]") {
+  const double alpha = GENERATE(0.01, 0.05);
+  const auto samples = lognormal_samples(100'000, 42);
+  LogHistogram histogram(alpha);
+  for (double sample : samples)
+    histogram.add(sample);
+  auto sorted = samples;
+  std::sort(sorted.begin(), sorted.end());
+
+  for (double q : kQuantiles) {
+    const double exact = servesim::percentile_of_sorted(sorted, q);
+    const double estimate = histogram.quantile(q);
+    INFO("alpha " << alpha << " q " << q << " exact " << exact << " estimate " << estimate);
+    // The guarantee is alpha; the factor covers rounding in log() at bucket boundaries.
+    CHECK(std::fabs(estimate - exact) <= alpha * exact * (1 + 1e-9));
+  }
+  CHECK(histogram.quantile(0) == sorted.front());
+  CHECK(histogram.quantile(1) == sorted.back());
+  CHECK(histogram.count() == 100'000);
+  CHECK(histogram.min() == sorted.front());
+  CHECK(histogram.max() == sorted.back());
+  double sum = 0;
+  for (double sample : samples)
+    sum += sample;
+  CHECK(histogram.sum() == Approx(sum).epsilon(1e-12));
+  CHECK(histogram.mean() == Approx(sum / 100'000).epsilon(1e-12));
+  // Memory follows the spread of values, not their number.
+  CHECK(histogram.bucket_count() < static_cast<std::size_t>(20 / alpha));
+}
+
+TEST_CASE("LogHistogram merge of two halves equals one histogram of all", "[metrics]") {
+  const auto samples = lognormal_samples(20'000, 7);
+  LogHistogram all;
+  LogHistogram first;
+  LogHistogram second;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    all.add(samples[i]);
+    (i < samples.size() / 2 ? first : second).add(samples[i]);
+  }
+  first.add(0.0, 3);  // the zero bucket merges too
+  all.add(0.0, 3);
+  first.merge(second);
+
+  CHECK(first.count() == all.count());
+  CHECK(first.min() == all.min());
+  CHECK(first.max() == all.max());
+  CHECK(first.bucket_count() == all.bucket_count());
+  CHECK(first.sum() == Approx(all.sum()).epsilon(1e-12));
+  for (double q : kQuantiles)
+    CHECK(first.quantile(q) == all.quantile(q));
+
+  LogHistogram empty;
+  empty.merge(all);
+  CHECK(empty.quantile(0.5) == all.quantile(0.5));
+  CHECK(empty.min() == all.min());
+}
+
+TEST_CASE("LogHistogram add with a count equals repeated adds", "[metrics]") {
+  LogHistogram batched;
+  LogHistogram single;
+  batched.add(0.02, 5);
+  batched.add(0.3, 2);
+  batched.add(1.0, 0);  // no samples: changes nothing, not even min and max
+  for (int i = 0; i < 5; ++i)
+    single.add(0.02);
+  for (int i = 0; i < 2; ++i)
+    single.add(0.3);
+  CHECK(batched.count() == 7);
+  CHECK(batched.max() == 0.3);
+  CHECK(batched.sum() == Approx(single.sum()));
+  for (double q : kQuantiles)
+    CHECK(batched.quantile(q) == single.quantile(q));
+}
+
+TEST_CASE("LogHistogram counts non-positive values in a zero bucket", "[metrics]") {
+  LogHistogram histogram;
+  histogram.add(0.0, 6);
+  histogram.add(-1.0);
+  histogram.add(2.0, 3);
+  CHECK(histogram.count() == 10);
+  CHECK(histogram.min() == -1.0);
+  CHECK(histogram.sum() == 5.0);
+  CHECK(histogram.quantile(0.3) == 0.0);
+  CHECK(histogram.quantile(0.5) == 0.0);
+  CHECK(histogram.quantile(0.8) == Approx(2.0).epsilon(0.01));
+  CHECK(histogram.bucket_count() == 2);
+}
+
+TEST_CASE("LogHistogram empty and invalid uses", "[metrics]") {
+  LogHistogram histogram;
+  CHECK(histogram.count() == 0);
+  CHECK(histogram.mean() == 0);
+  CHECK(histogram.quantile(0.99) == 0);
+  CHECK(histogram.bucket_count() == 0);
+  CHECK(histogram.relative_error() == 0.01);
+
+  CHECK_THROWS_AS(LogHistogram(0.0), servesim::InputError);
+  CHECK_THROWS_AS(LogHistogram(1.0), servesim::InputError);
+  CHECK_THROWS_AS(LogHistogram(std::nan("")), servesim::InputError);
+  CHECK_THROWS_AS(histogram.add(std::nan("")), servesim::InvariantError);
+  CHECK_THROWS_AS(histogram.add(INFINITY), servesim::InvariantError);
+  CHECK_THROWS_AS(histogram.add(1.0, -1), servesim::InvariantError);
+  CHECK_THROWS_AS(histogram.quantile(1.5), servesim::InvariantError);
+  LogHistogram coarser(0.05);
+  CHECK_THROWS_AS(histogram.merge(coarser), servesim::InvariantError);
+}

@@ -1,0 +1,176 @@
+#include "sim/metrics/metrics_collector.h"
+
+#include <cmath>
+
+#include <catch2/catch.hpp>
+
+#include "sim/core/error.h"
+#include "tests/metrics/metrics_fixtures.h"
+
+using servesim::MetricsCollector;
+using servesim::MetricsOptions;
+using servesim::test::feed_scripted_run;
+using servesim::test::finished_request;
+using servesim::test::iteration;
+
+namespace {
+constexpr double kTight = 1e-12;
+}
+
+TEST_CASE("Summary of a scripted run matches hand-computed values", "[metrics]") {
+  MetricsCollector collector;
+  feed_scripted_run(collector);
+  const auto s = collector.summarize(10.0);
+
+  CHECK(s.requests_completed == 4);
+  CHECK(s.requests_rejected == 1);
+  CHECK(s.duration_s == 10.0);
+  CHECK(s.throughput_requests_per_s == Approx(0.4).epsilon(kTight));
+  CHECK(s.throughput_output_tokens_per_s == Approx(1.9).epsilon(kTight));  // 19 tokens
+  CHECK(s.throughput_total_tokens_per_s == Approx(21.9).epsilon(kTight));  // 200 + 19
+  CHECK(s.preemptions == 3);
+
+  // TTFT {0.25, 0.5, 1, 2}: p50 at rank 1.5, p90 at 2.7, p99 at 2.97.
+  CHECK(s.ttft_s.mean == Approx(0.9375).epsilon(kTight));
+  CHECK(s.ttft_s.p50 == Approx(0.75).epsilon(kTight));
+  CHECK(s.ttft_s.p90 == Approx(1.7).epsilon(kTight));
+  CHECK(s.ttft_s.p99 == Approx(1.97).epsilon(kTight));
+  CHECK(s.ttft_s.max == 2.0);
+
+  // TPOT {0.25, 0.5, 1}: request 3 has one output token and no TPOT.
+  CHECK(s.tpot_s.mean == Approx(1.75 / 3).epsilon(kTight));
+  CHECK(s.tpot_s.p50 == Approx(0.5).epsilon(kTight));
+  CHECK(s.tpot_s.p90 == Approx(0.9).epsilon(kTight));
+  CHECK(s.tpot_s.p99 == Approx(0.99).epsilon(kTight));
+  CHECK(s.tpot_s.max == 1.0);
+
+  // E2E {2, 2.5, 3, 3.25}.
+  CHECK(s.e2e_s.mean == Approx(2.6875).epsilon(kTight));
+  CHECK(s.e2e_s.p50 == Approx(2.75).epsilon(kTight));
+  CHECK(s.e2e_s.p90 == Approx(3.175).epsilon(kTight));
+  CHECK(s.e2e_s.p99 == Approx(3.2425).epsilon(kTight));
+  CHECK(s.e2e_s.max == 3.25);
+
+  // E2E / output tokens: 3/5, 2.5/9, 2/1, 3.25/4.
+  CHECK(s.normalized_latency_s_per_token ==
+        Approx((0.6 + 2.5 / 9 + 2.0 + 0.8125) / 4).epsilon(kTight));
+
+  // ITL: four gaps of 0.5 s and eight of 0.25 s.
+  CHECK(s.itl_relative_error == 0.01);
+  CHECK(s.itl_s.mean == Approx(4.0 / 12).epsilon(kTight));
+  CHECK(s.itl_s.max == 0.5);
+  CHECK(s.itl_s.p50 == Approx(0.25).epsilon(0.01));
+  CHECK(s.itl_s.p90 == Approx(0.5).epsilon(0.01));
+
+  CHECK(s.mean_batch_size == 3.0);
+  CHECK_FALSE(s.slo_attainment.has_value());
+}
+
+TEST_CASE("TPOT leaves out requests with a single output token", "[metrics]") {
+  MetricsCollector collector;
+  collector.on_request_finished(finished_request(1, 0, 0.2, 0.2, 10, 1));
+  SECTION("only single-token requests: TPOT is empty, not NaN") {
+    const auto s = collector.summarize(1.0);
+    CHECK(s.tpot_s.mean == 0);
+    CHECK(s.tpot_s.max == 0);
+    CHECK(s.ttft_s.mean == Approx(0.2));
+  }
+  SECTION("mixed: TPOT is the other request's alone") {
+    collector.on_request_finished(finished_request(2, 0, 1.0, 2.0, 10, 11));  // 1 s / 10
+    const auto s = collector.summarize(1.0);
+    CHECK(s.tpot_s.mean == Approx(0.1).epsilon(kTight));
+    CHECK(s.tpot_s.p50 == Approx(0.1).epsilon(kTight));
+    CHECK(s.ttft_s.mean == Approx(0.6).epsilon(kTight));  // both count for TTFT
+  }
+}
+
+TEST_CASE("KV utilization is weighted by iteration duration", "[metrics]") {
+  MetricsCollector collector;
+  collector.on_iteration(iteration(0, 0.0, 1.0, 4, 50, 100));   // 50% for 1 s
+  collector.on_iteration(iteration(1, 0.0, 3.0, 2, 10, 100));   // 10% for 3 s
+  collector.on_iteration(iteration(0, 1.0, 0.0, 6, 100, 100));  // 100% for no time
+  const auto s = collector.summarize(4.0);
+  // (0.5 * 1 + 0.1 * 3) / 4; the plain mean over iterations would be 0.533.
+  CHECK(s.kv_utilization == Approx(0.2).epsilon(kTight));
+  CHECK(s.mean_batch_size == Approx(4.0).epsilon(kTight));
+  CHECK(collector.iteration_records().size() == 3);
+}
+
+TEST_CASE("SLO attainment counts requests meeting every target that is set", "[metrics]") {
+  MetricsOptions options;
+  // Scripted run: (ttft, tpot) = (1, 0.5), (0.5, 0.25), (2, none), (0.25, 1).
+  double expected = 0;
+  SECTION("both targets: requests 1 and 2 pass (bounds inclusive)") {
+    options.slo_ttft_s = 1.0;
+    options.slo_tpot_s = 0.5;
+    expected = 0.5;
+  }
+  SECTION("TTFT only: request 3 misses") {
+    options.slo_ttft_s = 1.0;
+    expected = 0.75;
+  }
+  SECTION("TPOT only: single-token request 3 passes, request 4 misses") {
+    options.slo_tpot_s = 0.5;
+    expected = 0.75;
+  }
+  MetricsCollector collector(options);
+  feed_scripted_run(collector);
+  const auto s = collector.summarize(10.0);
+  REQUIRE(s.slo_attainment.has_value());
+  CHECK(*s.slo_attainment == expected);
+}
+
+TEST_CASE("An empty run summarizes to zeros", "[metrics]") {
+  MetricsOptions options;
+  options.slo_ttft_s = 1.0;
+  const auto s = MetricsCollector(options).summarize(0.0);
+  CHECK(s.requests_completed == 0);
+  CHECK(s.throughput_requests_per_s == 0);
+  CHECK(s.ttft_s.p99 == 0);
+  CHECK(s.itl_s.mean == 0);
+  CHECK(s.kv_utilization == 0);
+  CHECK(s.mean_batch_size == 0);
+  CHECK(s.slo_attainment == 0.0);
+}
+
+TEST_CASE("Turning records off changes no summary value", "[metrics]") {
+  MetricsOptions lean;
+  lean.keep_request_records = false;
+  lean.keep_iteration_records = false;
+  MetricsCollector kept;
+  MetricsCollector dropped(lean);
+  feed_scripted_run(kept);
+  feed_scripted_run(dropped);
+  CHECK(dropped.request_records().empty());
+  CHECK(dropped.iteration_records().empty());
+  CHECK(kept.request_records().size() == 5);
+  const auto a = kept.summarize(10.0);
+  const auto b = dropped.summarize(10.0);
+  CHECK(a.e2e_s.p90 == b.e2e_s.p90);
+  CHECK(a.kv_utilization == b.kv_utilization);
+  CHECK(a.requests_rejected == b.requests_rejected);
+}
+
+TEST_CASE("Impossible records are invariant errors", "[metrics]") {
+  using servesim::InvariantError;
+  MetricsCollector collector;
+  auto no_output = finished_request(1, 0, 1, 2, 10, 0);
+  CHECK_THROWS_AS(collector.on_request_finished(no_output), InvariantError);
+  auto backwards = finished_request(2, 5, 1, 2, 10, 3);
+  CHECK_THROWS_AS(collector.on_request_finished(backwards), InvariantError);
+  auto not_a_number = finished_request(3, 0, 1, std::nan(""), 10, 3);
+  CHECK_THROWS_AS(collector.on_request_finished(not_a_number), InvariantError);
+  auto marked_rejected = finished_request(4, 0, 1, 2, 10, 3);
+  marked_rejected.rejected = true;
+  CHECK_THROWS_AS(collector.on_request_finished(marked_rejected), InvariantError);
+  CHECK_THROWS_AS(collector.on_request_rejected(finished_request(5, 0, 1, 2, 10, 3)),
+                  InvariantError);
+  CHECK_THROWS_AS(collector.on_token_gaps(-0.1, 1), InvariantError);
+  CHECK_THROWS_AS(collector.on_iteration(iteration(0, 0, -1, 1, 0, 0)), InvariantError);
+  CHECK_THROWS_AS(collector.summarize(-1), InvariantError);
+  CHECK(collector.summarize(1).requests_completed == 0);  // nothing bad was counted
+
+  MetricsOptions bad;
+  bad.slo_tpot_s = -0.1;
+  CHECK_THROWS_AS(MetricsCollector(bad), servesim::InputError);
+}

@@ -1,0 +1,226 @@
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "sim/core/error.h"
+#include "sim/metrics/impl/console_reporter.h"
+#include "sim/metrics/impl/csv_reporter.h"
+#include "sim/metrics/impl/json_reporter.h"
+#include "sim/metrics/summary_json.h"
+#include "tests/metrics/metrics_fixtures.h"
+#include "tests/test_support.h"
+
+using servesim::MetricsCollector;
+using servesim::MetricsOptions;
+using servesim::RunResult;
+
+namespace {
+
+RunResult scripted_result(MetricsOptions options = {}) {
+  MetricsCollector collector(options);
+  servesim::test::feed_scripted_run(collector);
+  auto summary = collector.summarize(10.0);
+  return RunResult{summary, std::move(collector)};
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// RFC 4180 rows: quoted fields may hold commas and doubled quotes (no line breaks here).
+std::vector<std::vector<std::string>> read_csv(const std::filesystem::path& path) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(read_file(path));
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> fields(1);
+    bool quoted = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      const char c = line[i];
+      if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = !quoted;
+      } else if (c == ',' && !quoted) {
+        fields.emplace_back();
+      } else {
+        fields.back() += c;
+      }
+    }
+    rows.push_back(fields);
+  }
+  return rows;
+}
+
+const std::set<std::string> kSummaryKeys{"requests_completed",
+                                         "requests_rejected",
+                                         "duration_s",
+                                         "throughput_requests_per_s",
+                                         "throughput_output_tokens_per_s",
+                                         "throughput_total_tokens_per_s",
+                                         "ttft_s",
+                                         "tpot_s",
+                                         "itl_s",
+                                         "e2e_s",
+                                         "normalized_latency_s_per_token",
+                                         "mean_batch_size",
+                                         "kv_utilization",
+                                         "preemptions",
+                                         "itl_relative_error"};
+
+std::set<std::string> keys_of(const nlohmann::json& object) {
+  std::set<std::string> keys;
+  for (const auto& item : object.items())
+    keys.insert(item.key());
+  return keys;
+}
+
+}  // namespace
+
+TEST_CASE("Empty-run summary.json has every key, zeros and no NaN", "[metrics]") {
+  MetricsOptions options;
+  const bool with_slo = GENERATE(false, true);
+  if (with_slo) options.slo_tpot_s = 0.1;
+  const auto json = servesim::summary_to_json(MetricsCollector(options).summarize(0.0));
+  auto expected_keys = kSummaryKeys;
+  if (with_slo) expected_keys.insert("slo_attainment");
+  CHECK(keys_of(json) == expected_keys);
+  for (const char* key : {"ttft_s", "tpot_s", "itl_s", "e2e_s"}) {
+    CHECK(keys_of(json[key]) == std::set<std::string>{"mean", "p50", "p90", "p99", "max"});
+    CHECK(json[key]["p99"] == 0);
+  }
+  CHECK(json["requests_completed"] == 0);
+  CHECK(json["throughput_total_tokens_per_s"] == 0);
+  const std::string text = json.dump();
+  CHECK(text.find("null") == std::string::npos);  // nlohmann writes NaN as null
+  CHECK(text.find("nan") == std::string::npos);
+  CHECK(nlohmann::json::parse(text) == json);
+}
+
+TEST_CASE("JsonReporter writes the summary", "[metrics]") {
+  servesim::test::ScratchDir dir("metrics_json");
+  MetricsOptions options;
+  options.slo_ttft_s = 1.0;
+  const auto result = scripted_result(options);
+  servesim::JsonReporter().write(result, dir.path() / "out");
+  const auto json = nlohmann::json::parse(read_file(dir.path() / "out" / "summary.json"));
+  CHECK(json == servesim::summary_to_json(result.summary));
+  CHECK(json["requests_completed"] == 4);
+  CHECK(json["preemptions"] == 3);
+  CHECK(json["slo_attainment"] == 0.75);
+  CHECK(json["e2e_s"]["max"] == 3.25);
+}
+
+TEST_CASE("CsvReporter writes one sorted row per request and per iteration", "[metrics]") {
+  servesim::test::ScratchDir dir("metrics_csv");
+  auto result = scripted_result();
+  servesim::CsvReporter().write(result, dir.path());
+
+  const auto requests = read_csv(dir.path() / "requests.csv");
+  REQUIRE(requests.size() == 6);  // header, 4 completed, 1 rejected
+  CHECK(requests[0] == std::vector<std::string>{"id", "replica", "arrival_s", "first_scheduled_s",
+                                                "first_token_s", "completion_s", "prompt_tokens",
+                                                "output_tokens", "preemptions", "ttft_s", "tpot_s",
+                                                "e2e_s", "rejected", "reject_reason"});
+  for (std::size_t row = 1; row < requests.size(); ++row) {
+    CHECK(requests[row].size() == 14);
+    CHECK(requests[row][0] == std::to_string(row));  // sorted by id
+  }
+  CHECK(requests[2][9] == "0.5");    // request 2 ttft
+  CHECK(requests[2][10] == "0.25");  // request 2 tpot
+  CHECK(requests[3][10].empty());    // request 3: one output token, no tpot
+  CHECK(requests[5][12] == "1");
+  CHECK(requests[5][9].empty());
+  CHECK(requests[5][13] == "prompt too long, \"4096\" > 2048");
+  CHECK(requests[1][12] == "0");
+
+  const auto iterations = read_csv(dir.path() / "iterations.csv");
+  REQUIRE(iterations.size() == 3);
+  CHECK(iterations[0] == std::vector<std::string>{"replica", "start_s", "duration_s", "batch_size",
+                                                  "prefill_tokens", "decode_tokens", "preempted",
+                                                  "kv_used_tokens", "kv_capacity_tokens",
+                                                  "kv_utilization"});
+  CHECK(iterations[2][0] == "1");
+  CHECK(iterations[2][9] == "0.1");
+}
+
+TEST_CASE("CSV timestamps read back exactly", "[metrics]") {
+  servesim::test::ScratchDir dir("metrics_round_trip");
+  MetricsCollector collector;
+  // Nanosecond times late in a long run need 13 significant digits.
+  const double arrival_s = 3600.123456789;
+  const double completion_s = 3600.0 + 1.0 / 3.0;
+  collector.on_request_finished(
+      servesim::test::finished_request(7, arrival_s, completion_s, completion_s, 1, 1));
+  servesim::write_requests_csv(collector, dir.path() / "requests.csv");
+  const auto rows = read_csv(dir.path() / "requests.csv");
+  REQUIRE(rows.size() == 2);
+  CHECK(std::stod(rows[1][2]) == arrival_s);
+  CHECK(std::stod(rows[1][5]) == completion_s);
+}
+
+TEST_CASE("Identical collectors give byte-identical files", "[metrics]") {
+  servesim::test::ScratchDir dir("metrics_determinism");
+  MetricsOptions options;
+  options.slo_ttft_s = 0.8;
+  for (const char* run : {"a", "b"}) {
+    const auto result = scripted_result(options);
+    servesim::JsonReporter().write(result, dir.path() / run);
+    servesim::CsvReporter().write(result, dir.path() / run);
+  }
+  for (const char* file : {"summary.json", "requests.csv", "iterations.csv"}) {
+    const auto a = read_file(dir.path() / "a" / file);
+    CHECK_FALSE(a.empty());
+    CHECK(a == read_file(dir.path() / "b" / file));
+  }
+}
+
+TEST_CASE("CsvReporter skips the files whose records were not kept", "[metrics]") {
+  servesim::test::ScratchDir dir("metrics_lean");
+  MetricsOptions options;
+  options.keep_request_records = false;
+  servesim::CsvReporter().write(scripted_result(options), dir.path());
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "requests.csv"));
+  CHECK(std::filesystem::exists(dir.path() / "iterations.csv"));
+}
+
+TEST_CASE("Writers name the path they cannot write", "[metrics]") {
+  servesim::test::ScratchDir dir("metrics_unwritable");
+  // A regular file where the output folder should be.
+  const auto blocker = dir.write("not_a_dir", "x");
+  const auto result = scripted_result();
+  try {
+    servesim::JsonReporter().write(result, blocker);
+    FAIL("expected an InputError");
+  } catch (const servesim::InputError& error) {
+    CHECK_THAT(error.what(), Catch::Contains((blocker / "summary.json").string()));
+  }
+  CHECK_THROWS_AS(servesim::write_iterations_csv(result.collector, blocker / "iterations.csv"),
+                  servesim::InputError);
+}
+
+TEST_CASE("Console summary is a readable table", "[metrics]") {
+  MetricsOptions options;
+  options.slo_tpot_s = 0.5;
+  std::ostringstream with_slo;
+  servesim::ConsoleReporter(with_slo).write(scripted_result(options), "unused");
+  std::ostringstream without_slo;
+  servesim::print_summary(without_slo, scripted_result().summary);
+
+  const std::string text = with_slo.str();
+  CHECK_THAT(text, Catch::Contains("Requests completed"));
+  CHECK_THAT(text, Catch::Contains("req/s"));
+  CHECK_THAT(text, Catch::Contains("SLO attainment"));
+  CHECK_THAT(text, Catch::Contains("75.0 %"));
+  CHECK_THAT(text, Catch::Contains("ITL (+-1.0%)"));
+  CHECK_THAT(text, Catch::Contains("3250.000"));  // e2e max, in milliseconds
+  CHECK_THAT(without_slo.str(), !Catch::Contains("SLO attainment"));
+}
