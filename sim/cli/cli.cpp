@@ -9,7 +9,8 @@
 namespace servesim::cli {
 namespace {
 
-constexpr std::array<Command, 3> kCommands{{
+constexpr std::array<Command, 4> kCommands{{
+    {"run", "Simulate serving a workload: TTFT, TPOT, ITL, E2E, throughput", &run_run},
     {"kv", "KV-cache calculator: bytes per token, capacity and sequences that fit", &run_kv},
     {"roofline", "Where one iteration's time goes: per-operator roofline of a batch",
      &run_roofline},

@@ -59,7 +59,8 @@ nlohmann::json json_number(double value) {
   return value;
 }
 
-Table::Table(std::vector<std::string> header) {
+Table::Table(std::vector<std::string> header, std::vector<std::size_t> text_columns)
+    : text_columns_(std::move(text_columns)) {
   rows_.push_back(std::move(header));
 }
 
@@ -90,7 +91,9 @@ void Table::print(std::ostream& out) const {
     }
     for (std::size_t i = 0; i < row.size(); ++i) {
       if (i > 0) out << "  ";
-      if (i == 0) {
+      const bool text =
+          i == 0 || std::find(text_columns_.begin(), text_columns_.end(), i) != text_columns_.end();
+      if (text) {
         out << std::left << std::setw(static_cast<int>(widths[i])) << row[i];
       } else {
         out << std::right << std::setw(static_cast<int>(widths[i])) << row[i];

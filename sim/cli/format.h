@@ -20,16 +20,18 @@ std::string format_fixed(double value, int decimals);
 // A whole number as a JSON integer, anything else as a double.
 nlohmann::json json_number(double value);
 
-// Left-aligned first column, right-aligned numbers, columns sized to their widest cell.
+// Columns sized to their widest cell; the first column and any marked text columns are
+// left-aligned, the rest (numbers) right-aligned.
 class Table {
  public:
-  explicit Table(std::vector<std::string> header);
+  explicit Table(std::vector<std::string> header, std::vector<std::size_t> text_columns = {});
   void add_row(std::vector<std::string> cells);
   void add_separator();
   void print(std::ostream& out) const;
 
  private:
   std::vector<std::vector<std::string>> rows_;  // an empty row is a separator
+  std::vector<std::size_t> text_columns_;
 };
 
 }  // namespace servesim::cli

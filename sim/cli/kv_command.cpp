@@ -40,7 +40,7 @@ ModelSpec model_from(const po::variables_map& vm, const CommandContext& context)
 }
 
 void print_human(std::ostream& out, const nlohmann::json& r) {
-  Table table({"quantity", "value", ""});
+  Table table({"quantity", "value", ""}, {1});
   const auto bytes_row = [&](const char* label, const char* key) {
     if (!r.contains(key)) return;
     const double v = r[key].get<double>();

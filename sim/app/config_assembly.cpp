@@ -1,0 +1,89 @@
+#include "sim/app/config_assembly.h"
+
+#include <string>
+#include <vector>
+
+#include "sim/config/catalog.h"
+#include "sim/config/json_reader.h"
+#include "sim/config/overrides.h"
+#include "sim/config/run_config.h"
+#include "sim/core/error.h"
+
+namespace servesim {
+namespace {
+
+// A workload named by a string becomes the preset's JSON, with relative paths inside it
+// made absolute so the resolved config stays valid wherever it is read.
+void expand_workload(nlohmann::json& document, const std::filesystem::path& data_root) {
+  if (!document.contains("workload") || !document["workload"].is_string()) return;
+  const Catalog catalog(data_root / "workloads", "workload preset", "workload");
+  const auto path = catalog.resolve(document["workload"].get<std::string>());
+  nlohmann::json preset = read_json_file(path);
+  if (preset.is_object() && preset.contains("trace") && preset["trace"].is_object() &&
+      preset["trace"].contains("path") && preset["trace"]["path"].is_string()) {
+    const std::filesystem::path trace = preset["trace"]["path"].get<std::string>();
+    if (trace.is_relative()) preset["trace"]["path"] = (path.parent_path() / trace).string();
+  }
+  if (preset.is_object() && preset.contains("lengths") && preset["lengths"].is_object() &&
+      preset["lengths"].contains("path") && preset["lengths"]["path"].is_string()) {
+    const std::filesystem::path lengths = preset["lengths"]["path"].get<std::string>();
+    if (lengths.is_relative()) preset["lengths"]["path"] = (path.parent_path() / lengths).string();
+  }
+  document["workload"] = std::move(preset);
+}
+
+// `--arrival` switches the process: keys that belonged to the old one (a preset's gamma cv,
+// say) would make the new one invalid, so only the new process's keys are kept.
+void keep_arrival_keys_of_process(nlohmann::json& document) {
+  auto& arrival = document["workload"]["arrival"];
+  if (!arrival.is_object() || !arrival.contains("process")) return;
+  const auto process = arrival["process"].get<std::string>();
+  std::vector<std::string> keep{"process"};
+  if (process == "poisson" || process == "constant") keep = {"process", "rate_per_s"};
+  if (process == "gamma") keep = {"process", "rate_per_s", "cv"};
+  if (process == "closed_loop") keep = {"process", "users", "think_time_s"};
+  nlohmann::json kept = nlohmann::json::object();
+  for (const auto& key : keep) {
+    if (arrival.contains(key)) kept[key] = arrival[key];
+  }
+  arrival = std::move(kept);
+}
+
+}  // namespace
+
+nlohmann::json assemble_config(const ConfigSources& sources,
+                               const std::filesystem::path& data_root) {
+  nlohmann::json document = run_config_to_json(RunConfig{});
+  document["workload"] = "sharegpt";
+  bool workload_given = false;
+  if (sources.config_file) {
+    const nlohmann::json file = read_json_file(*sources.config_file);
+    if (!file.is_object()) {
+      throw InputError(sources.config_file->string(), "expected a JSON object");
+    }
+    workload_given = file.contains("workload");
+    deep_merge(document, file);
+  }
+  // Whole-workload overrides first (a preset name), then expand, then everything else.
+  for (const auto& o : sources.overrides) {
+    if (o.assignment.rfind("workload=", 0) == 0) {
+      apply_override(document, o.assignment, o.origin);
+      workload_given = true;
+    }
+  }
+  expand_workload(document, data_root);
+  if (!workload_given) {
+    document["workload"]["arrival"] = {{"process", "poisson"}, {"rate_per_s", 8.0}};
+    document["workload"]["num_requests"] = 2000;
+  }
+  for (const auto& o : sources.overrides) {
+    if (o.assignment.rfind("workload=", 0) == 0) continue;
+    apply_override(document, o.assignment, o.origin);
+    if (o.assignment.rfind("workload.arrival.process=", 0) == 0) {
+      keep_arrival_keys_of_process(document);
+    }
+  }
+  return document;
+}
+
+}  // namespace servesim

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace servesim {
+
+struct ConfigOverride {
+  std::string origin;      // the flag it came from, for errors ("--rate", "--set")
+  std::string assignment;  // "workload.arrival.rate_per_s=4"
+};
+
+struct ConfigSources {
+  std::optional<std::filesystem::path> config_file;
+  std::vector<ConfigOverride> overrides;  // applied in order, after the file
+};
+
+// Builds the complete run configuration document: the built-in defaults, then the config
+// file merged over them, then the overrides. A workload given by name (a preset in
+// workloads/ or a path) is expanded before the workload.* overrides apply, so
+// `--workload azure-conv-2023 --rate 2` changes the preset's rate. When neither the config
+// file nor a `workload=` override names a workload, it is the built-in default: the sharegpt
+// preset, Poisson at 8 req/s, 2,000 requests (field overrides such as --rate still apply).
+nlohmann::json assemble_config(const ConfigSources& sources,
+                               const std::filesystem::path& data_root);
+
+}  // namespace servesim

@@ -1,0 +1,46 @@
+#include "sim/app/output_directory.h"
+
+#include <unistd.h>
+
+#include <string>
+
+#include "sim/core/error.h"
+
+namespace servesim {
+
+void publish_output(const std::filesystem::path& out_dir,
+                    const std::function<void(const std::filesystem::path& staging)>& write) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path target = fs::absolute(out_dir);
+  if (fs::exists(target, ec)) {
+    if (!fs::is_directory(target, ec)) {
+      throw InputError(out_dir.string(), "exists and is not a directory (--out)");
+    }
+    if (!fs::is_empty(target, ec) && !fs::exists(target / "summary.json", ec)) {
+      throw InputError(out_dir.string(),
+                       "is a non-empty directory that holds no servesim run; "
+                       "refusing to replace it (--out)");
+    }
+  }
+  const fs::path staging = target.parent_path() / ("." + target.filename().string() + ".partial-" +
+                                                   std::to_string(::getpid()));
+  fs::remove_all(staging, ec);
+  if (!fs::create_directories(staging, ec) || ec) {
+    throw InputError(staging.parent_path().string(),
+                     "cannot create the output directory: " + ec.message());
+  }
+  try {
+    write(staging);
+    fs::remove_all(target, ec);
+    fs::rename(staging, target);
+  } catch (const fs::filesystem_error& error) {
+    fs::remove_all(staging, ec);
+    throw InputError(out_dir.string(), std::string("cannot write the output: ") + error.what());
+  } catch (...) {
+    fs::remove_all(staging, ec);
+    throw;
+  }
+}
+
+}  // namespace servesim

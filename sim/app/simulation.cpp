@@ -1,0 +1,87 @@
+#include "sim/app/simulation.h"
+
+#include "sim/app/metrics_observer.h"
+#include "sim/app/policies.h"
+#include "sim/config/catalog.h"
+#include "sim/config/run_config.h"
+#include "sim/hardware/impl/roofline_model.h"
+#include "sim/memory/kv_capacity.h"
+#include "sim/model/model_loader.h"
+#include "sim/workload/workload_spec.h"
+
+namespace servesim {
+namespace {
+
+DType resolve_dtype(const std::string& text, DType native, bool kv, const std::string& key) {
+  if (text == "auto") return native == DType::FP32 && kv ? DType::FP16 : native;
+  return kv ? parse_kv_dtype(text, key) : parse_dtype(text, key);
+}
+
+}  // namespace
+
+SimulationOutcome run_simulation(const nlohmann::json& config_document,
+                                 const std::filesystem::path& data_root,
+                                 const std::filesystem::path& working_dir) {
+  const RunConfig config = run_config_from_json(config_document, "configuration");
+  const ModelSpec model =
+      load_model_file(Catalog(data_root / "models", "model", "model").resolve(config.model));
+  const HardwareProfile hardware = load_hardware_file(
+      Catalog(data_root / "hw_profiles", "hardware profile", "hardware").resolve(config.hardware));
+  const auto allocators = allocator_registry();
+  const auto schedulers = scheduler_registry();
+  const auto routers = router_registry();
+  const auto& allocator_entry = allocators.find(config.allocator.name, "allocator.name");
+  const auto& scheduler_entry = schedulers.find(config.scheduler.name, "scheduler.name");
+  const auto& router_entry = routers.find(config.router, "router");
+
+  RooflineOptions roofline;
+  roofline.parallelism = Parallelism{config.tp, config.pp};
+  roofline.weight_dtype =
+      resolve_dtype(config.weight_dtype, model.native_dtype, false, "weight_dtype");
+  roofline.kv_dtype = resolve_dtype(config.kv_dtype, model.native_dtype, true, "kv_dtype");
+  const RooflineModel time_model(model, hardware, roofline);
+
+  std::int64_t capacity_tokens = 0;
+  if (config.memory.kv_capacity_tokens) {
+    capacity_tokens = *config.memory.kv_capacity_tokens;
+  } else {
+    KvCapacityOptions o;
+    o.parallelism = roofline.parallelism;
+    o.weight_dtype = roofline.weight_dtype;
+    o.kv_dtype = roofline.kv_dtype;
+    o.memory_utilization = config.memory.mem_util;
+    o.max_batched_tokens = config.memory.max_batched_tokens_reserve;
+    o.max_sequences = config.scheduler.max_num_seqs;
+    capacity_tokens = plan_kv_capacity(model, hardware, o).kv_capacity_tokens;
+  }
+  const std::int64_t max_len = config.max_len.value_or(model.max_position_embeddings);
+
+  const WorkloadSpec workload = parse_workload_spec(config.workload, "workload", working_dir);
+  const RngStreams streams(config.seed);
+  const auto source = make_workload_source(workload, streams);
+
+  MetricsOptions metrics;
+  metrics.keep_request_records = config.output.request_records;
+  metrics.keep_iteration_records = config.output.iteration_records;
+  metrics.slo_ttft_s = config.slo.ttft_s;
+  metrics.slo_tpot_s = config.slo.tpot_s;
+  MetricsCollector collector(metrics);
+  MetricsObserver observer(collector);
+
+  std::vector<std::unique_ptr<Replica>> replicas;
+  for (std::int64_t i = 0; i < config.replicas; ++i) {
+    replicas.push_back(std::make_unique<Replica>(
+        static_cast<std::int32_t>(i), allocator_entry.factory(config.allocator, capacity_tokens),
+        scheduler_entry.factory(config.scheduler), time_model, config.pp, max_len, observer));
+  }
+  Cluster cluster(std::move(replicas), router_entry.factory(streams), *source, observer);
+  const ClusterRunStats stats = cluster.run();
+
+  nlohmann::json resolved = run_config_to_json(config);
+  resolved["workload"] = workload_spec_to_json(workload);
+  RunSummary summary = collector.summarize(stats.end_time.seconds());
+  return SimulationOutcome{RunResult{std::move(summary), std::move(collector)}, stats,
+                           std::move(resolved), capacity_tokens};
+}
+
+}  // namespace servesim

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cluster/cluster.h"
+#include "sim/metrics/run_result.h"
+
+namespace servesim {
+
+struct SimulationOutcome {
+  RunResult result;                // summary and collector, for the reporters
+  ClusterRunStats stats;           // events, arrivals, end time
+  nlohmann::json resolved_config;  // every default filled in, presets expanded
+  std::int64_t kv_capacity_tokens_per_replica = 0;
+};
+
+// Builds one serving run from a configuration document (see assemble_config) and runs it to
+// the end. The only place the simulator's objects are wired together. Relative file paths
+// in the workload resolve against `working_dir`.
+SimulationOutcome run_simulation(const nlohmann::json& config_document,
+                                 const std::filesystem::path& data_root,
+                                 const std::filesystem::path& working_dir);
+
+}  // namespace servesim
