@@ -2,10 +2,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
+#include "sim/cli/command.h"
 #include "sim/hardware/hardware_profile.h"
 #include "sim/hardware/impl/roofline_model.h"
 #include "sim/model/model_loader.h"
@@ -25,6 +30,20 @@ inline ModelSpec shipped_model(const std::string& name) {
 }
 inline HardwareProfile shipped_hardware(const std::string& name) {
   return load_hardware_file(source_dir() / "hw_profiles" / (name + ".json"));
+}
+
+// `servesim ARGS...` run in-process against the source tree's data.
+struct CliResult {
+  int exit_code;
+  std::string out;
+  std::string err;
+  nlohmann::json json() const { return nlohmann::json::parse(out); }
+};
+
+inline CliResult run_servesim(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = cli::run_cli(args, out, err, source_dir());
+  return {code, out.str(), err.str()};
 }
 
 // A scratch folder of its own per test process, removed on destruction.

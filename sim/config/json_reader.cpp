@@ -93,6 +93,26 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
   return parse_json_text(text, name);
 }
 
+namespace {
+
+void collect_numeric_paths(const nlohmann::json& node, const std::string& prefix,
+                           std::string_view skip, std::vector<std::string>& out) {
+  for (const auto& [key, value] : node.items()) {
+    if (prefix.empty() && key == skip) continue;
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (value.is_object()) collect_numeric_paths(value, path, skip, out);
+    if (value.is_number()) out.push_back(path);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> numeric_key_paths(const nlohmann::json& document, std::string_view skip) {
+  std::vector<std::string> paths;
+  collect_numeric_paths(document, "", skip, paths);
+  return paths;
+}
+
 JsonObjectReader::JsonObjectReader(const nlohmann::json& object, std::string source_name,
                                    std::string key_prefix)
     : object_(object), source_name_(std::move(source_name)), key_prefix_(std::move(key_prefix)) {

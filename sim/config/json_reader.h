@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,10 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source_
 
 // Reads and parses a JSON file; a missing, unreadable or non-regular file is an InputError.
 nlohmann::json read_json_file(const std::filesystem::path& path);
+
+// The dotted key paths of every number in a document ("efficiency.gpu_link"), skipping the
+// top-level key `skip` (e.g. a metadata section).
+std::vector<std::string> numeric_key_paths(const nlohmann::json& document, std::string_view skip);
 
 // Typed access to one JSON object with errors that name the source and the key path.
 // Every accessor marks its key as known; reject_unknown_keys() then refuses the rest, so a

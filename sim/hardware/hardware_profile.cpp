@@ -1,5 +1,7 @@
 #include "sim/hardware/hardware_profile.h"
 
+#include <algorithm>
+
 #include "sim/config/json_reader.h"
 #include "sim/core/error.h"
 
@@ -8,35 +10,6 @@ namespace {
 
 constexpr std::array<DType, 6> kAllDtypes{DType::FP32, DType::BF16, DType::FP16,
                                           DType::FP8,  DType::INT8, DType::INT4};
-
-// Every numeric key a profile may hold, for the provenance check.
-bool is_known_number(const std::string& key) {
-  static const std::array<std::string_view, 18> kKeys{"memory_capacity_bytes",
-                                                      "memory_bandwidth_bytes_per_s",
-                                                      "gpu_link_bandwidth_bytes_per_s",
-                                                      "host_link_bandwidth_bytes_per_s",
-                                                      "runtime_reserved_bytes",
-                                                      "price_per_gpu_hour_usd",
-                                                      "efficiency.gemm_compute",
-                                                      "efficiency.attention_compute",
-                                                      "efficiency.memory_bandwidth",
-                                                      "efficiency.gpu_link",
-                                                      "efficiency.host_link",
-                                                      "overheads.kernel_launch_s",
-                                                      "overheads.iteration_s",
-                                                      "overheads.per_sequence_s",
-                                                      "overheads.collective_latency_s",
-                                                      "peak_flops_per_s",
-                                                      "name",
-                                                      "description"};
-  for (const auto k : kKeys) {
-    if (k == key) return true;
-  }
-  for (const DType d : kAllDtypes) {
-    if (key == "peak_flops_per_s." + std::string(dtype_name(d))) return true;
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -95,9 +68,12 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
     o->reject_unknown_keys();
   }
   if (auto s = r.optional_object("sources")) {
+    const auto numbers = numeric_key_paths(document, "sources");
     for (const auto& [key, value] : document.at("sources").items()) {
       if (!value.is_string()) s->fail(key, "expected a string naming where the number comes from");
-      if (!is_known_number(key)) s->fail(key, "names no field of a hardware profile");
+      if (std::find(numbers.begin(), numbers.end(), key) == numbers.end()) {
+        s->fail(key, "names no number of this profile");
+      }
       s->ignore(key);
       p.sources.emplace(key, value.get<std::string>());
     }

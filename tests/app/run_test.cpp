@@ -16,17 +16,9 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-struct CliResult {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
+using test::CliResult;
 
-CliResult run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = cli::run_cli(args, out, err, test::source_dir());
-  return {code, out.str(), err.str()};
-}
+CliResult run(const std::vector<std::string>& args) { return test::run_servesim(args); }
 
 std::string read(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

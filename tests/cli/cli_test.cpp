@@ -12,18 +12,9 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-struct CliResult {
-  int exit_code;
-  std::string out;
-  std::string err;
-  nlohmann::json json() const { return nlohmann::json::parse(out); }
-};
+using test::CliResult;
 
-CliResult run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = cli::run_cli(args, out, err, test::source_dir());
-  return {code, out.str(), err.str()};
-}
+CliResult run(const std::vector<std::string>& args) { return test::run_servesim(args); }
 
 // An error is one line on stderr, naming what was wrong.
 void require_error(const CliResult& r, int code, const std::string& needle) {

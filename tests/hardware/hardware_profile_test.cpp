@@ -13,17 +13,6 @@ namespace {
 const char* const kShipped[] = {"a100-40gb", "a100-80gb", "h100-sxm", "h200",
                                 "l40s",      "b200",      "mi300x"};
 
-// Every number in a JSON document, as dotted key paths.
-void numeric_paths(const nlohmann::json& node, const std::string& prefix,
-                   std::vector<std::string>& out) {
-  for (const auto& [key, value] : node.items()) {
-    const std::string path = prefix.empty() ? key : prefix + "." + key;
-    if (key == "sources") continue;
-    if (value.is_object()) numeric_paths(value, path, out);
-    if (value.is_number()) out.push_back(path);
-  }
-}
-
 std::string minimal_profile(const std::string& extra) {
   return R"({"name": "X", "memory_capacity_bytes": 8e10, "memory_bandwidth_bytes_per_s": 2e12,
              "gpu_link_bandwidth_bytes_per_s": 3e11, "host_link_bandwidth_bytes_per_s": 3.2e10,
@@ -38,8 +27,7 @@ TEST_CASE("every shipped profile loads and cites a source for every number", "[h
     INFO(name);
     const auto path = test::source_dir() / "hw_profiles" / (std::string(name) + ".json");
     const HardwareProfile p = load_hardware_file(path);
-    std::vector<std::string> numbers;
-    numeric_paths(read_json_file(path), "", numbers);
+    const auto numbers = numeric_key_paths(read_json_file(path), "sources");
     REQUIRE(numbers.size() >= 10);
     for (const auto& key : numbers) {
       INFO(key);
@@ -86,7 +74,7 @@ TEST_CASE("bad profiles are refused naming the field", "[hardware]") {
   REQUIRE_THROWS_WITH(load(minimal_profile(R"(, "overheads": {"iteration_s": -1})")),
                       Contains("overheads.iteration_s"));
   REQUIRE_THROWS_WITH(load(minimal_profile(R"(, "sources": {"memory_bytes": "x"})")),
-                      Contains("sources.memory_bytes") && Contains("names no field"));
+                      Contains("sources.memory_bytes") && Contains("names no number"));
   REQUIRE_THROWS_WITH(
       load(R"({"name": "X", "memory_capacity_bytes": 0, "memory_bandwidth_bytes_per_s": 2e12,
                "gpu_link_bandwidth_bytes_per_s": 1, "host_link_bandwidth_bytes_per_s": 1,
