@@ -18,7 +18,9 @@ namespace {
 
 using test::CliResult;
 
-CliResult run(const std::vector<std::string>& args) { return test::run_servesim(args); }
+CliResult run(const std::vector<std::string>& args) {
+  return test::run_servesim(args);
+}
 
 std::string read(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -14,7 +14,9 @@ namespace {
 
 using test::CliResult;
 
-CliResult run(const std::vector<std::string>& args) { return test::run_servesim(args); }
+CliResult run(const std::vector<std::string>& args) {
+  return test::run_servesim(args);
+}
 
 // An error is one line on stderr, naming what was wrong.
 void require_error(const CliResult& r, int code, const std::string& needle) {

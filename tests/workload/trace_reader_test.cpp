@@ -1,6 +1,5 @@
 #include <catch2/catch.hpp>
 
-
 #include "sim/core/error.h"
 #include "sim/workload/azure_timestamp.h"
 #include "sim/workload/trace_reader.h"
