@@ -34,7 +34,7 @@ void Replica::enqueue(Request* request) {
 }
 
 ReplicaLoad Replica::load() const {
-  const KvUsage usage = allocator_->usage();
+  const KvUsage usage = allocator_->usage(0);
   return ReplicaLoad{
       id_, outstanding_,
       static_cast<double>(usage.used()) / static_cast<double>(usage.capacity_tokens)};
@@ -63,7 +63,8 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   for (std::int64_t s = 1; s < pipeline_stages_; ++s)
     total += stage;
 
-  const KvUsage usage = allocator_->usage();
+  const KvUsage usage =
+      allocator_->usage(queues_.waiting.empty() ? 0 : queues_.waiting.front()->final_tokens());
   if (usage.used() > usage.capacity_tokens) {
     throw InvariantError("replica " + std::to_string(id_) + ": KV memory exceeds capacity");
   }

@@ -34,7 +34,10 @@ class IKvCacheAllocator {
   // Frees everything the sequence holds (finished or preempted).
   virtual void release(std::int64_t sequence) = 0;
 
-  virtual KvUsage usage() const = 0;
+  // Where the memory is. Free memory in holes too small for the reservation a request of
+  // `next_final_tokens` would need (the head of the waiting queue; 0 when none waits) counts
+  // as external fragmentation.
+  virtual KvUsage usage(std::int64_t next_final_tokens) const = 0;
   virtual std::int64_t capacity_tokens() const = 0;
   virtual std::int64_t sequences() const = 0;
 };

@@ -10,7 +10,7 @@ TEST_CASE("paged allocation takes blocks as tokens arrive and returns them all",
   REQUIRE(a.total_blocks() == 10);
   a.admit(1, 17, 40);  // 2 blocks, 15 slots of tail
   REQUIRE(a.free_blocks() == 8);
-  KvUsage u = a.usage();
+  KvUsage u = a.usage(0);
   REQUIRE(u.token_states == 17);
   REQUIRE(u.internal_fragmentation == 15);
   REQUIRE(u.free == 128);
@@ -28,7 +28,7 @@ TEST_CASE("paged allocation takes blocks as tokens arrive and returns them all",
   a.release(1);
   a.release(2);
   REQUIRE(a.free_blocks() == 10);
-  REQUIRE(a.usage().token_states == 0);
+  REQUIRE(a.usage(0).token_states == 0);
   REQUIRE(a.sequences() == 0);
 }
 

@@ -96,7 +96,8 @@ void PagedAllocator::check_conservation() const {
   }
 }
 
-KvUsage PagedAllocator::usage() const {
+// Any free block serves any request, so paging has no external fragmentation.
+KvUsage PagedAllocator::usage(std::int64_t /*next_final_tokens*/) const {
   KvUsage u;
   u.capacity_tokens = capacity_tokens();
   u.token_states = token_states_;

@@ -23,7 +23,7 @@ class PagedAllocator final : public IKvCacheAllocator {
   void grow(std::int64_t sequence, std::int64_t tokens) override;
   void release(std::int64_t sequence) override;
 
-  KvUsage usage() const override;
+  KvUsage usage(std::int64_t next_final_tokens) const override;
   std::int64_t capacity_tokens() const override { return total_blocks_ * block_size_; }
   std::int64_t sequences() const override { return static_cast<std::int64_t>(tables_.size()); }
 
