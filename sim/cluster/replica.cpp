@@ -78,6 +78,9 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   record.preempted = static_cast<std::int32_t>(plan.preempted.size());
   record.kv_used_tokens = usage.used();
   record.kv_capacity_tokens = usage.capacity_tokens;
+  record.kv_memory =
+      KvMemoryTokens{usage.token_states, usage.reserved, usage.internal_fragmentation,
+                     usage.external_fragmentation, usage.free};
   observer_.on_iteration(record);
 
   const std::int64_t batch = next_batch_++;

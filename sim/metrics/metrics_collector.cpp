@@ -96,6 +96,17 @@ void MetricsCollector::on_iteration(const IterationRecord& record) {
   batch_size_sum_ += record.batch_size;
   iteration_time_s_ += record.duration_s;
   kv_utilization_time_s_ += record.kv_utilization() * record.duration_s;
+  if (record.kv_capacity_tokens > 0) {
+    const double weight = record.duration_s / static_cast<double>(record.kv_capacity_tokens);
+    const KvMemoryTokens& m = record.kv_memory;
+    kv_memory_time_s_.token_states += static_cast<double>(m.token_states) * weight;
+    kv_memory_time_s_.reserved += static_cast<double>(m.reserved) * weight;
+    kv_memory_time_s_.internal_fragmentation +=
+        static_cast<double>(m.internal_fragmentation) * weight;
+    kv_memory_time_s_.external_fragmentation +=
+        static_cast<double>(m.external_fragmentation) * weight;
+    kv_memory_time_s_.free += static_cast<double>(m.free) * weight;
+  }
   if (options_.keep_iteration_records) iterations_.push_back(record);
 }
 
@@ -124,6 +135,15 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
   s.mean_batch_size =
       iterations_seen_ > 0 ? batch_size_sum_ / static_cast<double>(iterations_seen_) : 0.0;
   s.kv_utilization = iteration_time_s_ > 0 ? kv_utilization_time_s_ / iteration_time_s_ : 0.0;
+  if (iteration_time_s_ > 0) {
+    s.kv_memory.token_states = kv_memory_time_s_.token_states / iteration_time_s_;
+    s.kv_memory.reserved = kv_memory_time_s_.reserved / iteration_time_s_;
+    s.kv_memory.internal_fragmentation =
+        kv_memory_time_s_.internal_fragmentation / iteration_time_s_;
+    s.kv_memory.external_fragmentation =
+        kv_memory_time_s_.external_fragmentation / iteration_time_s_;
+    s.kv_memory.free = kv_memory_time_s_.free / iteration_time_s_;
+  }
   s.preemptions = preemptions_;
   if (options_.slo_ttft_s || options_.slo_tpot_s) {
     s.slo_attainment =

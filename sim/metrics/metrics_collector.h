@@ -65,6 +65,7 @@ class MetricsCollector final {
   std::vector<double> e2e_s_;
   std::vector<double> normalized_s_per_token_;
   LogHistogram itl_;
+  RunSummary::KvMemoryShares kv_memory_time_s_;  // share x duration, summed over iterations
 
   std::int64_t requests_rejected_ = 0;
   std::int64_t prompt_tokens_ = 0;  // of completed requests

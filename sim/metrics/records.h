@@ -21,6 +21,16 @@ struct RequestRecord {
   std::string reject_reason;  // empty unless rejected
 };
 
+// Where a replica's KV slots are, in tokens; the five categories partition its capacity
+// (docs/metrics.md defines each).
+struct KvMemoryTokens {
+  std::int64_t token_states = 0;
+  std::int64_t reserved = 0;
+  std::int64_t internal_fragmentation = 0;
+  std::int64_t external_fragmentation = 0;
+  std::int64_t free = 0;
+};
+
 // One iteration of one replica.
 struct IterationRecord {
   std::int32_t replica = 0;
@@ -32,6 +42,7 @@ struct IterationRecord {
   std::int32_t preempted = 0;       // requests preempted while planning it
   std::int64_t kv_used_tokens = 0;  // token slots allocated at the end of the iteration
   std::int64_t kv_capacity_tokens = 0;
+  KvMemoryTokens kv_memory;  // at the start of the iteration, after the batch took its memory
   double kv_utilization() const {
     return kv_capacity_tokens > 0
                ? static_cast<double>(kv_used_tokens) / static_cast<double>(kv_capacity_tokens)

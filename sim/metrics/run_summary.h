@@ -27,6 +27,14 @@ struct RunSummary {
 
   double mean_batch_size = 0;  // mean over iterations
   double kv_utilization = 0;   // mean over iterations weighted by their duration
+  // Time-weighted shares of KV capacity by category; they sum to 1 when any iteration ran.
+  struct KvMemoryShares {
+    double token_states = 0;
+    double reserved = 0;
+    double internal_fragmentation = 0;
+    double external_fragmentation = 0;
+    double free = 0;
+  } kv_memory;
   std::int64_t preemptions = 0;
 
   // Share of completed requests meeting every SLO that is set; absent when none is set.

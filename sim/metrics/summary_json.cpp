@@ -42,6 +42,13 @@ nlohmann::json summary_to_json(const RunSummary& s) {
       finite(s.normalized_latency_s_per_token, "normalized_latency_s_per_token");
   j["mean_batch_size"] = finite(s.mean_batch_size, "mean_batch_size");
   j["kv_utilization"] = finite(s.kv_utilization, "kv_utilization");
+  j["kv_memory"] = {{"token_states", finite(s.kv_memory.token_states, "kv_memory.token_states")},
+                    {"reserved", finite(s.kv_memory.reserved, "kv_memory.reserved")},
+                    {"internal_fragmentation", finite(s.kv_memory.internal_fragmentation,
+                                                      "kv_memory.internal_fragmentation")},
+                    {"external_fragmentation", finite(s.kv_memory.external_fragmentation,
+                                                      "kv_memory.external_fragmentation")},
+                    {"free", finite(s.kv_memory.free, "kv_memory.free")}};
   j["preemptions"] = s.preemptions;
   if (s.slo_attainment) j["slo_attainment"] = finite(*s.slo_attainment, "slo_attainment");
   return j;

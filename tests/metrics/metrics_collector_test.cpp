@@ -96,6 +96,25 @@ TEST_CASE("KV utilization is weighted by iteration duration", "[metrics]") {
   CHECK(collector.iteration_records().size() == 3);
 }
 
+TEST_CASE("the KV memory breakdown is time-weighted and sums to one", "[metrics]") {
+  MetricsCollector collector;
+  auto first = iteration(0, 0.0, 1.0, 4, 60, 100);
+  first.kv_memory = {40, 10, 10, 30, 10};
+  auto second = iteration(0, 1.0, 3.0, 2, 20, 100);
+  second.kv_memory = {20, 0, 0, 0, 80};
+  collector.on_iteration(first);
+  collector.on_iteration(second);
+  const auto m = collector.summarize(4.0).kv_memory;
+  CHECK(m.token_states == Approx((0.4 * 1 + 0.2 * 3) / 4).epsilon(kTight));
+  CHECK(m.reserved == Approx(0.1 / 4).epsilon(kTight));
+  CHECK(m.internal_fragmentation == Approx(0.1 / 4).epsilon(kTight));
+  CHECK(m.external_fragmentation == Approx(0.3 / 4).epsilon(kTight));
+  CHECK(m.free == Approx((0.1 + 0.8 * 3) / 4).epsilon(kTight));
+  CHECK(m.token_states + m.reserved + m.internal_fragmentation + m.external_fragmentation +
+            m.free ==
+        Approx(1.0).epsilon(kTight));
+}
+
 TEST_CASE("SLO attainment counts requests meeting every target that is set", "[metrics]") {
   MetricsOptions options;
   // Scripted run: (ttft, tpot) = (1, 0.5), (0.5, 0.25), (2, none), (0.25, 1).

@@ -44,6 +44,11 @@ void print_summary(std::ostream& out, const RunSummary& s) {
   print_line(out, "Total token throughput", fixed(s.throughput_total_tokens_per_s, 1), "tok/s");
   print_line(out, "Mean batch size", fixed(s.mean_batch_size, 2), "");
   print_line(out, "KV utilization", fixed(s.kv_utilization * 100, 1), "%");
+  const auto share = [](double f) { return fixed(f * 100, 1) + "%"; };
+  out << "  KV memory: token states " << share(s.kv_memory.token_states) << ", reserved "
+      << share(s.kv_memory.reserved) << ", internal fragmentation "
+      << share(s.kv_memory.internal_fragmentation) << ", external fragmentation "
+      << share(s.kv_memory.external_fragmentation) << ", free " << share(s.kv_memory.free) << '\n';
   print_line(out, "Preemptions", std::to_string(s.preemptions), "");
   print_line(out, "Normalized latency", fixed(s.normalized_latency_s_per_token * 1e3, 3),
              "ms/token");

@@ -47,7 +47,9 @@ std::string iteration_row(const IterationRecord& it) {
                format_round_trip(it.duration_s), to_string(it.batch_size),
                to_string(it.prefill_tokens), to_string(it.decode_tokens), to_string(it.preempted),
                to_string(it.kv_used_tokens), to_string(it.kv_capacity_tokens),
-               format_9_digits(it.kv_utilization())});
+               format_9_digits(it.kv_utilization()), to_string(it.kv_memory.token_states),
+               to_string(it.kv_memory.reserved), to_string(it.kv_memory.internal_fragmentation),
+               to_string(it.kv_memory.external_fragmentation), to_string(it.kv_memory.free)});
 }
 
 }  // namespace
@@ -72,7 +74,8 @@ void write_requests_csv(const MetricsCollector& collector, const std::filesystem
 void write_iterations_csv(const MetricsCollector& collector, const std::filesystem::path& path) {
   auto out = open_output_file(path);
   out << "replica,start_s,duration_s,batch_size,prefill_tokens,decode_tokens,preempted,"
-         "kv_used_tokens,kv_capacity_tokens,kv_utilization\n";
+         "kv_used_tokens,kv_capacity_tokens,kv_utilization,kv_token_states,kv_reserved,"
+         "kv_internal_fragmentation,kv_external_fragmentation,kv_free\n";
   for (const auto& iteration : collector.iteration_records()) {
     out << iteration_row(iteration) << '\n';
   }
