@@ -4,9 +4,11 @@
 #include "sim/app/policies.h"
 #include "sim/config/catalog.h"
 #include "sim/config/run_config.h"
+#include "sim/core/error.h"
 #include "sim/hardware/impl/roofline_model.h"
 #include "sim/memory/kv_capacity.h"
 #include "sim/model/model_loader.h"
+#include "sim/model/model_size.h"
 #include "sim/workload/workload_spec.h"
 
 namespace servesim {
@@ -44,6 +46,13 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   std::int64_t capacity_tokens = 0;
   if (config.memory.kv_capacity_tokens) {
     capacity_tokens = *config.memory.kv_capacity_tokens;
+  } else if (config.memory.kv_capacity_gib) {
+    // KV bytes per replica, as the vLLM paper states its setups ("12 GB for KV").
+    capacity_tokens = static_cast<std::int64_t>(*config.memory.kv_capacity_gib * 1073741824.0 /
+                                                kv_bytes_per_token(model, roofline.kv_dtype));
+    if (capacity_tokens < 1) {
+      throw InfeasibleError("memory.kv_capacity_gib holds less than one token of " + model.name);
+    }
   } else {
     KvCapacityOptions o;
     o.parallelism = roofline.parallelism;

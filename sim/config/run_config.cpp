@@ -31,6 +31,10 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
   if (auto m = r.optional_object("memory")) {
     c.memory.mem_util = m->optional_fraction("mem_util").value_or(c.memory.mem_util);
     c.memory.kv_capacity_tokens = m->optional_positive_integer("kv_capacity_tokens");
+    c.memory.kv_capacity_gib = m->optional_positive_number("kv_capacity_gib");
+    if (c.memory.kv_capacity_tokens && c.memory.kv_capacity_gib) {
+      m->fail("kv_capacity_gib", "give kv_capacity_tokens or kv_capacity_gib, not both");
+    }
     c.memory.max_batched_tokens_reserve =
         positive_or(*m, "max_batched_tokens_reserve", c.memory.max_batched_tokens_reserve);
     m->reject_unknown_keys();
@@ -40,6 +44,8 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
     c.scheduler.max_num_seqs = positive_or(*s, "max_num_seqs", c.scheduler.max_num_seqs);
     c.scheduler.max_num_batched_tokens =
         positive_or(*s, "max_num_batched_tokens", c.scheduler.max_num_batched_tokens);
+    c.scheduler.batch_size = positive_or(*s, "batch_size", c.scheduler.batch_size);
+    c.scheduler.token_budget = positive_or(*s, "token_budget", c.scheduler.token_budget);
     s->reject_unknown_keys();
   }
   if (auto a = r.optional_object("allocator")) {
@@ -49,6 +55,10 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
       if (*watermark < 0 || *watermark >= 1) a->fail("watermark", "expected a fraction in [0, 1)");
       c.allocator.watermark = *watermark;
     }
+    c.allocator.reservation = a->optional_string("reservation").value_or(c.allocator.reservation);
+    c.allocator.fixed_reservation_tokens =
+        positive_or(*a, "fixed_reservation_tokens", c.allocator.fixed_reservation_tokens);
+    c.allocator.placement = a->optional_string("placement").value_or(c.allocator.placement);
     a->reject_unknown_keys();
   }
   if (const nlohmann::json* workload = r.optional_raw("workload")) {
@@ -92,15 +102,21 @@ nlohmann::json run_config_to_json(const RunConfig& c) {
       {"memory",
        {{"mem_util", c.memory.mem_util},
         {"kv_capacity_tokens", optional(c.memory.kv_capacity_tokens)},
+        {"kv_capacity_gib", optional(c.memory.kv_capacity_gib)},
         {"max_batched_tokens_reserve", c.memory.max_batched_tokens_reserve}}},
       {"scheduler",
        {{"name", c.scheduler.name},
         {"max_num_seqs", c.scheduler.max_num_seqs},
-        {"max_num_batched_tokens", c.scheduler.max_num_batched_tokens}}},
+        {"max_num_batched_tokens", c.scheduler.max_num_batched_tokens},
+        {"batch_size", c.scheduler.batch_size},
+        {"token_budget", c.scheduler.token_budget}}},
       {"allocator",
        {{"name", c.allocator.name},
         {"block_size", c.allocator.block_size},
-        {"watermark", c.allocator.watermark}}},
+        {"watermark", c.allocator.watermark},
+        {"reservation", c.allocator.reservation},
+        {"fixed_reservation_tokens", c.allocator.fixed_reservation_tokens},
+        {"placement", c.allocator.placement}}},
       {"workload", c.workload},
       {"slo", {{"ttft_s", optional(c.slo.ttft_s)}, {"tpot_s", optional(c.slo.tpot_s)}}},
       {"output",

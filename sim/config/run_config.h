@@ -26,6 +26,7 @@ struct RunConfig {
   struct Memory {
     double mem_util = 0.9;
     std::optional<std::int64_t> kv_capacity_tokens;  // overrides the computed capacity
+    std::optional<double> kv_capacity_gib;           // the same, as KV bytes per replica in GiB
     std::int64_t max_batched_tokens_reserve = 8192;  // activation reserve: see servesim kv
   } memory;
 
@@ -33,12 +34,17 @@ struct RunConfig {
     std::string name = "vllm";
     std::int64_t max_num_seqs = 256;
     std::int64_t max_num_batched_tokens = 8192;
+    std::int64_t batch_size = 8;      // static: requests per batch
+    std::int64_t token_budget = 512;  // sarathi: tokens per iteration
   } scheduler;
 
   struct Allocator {
     std::string name = "paged";
     std::int64_t block_size = 16;
     double watermark = 0.01;
+    std::string reservation = "max";  // contiguous: max, pow2, oracle or fixed
+    std::int64_t fixed_reservation_tokens = 2048;
+    std::string placement = "buddy";  // contiguous: buddy or first_fit
   } allocator;
 
   nlohmann::json workload;  // a workload spec object (presets already expanded)
