@@ -1,20 +1,67 @@
 #include "sim/app/policies.h"
 
+#include <array>
+#include <string_view>
+#include <utility>
+
 #include "sim/cluster/impl/least_kv_router.h"
 #include "sim/cluster/impl/least_outstanding_router.h"
 #include "sim/cluster/impl/random_router.h"
 #include "sim/cluster/impl/round_robin_router.h"
+#include "sim/core/error.h"
+#include "sim/memory/impl/buddy_address_space.h"
+#include "sim/memory/impl/contiguous_allocator.h"
+#include "sim/memory/impl/first_fit_address_space.h"
+#include "sim/memory/impl/fixed_reservation.h"
+#include "sim/memory/impl/max_reservation.h"
+#include "sim/memory/impl/oracle_reservation.h"
 #include "sim/memory/impl/paged_allocator.h"
+#include "sim/memory/impl/pow2_reservation.h"
 #include "sim/scheduler/impl/vllm_scheduler.h"
 
 namespace servesim {
+namespace {
+
+std::unique_ptr<IReservationPolicy> make_reservation(const RunConfig::Allocator& config,
+                                                     std::int64_t max_len_tokens) {
+  if (config.reservation == "max") return std::make_unique<MaxReservation>(max_len_tokens);
+  if (config.reservation == "pow2") return std::make_unique<Pow2Reservation>();
+  if (config.reservation == "oracle") return std::make_unique<OracleReservation>();
+  if (config.reservation == "fixed") {
+    return std::make_unique<FixedReservation>(config.fixed_reservation_tokens);
+  }
+  throw InputError("allocator.reservation", "unknown reservation policy \"" + config.reservation +
+                                                "\" (valid: max, pow2, oracle, fixed)");
+}
+
+std::unique_ptr<IAddressSpace> make_address_space(const RunConfig::Allocator& config,
+                                                  std::int64_t capacity_tokens) {
+  if (config.placement == "buddy") return std::make_unique<BuddyAddressSpace>(capacity_tokens);
+  if (config.placement == "first_fit") {
+    return std::make_unique<FirstFitAddressSpace>(capacity_tokens);
+  }
+  throw InputError("allocator.placement", "unknown placement policy \"" + config.placement +
+                                              "\" (valid: buddy, first_fit)");
+}
+
+}  // namespace
 
 Registry<AllocatorFactory> allocator_registry() {
   Registry<AllocatorFactory> registry("allocator");
   registry.add("paged", "fixed-size KV blocks allocated as tokens arrive (vLLM PagedAttention)",
-               [](const RunConfig::Allocator& config, std::int64_t capacity_tokens) {
+               [](const RunConfig::Allocator& config, std::int64_t capacity_tokens,
+                  std::int64_t /*max_len_tokens*/) {
                  return std::make_unique<PagedAllocator>(capacity_tokens, config.block_size,
                                                          config.watermark);
+               });
+  registry.add("contiguous",
+               "one region per request reserved at admission (reservation: max, pow2, oracle, "
+               "fixed; placement: buddy, first_fit)",
+               [](const RunConfig::Allocator& config, std::int64_t capacity_tokens,
+                  std::int64_t max_len_tokens) {
+                 return std::make_unique<ContiguousAllocator>(
+                     make_reservation(config, max_len_tokens),
+                     make_address_space(config, capacity_tokens));
                });
   return registry;
 }
@@ -28,6 +75,27 @@ Registry<SchedulerFactory> scheduler_registry() {
                      VllmSchedulerOptions{config.max_num_seqs, config.max_num_batched_tokens});
                });
   return registry;
+}
+
+void check_policy_pair(const std::string& scheduler, const std::string& allocator) {
+  // vllm is defined by paged allocation; orca by contiguous reservations (it never preempts);
+  // static and sarathi reserve or grow through the allocator interface and work with both.
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kPairs{{
+      {"vllm", "paged"},
+      {"orca", "contiguous"},
+      {"static", "contiguous"},
+      {"static", "paged"},
+      {"sarathi", "paged"},
+      {"sarathi", "contiguous"},
+  }};
+  std::string valid;
+  for (const auto& [s, a] : kPairs) {
+    if (s == scheduler && a == allocator) return;
+    valid += (valid.empty() ? "" : ", ") + std::string(s) + ":" + std::string(a);
+  }
+  throw InputError("scheduler.name", "scheduler \"" + scheduler +
+                                         "\" does not work with allocator \"" + allocator +
+                                         "\" (valid pairs: " + valid + ")");
 }
 
 Registry<RouterFactory> router_registry() {

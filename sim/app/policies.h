@@ -16,7 +16,7 @@ namespace servesim {
 // The built-in policies, by the names configs use. Each registry is built on demand: no
 // global state.
 using AllocatorFactory = std::function<std::unique_ptr<IKvCacheAllocator>(
-    const RunConfig::Allocator& config, std::int64_t capacity_tokens)>;
+    const RunConfig::Allocator& config, std::int64_t capacity_tokens, std::int64_t max_len_tokens)>;
 using SchedulerFactory =
     std::function<std::unique_ptr<IBatchScheduler>(const RunConfig::Scheduler& config)>;
 using RouterFactory = std::function<std::unique_ptr<IRouter>(const RngStreams& streams)>;
@@ -24,5 +24,9 @@ using RouterFactory = std::function<std::unique_ptr<IRouter>(const RngStreams& s
 Registry<AllocatorFactory> allocator_registry();
 Registry<SchedulerFactory> scheduler_registry();
 Registry<RouterFactory> router_registry();
+
+// Each scheduler declares the allocators whose mechanics it works with; any other pair is
+// refused with an InputError listing the valid pairs.
+void check_policy_pair(const std::string& scheduler, const std::string& allocator);
 
 }  // namespace servesim

@@ -35,6 +35,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   const auto& allocator_entry = allocators.find(config.allocator.name, "allocator.name");
   const auto& scheduler_entry = schedulers.find(config.scheduler.name, "scheduler.name");
   const auto& router_entry = routers.find(config.router, "router");
+  check_policy_pair(config.scheduler.name, config.allocator.name);
 
   RooflineOptions roofline;
   roofline.parallelism = Parallelism{config.tp, config.pp};
@@ -80,7 +81,8 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   std::vector<std::unique_ptr<Replica>> replicas;
   for (std::int64_t i = 0; i < config.replicas; ++i) {
     replicas.push_back(std::make_unique<Replica>(
-        static_cast<std::int32_t>(i), allocator_entry.factory(config.allocator, capacity_tokens),
+        static_cast<std::int32_t>(i),
+        allocator_entry.factory(config.allocator, capacity_tokens, max_len),
         scheduler_entry.factory(config.scheduler), time_model, config.pp, max_len, observer));
   }
   Cluster cluster(std::move(replicas), router_entry.factory(streams), *source, observer);

@@ -9,12 +9,14 @@
 namespace servesim::cli {
 namespace {
 
-constexpr std::array<Command, 4> kCommands{{
+constexpr std::array<Command, 5> kCommands{{
     {"run", "Simulate serving a workload: TTFT, TPOT, ITL, E2E, throughput", &run_run},
+    {"compare", "Run the same requests through several scheduler/allocator combinations",
+     &run_compare},
     {"kv", "KV-cache calculator: bytes per token, capacity and sequences that fit", &run_kv},
     {"roofline", "Where one iteration's time goes: per-operator roofline of a batch",
      &run_roofline},
-    {"list", "List the shipped models and hardware profiles", &run_list},
+    {"list", "List the shipped models, hardware, workloads and policies", &run_list},
 }};
 
 void print_usage(std::ostream& out) {

@@ -26,6 +26,7 @@ int run_kv(CommandContext& context);
 int run_roofline(CommandContext& context);
 int run_list(CommandContext& context);
 int run_run(CommandContext& context);
+int run_compare(CommandContext& context);
 
 // Runs `servesim <args...>`: dispatches to a subcommand, prints errors as one line on `err`
 // and returns the process exit code (see ErrorKind). Never calls exit.

@@ -1,32 +1,17 @@
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/app/config_assembly.h"
 #include "sim/app/output_directory.h"
+#include "sim/app/run_outputs.h"
 #include "sim/app/simulation.h"
 #include "sim/cli/run_options.h"
 #include "sim/core/error.h"
 #include "sim/metrics/impl/console_reporter.h"
-#include "sim/metrics/impl/csv_reporter.h"
-#include "sim/metrics/impl/json_reporter.h"
-#include "sim/metrics/output_file.h"
 #include "sim/metrics/summary_json.h"
 
 namespace servesim::cli {
-namespace {
-
-void write_run(const SimulationOutcome& outcome, const std::filesystem::path& dir) {
-  JsonReporter().write(outcome.result, dir);
-  CsvReporter().write(outcome.result, dir);
-  const auto path = dir / "resolved_config.json";
-  std::ofstream out = open_output_file(path);
-  out << outcome.resolved_config.dump(2) << '\n';
-  close_output_file(out, path);
-}
-
-}  // namespace
 
 int run_run(CommandContext& context) {
   po::options_description options("Options", 100, 50);
@@ -50,8 +35,9 @@ int run_run(CommandContext& context) {
 
   if (vm->count("out") != 0) {
     const std::filesystem::path out_dir = (*vm)["out"].as<std::string>();
-    publish_output(out_dir,
-                   [&](const std::filesystem::path& staging) { write_run(outcome, staging); });
+    publish_output(out_dir, [&](const std::filesystem::path& staging) {
+      write_run_outputs(outcome, staging);
+    });
   }
   if (vm->count("json") != 0) {
     context.out << summary_to_json(outcome.result.summary).dump(2) << '\n';

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/app/config_assembly.h"
+
+namespace servesim {
+
+// One policy combination of `servesim compare`, as configuration overrides.
+struct PolicyCombination {
+  std::string label;  // the spec as given: "orca:contiguous:pow2"
+  std::vector<ConfigOverride> overrides;
+};
+
+// Parses "SCHEDULER:ALLOCATOR[:PARAM[:PLACEMENT]],..." where PARAM is the block size for
+// `paged` and the reservation policy (max, pow2, oracle, fixed-N) for `contiguous`, whose
+// optional PLACEMENT is buddy or first_fit. Names are checked later, with the run config.
+std::vector<PolicyCombination> parse_policy_list(std::string_view list);
+
+}  // namespace servesim

@@ -1,0 +1,161 @@
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/app/output_directory.h"
+#include "sim/app/policy_list.h"
+#include "sim/app/run_outputs.h"
+#include "sim/app/simulation.h"
+#include "sim/cli/format.h"
+#include "sim/cli/run_options.h"
+#include "sim/metrics/csv_format.h"
+#include "sim/metrics/output_file.h"
+#include "sim/metrics/summary_json.h"
+
+namespace servesim::cli {
+namespace {
+
+struct Compared {
+  PolicyCombination policy;
+  SimulationOutcome outcome;
+  nlohmann::json summary;
+};
+
+// summary.json flattened to "ttft_s.p99"-style columns, in a fixed order.
+std::vector<std::pair<std::string, double>> flatten(const nlohmann::json& summary) {
+  std::vector<std::pair<std::string, double>> columns;
+  for (const auto& [key, value] : summary.items()) {
+    if (value.is_object()) {
+      for (const auto& [inner, number] : value.items()) {
+        columns.emplace_back(key + "." + inner, number.get<double>());
+      }
+    } else if (value.is_number()) {
+      columns.emplace_back(key, value.get<double>());
+    }
+  }
+  return columns;
+}
+
+void write_combined_csv(const std::vector<Compared>& runs, const std::filesystem::path& path) {
+  auto out = open_output_file(path);
+  out << "policy";
+  for (const auto& [name, value] : flatten(runs.front().summary))
+    out << ',' << name;
+  out << '\n';
+  for (const auto& run : runs) {
+    out << csv_field(run.policy.label);
+    for (const auto& [name, value] : flatten(run.summary))
+      out << ',' << format_round_trip(value);
+    out << '\n';
+  }
+  close_output_file(out, path);
+}
+
+void print_table(std::ostream& out, const std::vector<Compared>& runs) {
+  std::vector<std::string> header{"metric"};
+  for (const auto& run : runs)
+    header.push_back(run.policy.label);
+  Table table(header);
+  const auto row = [&](const std::string& label, auto value_of) {
+    std::vector<std::string> cells{label};
+    for (const auto& run : runs)
+      cells.push_back(value_of(run.summary));
+    table.add_row(cells);
+  };
+  const auto number = [](const char* key, double scale, int decimals) {
+    return [=](const nlohmann::json& s) {
+      return format_fixed(s[key].get<double>() * scale, decimals);
+    };
+  };
+  const auto latency = [](const char* key, const char* stat) {
+    return
+        [=](const nlohmann::json& s) { return format_fixed(s[key][stat].get<double>() * 1e3, 1); };
+  };
+  const auto share = [](const char* key) {
+    return [=](const nlohmann::json& s) {
+      return format_fixed(s["kv_memory"][key].get<double>() * 100, 1) + "%";
+    };
+  };
+  row("requests completed", number("requests_completed", 1, 0));
+  row("requests rejected", number("requests_rejected", 1, 0));
+  row("throughput (req/s)", number("throughput_requests_per_s", 1, 3));
+  row("output tokens/s", number("throughput_output_tokens_per_s", 1, 1));
+  row("normalized latency (ms/token)", number("normalized_latency_s_per_token", 1e3, 2));
+  for (const char* metric : {"ttft_s", "tpot_s", "e2e_s"}) {
+    const std::string name = std::string(metric).substr(0, std::string(metric).size() - 2);
+    for (const char* stat : {"p50", "p90", "p99"}) {
+      row(name + " " + stat + " (ms)", latency(metric, stat));
+    }
+  }
+  row("mean batched requests", number("mean_batch_size", 1, 2));
+  row("KV token states", share("token_states"));
+  row("KV reserved", share("reserved"));
+  row("KV internal fragmentation", share("internal_fragmentation"));
+  row("KV external fragmentation", share("external_fragmentation"));
+  row("KV free", share("free"));
+  row("preemptions", number("preemptions", 1, 0));
+  table.print(out);
+}
+
+// A folder name for a policy label: "orca:contiguous:max" -> "orca-contiguous-max".
+std::string folder_for(const std::string& label) {
+  std::string folder = label;
+  for (char& c : folder) {
+    if (c == ':' || c == '/' || c == ' ') c = '-';
+  }
+  return folder;
+}
+
+}  // namespace
+
+int run_compare(CommandContext& context) {
+  po::options_description options("Options", 100, 50);
+  options.add_options()("policies", po::value<std::string>()->value_name("LIST")->required(),
+                        "comma-separated SCHEDULER:ALLOCATOR[:PARAM[:PLACEMENT]] combinations, "
+                        "e.g. orca:contiguous:max,vllm:paged:16");
+  add_run_options(options);
+  options.add_options()("out", po::value<std::string>()->value_name("DIR"),
+                        "write one folder per combination and compare.csv here");
+  const auto vm = parse_options(
+      context, options, "servesim compare --policies LIST [run options]",
+      "Runs the same requests (same seed: identical arrivals and lengths) through several\n"
+      "scheduler and KV-allocator combinations and prints them side by side.\n"
+      "Example: servesim compare --config workloads/scenarios/vllm-paper-opt13b.json \\\n"
+      "  --policies orca:contiguous:max,orca:contiguous:pow2,orca:contiguous:oracle,vllm:paged:16");
+  if (!vm) return 0;
+
+  const auto policies = parse_policy_list((*vm)["policies"].as<std::string>());
+  const ConfigSources base = run_config_sources(*vm);
+  std::vector<Compared> runs;
+  for (const auto& policy : policies) {
+    ConfigSources sources = base;
+    sources.overrides.insert(sources.overrides.end(), policy.overrides.begin(),
+                             policy.overrides.end());
+    const nlohmann::json document = assemble_config(sources, context.data_root);
+    SimulationOutcome outcome =
+        run_simulation(document, context.data_root, std::filesystem::current_path());
+    nlohmann::json summary = summary_to_json(outcome.result.summary);
+    runs.push_back({policy, std::move(outcome), std::move(summary)});
+  }
+  if (vm->count("out") != 0) {
+    publish_output((*vm)["out"].as<std::string>(), [&](const std::filesystem::path& staging) {
+      for (const auto& run : runs) {
+        write_run_outputs(run.outcome, staging / folder_for(run.policy.label));
+      }
+      write_combined_csv(runs, staging / "compare.csv");
+      const auto marker = staging / "summary.json";  // marks the folder as servesim output
+      auto out = open_output_file(marker);
+      nlohmann::json combined = nlohmann::json::object();
+      for (const auto& run : runs)
+        combined[run.policy.label] = run.summary;
+      out << combined.dump(2) << '\n';
+      close_output_file(out, marker);
+    });
+  }
+  print_table(context.out, runs);
+  return 0;
+}
+
+}  // namespace servesim::cli

@@ -1,0 +1,172 @@
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sim/memory/impl/buddy_address_space.h"
+#include "sim/memory/impl/contiguous_allocator.h"
+#include "sim/memory/impl/first_fit_address_space.h"
+#include "sim/memory/impl/fixed_reservation.h"
+#include "sim/memory/impl/max_reservation.h"
+#include "sim/memory/impl/oracle_reservation.h"
+#include "sim/memory/impl/paged_allocator.h"
+#include "sim/memory/impl/pow2_reservation.h"
+#include "sim/memory/kv_cache_allocator.h"
+
+using namespace servesim;
+
+namespace {
+
+constexpr std::int64_t kCapacityTokens = 6000;
+constexpr std::int64_t kMaxLenTokens = 512;
+
+struct Configuration {
+  std::string name;
+  std::function<std::unique_ptr<IKvCacheAllocator>()> make;
+};
+
+std::vector<Configuration> every_configuration() {
+  std::vector<Configuration> all;
+  for (const std::int64_t block_size : {1, 16, 128}) {
+    all.push_back({"paged/" + std::to_string(block_size), [block_size] {
+                     return std::make_unique<PagedAllocator>(kCapacityTokens, block_size);
+                   }});
+  }
+  using PolicyFactory = std::function<std::unique_ptr<IReservationPolicy>()>;
+  using SpaceFactory = std::function<std::unique_ptr<IAddressSpace>()>;
+  const std::vector<std::pair<std::string, PolicyFactory>> policies = {
+      {"max", [] { return std::make_unique<MaxReservation>(kMaxLenTokens); }},
+      {"pow2", [] { return std::make_unique<Pow2Reservation>(); }},
+      {"oracle", [] { return std::make_unique<OracleReservation>(); }},
+      {"fixed", [] { return std::make_unique<FixedReservation>(300); }},
+  };
+  const std::vector<std::pair<std::string, SpaceFactory>> spaces = {
+      {"buddy", [] { return std::make_unique<BuddyAddressSpace>(kCapacityTokens); }},
+      {"first_fit", [] { return std::make_unique<FirstFitAddressSpace>(kCapacityTokens); }},
+  };
+  // Init-captures, as clang before 16 cannot capture structured bindings.
+  for (const auto& [policy_name, policy] : policies) {
+    for (const auto& [space_name, space] : spaces) {
+      all.push_back({"contiguous/" + policy_name + "/" + space_name,
+                     [make_policy = policy, make_space = space] {
+                       return std::make_unique<ContiguousAllocator>(make_policy(), make_space());
+                     }});
+    }
+  }
+  return all;
+}
+
+// What the script believes each sequence holds; the allocator must agree.
+struct Sequence {
+  std::int64_t tokens = 0;
+  std::int64_t final_tokens = 0;
+};
+
+// mt19937_64's output is fixed by the standard, unlike the distributions, so the script is
+// the same on every platform.
+class Script {
+ public:
+  explicit Script(std::uint64_t seed) : engine_(seed) {}
+  std::int64_t below(std::int64_t n) { return static_cast<std::int64_t>(engine_() % n); }
+  std::int64_t between(std::int64_t low, std::int64_t high) { return low + below(high - low + 1); }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+void check_books(const IKvCacheAllocator& a, const std::map<std::int64_t, Sequence>& held,
+                 std::int64_t next_final_tokens) {
+  std::int64_t tokens = 0;
+  for (const auto& entry : held)
+    tokens += entry.second.tokens;
+  const KvUsage u = a.usage(next_final_tokens);
+  REQUIRE(u.capacity_tokens == a.capacity_tokens());
+  REQUIRE(u.token_states + u.reserved + u.internal_fragmentation + u.external_fragmentation +
+              u.free ==
+          u.capacity_tokens);
+  REQUIRE(u.token_states >= 0);
+  REQUIRE(u.reserved >= 0);
+  REQUIRE(u.internal_fragmentation >= 0);
+  REQUIRE(u.external_fragmentation >= 0);
+  REQUIRE(u.free >= 0);
+  REQUIRE(u.used() <= u.capacity_tokens);
+  REQUIRE(u.token_states == tokens);
+  REQUIRE(a.sequences() == static_cast<std::int64_t>(held.size()));
+}
+
+}  // namespace
+
+TEST_CASE("every allocator keeps its books through a random admit, grow, release script",
+          "[memory]") {
+  for (const Configuration& configuration : every_configuration()) {
+    SECTION(configuration.name) {
+      const auto a = configuration.make();
+      REQUIRE(a->capacity_tokens() <= kCapacityTokens);
+      Script script(20230923);
+      std::map<std::int64_t, Sequence> held;
+      std::map<std::int64_t, Sequence> preempted;
+      std::int64_t next_id = 0;
+      std::int64_t admissions = 0;
+      for (int step = 0; step < 3000; ++step) {
+        const std::int64_t roll = script.below(100);
+        if (roll < 30) {  // a new request, or a preempted one coming back
+          Sequence s;
+          std::int64_t id = next_id;
+          if (!preempted.empty() && script.below(2) == 0) {
+            id = preempted.begin()->first;
+            s = preempted.begin()->second;
+          } else {
+            s.final_tokens = script.between(2, 600);
+            s.tokens = script.between(1, s.final_tokens - 1);
+            if (!a->fits_when_empty(s.final_tokens)) continue;
+          }
+          if (!a->can_admit(s.tokens, s.final_tokens)) continue;
+          a->admit(id, s.tokens, s.final_tokens);
+          held[id] = s;
+          preempted.erase(id);
+          if (id == next_id) ++next_id;
+          ++admissions;
+        } else if (roll < 90 && !held.empty()) {  // a decode step or a prefill chunk
+          auto it = std::next(held.begin(), script.below(static_cast<std::int64_t>(held.size())));
+          const std::int64_t more =
+              std::min(it->second.final_tokens - it->second.tokens, script.between(1, 40));
+          if (!a->can_grow(it->first, more)) {
+            preempted[it->first] = it->second;  // out of room: preempt, to come back later
+            a->release(it->first);
+            held.erase(it);
+          } else {
+            a->grow(it->first, more);
+            it->second.tokens += more;
+            if (it->second.tokens == it->second.final_tokens) {
+              a->release(it->first);  // finished
+              held.erase(it);
+            }
+          }
+        } else if (!held.empty()) {  // preempted to make room for someone else
+          auto it = std::next(held.begin(), script.below(static_cast<std::int64_t>(held.size())));
+          preempted[it->first] = it->second;
+          a->release(it->first);
+          held.erase(it);
+        }
+        check_books(*a, held, script.below(4) == 0 ? 0 : script.between(2, 600));
+      }
+      REQUIRE(admissions > 100);
+
+      for (const auto& entry : held)
+        a->release(entry.first);
+      held.clear();
+      check_books(*a, held, 0);
+      const KvUsage u = a->usage(0);
+      REQUIRE(u.free == a->capacity_tokens());
+      REQUIRE(a->sequences() == 0);
+      const KvUsage next = a->usage(kMaxLenTokens);
+      REQUIRE(next.external_fragmentation + next.free == a->capacity_tokens());
+      // With everything back, the largest request that ever fitted fits again.
+      REQUIRE(a->can_admit(1, kMaxLenTokens) == a->fits_when_empty(kMaxLenTokens));
+    }
+  }
+}
