@@ -12,24 +12,42 @@
 namespace servesim {
 namespace {
 
-// A workload named by a string becomes the preset's JSON, with relative paths inside it
-// made absolute so the resolved config stays valid wherever it is read.
+// Makes a relative file path inside a preset absolute, so the resolved config stays valid
+// wherever it is read.
+void absolutize(nlohmann::json& preset, const char* section, const std::filesystem::path& base) {
+  if (!preset.is_object() || !preset.contains(section) || !preset[section].is_object() ||
+      !preset[section].contains("path") || !preset[section]["path"].is_string()) {
+    return;
+  }
+  auto& path = preset[section]["path"];
+  const std::filesystem::path file = path.get<std::string>();
+  if (file.is_relative()) path = (base / file).string();
+}
+
+// A workload given as a preset name becomes the preset's JSON; an object with a "preset" key
+// becomes that preset with the object's other keys merged over it.
 void expand_workload(nlohmann::json& document, const std::filesystem::path& data_root) {
-  if (!document.contains("workload") || !document["workload"].is_string()) return;
+  if (!document.contains("workload")) return;
+  nlohmann::json& workload = document["workload"];
+  nlohmann::json patch = nlohmann::json::object();
+  std::string name;
+  if (workload.is_string()) {
+    name = workload.get<std::string>();
+  } else if (workload.is_object() && workload.contains("preset") &&
+             workload["preset"].is_string()) {
+    name = workload["preset"].get<std::string>();
+    patch = workload;
+    patch.erase("preset");
+  } else {
+    return;
+  }
   const Catalog catalog(data_root / "workloads", "workload preset", "workload");
-  const auto path = catalog.resolve(document["workload"].get<std::string>());
+  const auto path = catalog.resolve(name);
   nlohmann::json preset = read_json_file(path);
-  if (preset.is_object() && preset.contains("trace") && preset["trace"].is_object() &&
-      preset["trace"].contains("path") && preset["trace"]["path"].is_string()) {
-    const std::filesystem::path trace = preset["trace"]["path"].get<std::string>();
-    if (trace.is_relative()) preset["trace"]["path"] = (path.parent_path() / trace).string();
-  }
-  if (preset.is_object() && preset.contains("lengths") && preset["lengths"].is_object() &&
-      preset["lengths"].contains("path") && preset["lengths"]["path"].is_string()) {
-    const std::filesystem::path lengths = preset["lengths"]["path"].get<std::string>();
-    if (lengths.is_relative()) preset["lengths"]["path"] = (path.parent_path() / lengths).string();
-  }
-  document["workload"] = std::move(preset);
+  absolutize(preset, "trace", path.parent_path());
+  absolutize(preset, "lengths", path.parent_path());
+  deep_merge(preset, patch);
+  workload = std::move(preset);
 }
 
 // `--arrival` switches the process: keys that belonged to the old one (a preset's gamma cv,

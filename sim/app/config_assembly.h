@@ -21,7 +21,8 @@ struct ConfigSources {
 
 // Builds the complete run configuration document: the built-in defaults, then the config
 // file merged over them, then the overrides. A workload given by name (a preset in
-// workloads/ or a path) is expanded before the workload.* overrides apply, so
+// workloads/ or a path), or as {"preset": NAME, ...keys merged over it}, is expanded before
+// the workload.* overrides apply, so
 // `--workload azure-conv-2023 --rate 2` changes the preset's rate. When neither the config
 // file nor a `workload=` override names a workload, it is the built-in default: the sharegpt
 // preset, Poisson at 8 req/s, 2,000 requests (field overrides such as --rate still apply).
