@@ -17,6 +17,9 @@
 #include "sim/memory/impl/oracle_reservation.h"
 #include "sim/memory/impl/paged_allocator.h"
 #include "sim/memory/impl/pow2_reservation.h"
+#include "sim/scheduler/impl/orca_scheduler.h"
+#include "sim/scheduler/impl/sarathi_scheduler.h"
+#include "sim/scheduler/impl/static_scheduler.h"
 #include "sim/scheduler/impl/vllm_scheduler.h"
 
 namespace servesim {
@@ -54,15 +57,25 @@ Registry<AllocatorFactory> allocator_registry() {
                  return std::make_unique<PagedAllocator>(capacity_tokens, config.block_size,
                                                          config.watermark);
                });
-  registry.add("contiguous",
-               "one region per request reserved at admission (reservation: max, pow2, oracle, "
-               "fixed; placement: buddy, first_fit)",
-               [](const RunConfig::Allocator& config, std::int64_t capacity_tokens,
-                  std::int64_t max_len_tokens) {
-                 return std::make_unique<ContiguousAllocator>(
-                     make_reservation(config, max_len_tokens),
-                     make_address_space(config, capacity_tokens));
-               });
+  registry.add(
+      "contiguous",
+      "one region per request reserved at admission (reservation: max, pow2, oracle, "
+      "fixed; placement: buddy, first_fit)",
+      [](const RunConfig::Allocator& config, std::int64_t capacity_tokens,
+         std::int64_t max_len_tokens) {
+        // Fixed-size reservations larger than the cache could never be granted.
+        const std::int64_t fixed = config.reservation == "max"     ? max_len_tokens
+                                   : config.reservation == "fixed" ? config.fixed_reservation_tokens
+                                                                   : 0;
+        if (fixed > capacity_tokens) {
+          throw InputError("allocator.reservation", "a reservation of " + std::to_string(fixed) +
+                                                        " tokens exceeds the KV capacity of " +
+                                                        std::to_string(capacity_tokens) +
+                                                        " tokens");
+        }
+        return std::make_unique<ContiguousAllocator>(make_reservation(config, max_len_tokens),
+                                                     make_address_space(config, capacity_tokens));
+      });
   return registry;
 }
 
@@ -74,15 +87,34 @@ Registry<SchedulerFactory> scheduler_registry() {
                  return std::make_unique<VllmScheduler>(
                      VllmSchedulerOptions{config.max_num_seqs, config.max_num_batched_tokens});
                });
+  registry.add("orca",
+               "iteration-level, prefills and decodes mixed in one batch, contiguous reservations",
+               [](const RunConfig::Scheduler& config) {
+                 return std::make_unique<OrcaScheduler>(
+                     OrcaSchedulerOptions{config.max_num_seqs, config.max_num_batched_tokens});
+               });
+  registry.add(
+      "static", "request-level batches of batch_size that run until every member finishes",
+      [](const RunConfig::Scheduler& config) {
+        return std::make_unique<StaticScheduler>(StaticSchedulerOptions{config.batch_size});
+      });
+  registry.add("sarathi",
+               "chunked prefill under a per-iteration token_budget, decodes first (stall-free)",
+               [](const RunConfig::Scheduler& config) {
+                 return std::make_unique<SarathiScheduler>(
+                     SarathiSchedulerOptions{config.token_budget, config.max_num_seqs});
+               });
   return registry;
 }
 
 void check_policy_pair(const std::string& scheduler, const std::string& allocator) {
-  // vllm is defined by paged allocation; orca by contiguous reservations (it never preempts);
-  // static and sarathi reserve or grow through the allocator interface and work with both.
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kPairs{{
+  // vllm is defined by paged allocation. orca, static and sarathi go through the allocator
+  // interface only: under contiguous reservations they never preempt, under paging orca and
+  // sarathi preempt by recompute and static admits a batch only if it fits to the end.
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kPairs{{
       {"vllm", "paged"},
       {"orca", "contiguous"},
+      {"orca", "paged"},
       {"static", "contiguous"},
       {"static", "paged"},
       {"sarathi", "paged"},

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <sstream>
 
 #include "sim/app/policy_list.h"
 #include "sim/core/error.h"
@@ -65,4 +66,53 @@ TEST_CASE("compare runs identical requests through each combination", "[app]") {
   CHECK(row1.rfind("vllm:paged:16,", 0) == 0);
   CHECK(row2.rfind("vllm:paged:256,", 0) == 0);
   CHECK_FALSE(std::getline(combined, extra));
+}
+
+TEST_CASE("the vLLM paper setup: Max reservations fit 7 requests and strand 8.85%", "[app]") {
+  for (const char* placement : {"buddy", "first_fit"}) {
+    INFO(placement);
+    test::ScratchDir dir(std::string("paper_") + placement);
+    const auto out = dir.path() / "out";
+    const auto config = test::source_dir() / "workloads" / "scenarios" / "vllm-paper-opt13b.json";
+    const auto r = test::run_servesim({"run", "--config", config.string(), "--scheduler", "orca",
+                                       "--allocator", "contiguous", "--reservation", "max",
+                                       "--placement", placement, "--rate", "inf", "--num-requests",
+                                       "20", "--out", out.string()});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::ifstream in(out / "iterations.csv");
+    std::string header, first;
+    std::getline(in, header);
+    std::getline(in, first);
+    std::vector<std::string> cells;
+    std::stringstream row(first);
+    for (std::string cell; std::getline(row, cell, ',');)
+      cells.push_back(cell);
+    REQUIRE(cells.size() == 15);
+    CHECK(cells[3] == "7");      // batch_size: seven 2,048-token regions
+    CHECK(cells[8] == "15728");  // kv_capacity_tokens: 12 GiB / 800 KiB
+    CHECK(cells[13] == "1392");  // kv_external_fragmentation
+    CHECK(1392.0 / 15728 == Approx(0.0885).margin(0.0001));
+  }
+}
+
+TEST_CASE("scheduler and allocator pairs that cannot work are refused", "[app]") {
+  const auto r = test::run_servesim({"run", "--scheduler", "vllm", "--allocator", "contiguous"});
+  CHECK(r.exit_code == 3);
+  CHECK_THAT(r.err, Contains("does not work with allocator \"contiguous\"") &&
+                        Contains("valid pairs: vllm:paged"));
+  const auto bad = test::run_servesim({"run", "--block-size", "0"});
+  CHECK(bad.exit_code == 3);
+  CHECK_THAT(bad.err, Contains("block_size"));
+  const auto budget = test::run_servesim({"run", "--scheduler", "sarathi", "--token-budget", "0"});
+  CHECK(budget.exit_code == 3);
+  const auto reservation = test::run_servesim(
+      {"run", "--scheduler", "orca", "--allocator", "contiguous", "--reservation", "huge"});
+  CHECK(reservation.exit_code == 3);
+  CHECK_THAT(reservation.err, Contains("valid: max, pow2, oracle, fixed"));
+  const auto oversized =
+      test::run_servesim({"run", "--scheduler", "orca", "--allocator", "contiguous",
+                          "--kv-capacity-tokens", "1000", "--max-len", "2048"});
+  CHECK(oversized.exit_code == 3);
+  CHECK_THAT(oversized.err, Contains("exceeds the KV capacity of 1000 tokens"));
 }

@@ -4,6 +4,7 @@
 
 #include "sim/core/error.h"
 #include "sim/scheduler/preemption.h"
+#include "sim/scheduler/running_requests.h"
 
 namespace servesim {
 
@@ -60,27 +61,11 @@ void VllmScheduler::admit_prefills(RequestQueues& queues, IKvCacheAllocator& all
 
 void VllmScheduler::schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator,
                                      BatchPlan& plan) const {
-  // Oldest first; the running list may shrink under us as victims are preempted.
-  for (std::size_t i = 0; i < queues.running.size(); ++i) {
-    Request* request = queues.running[i];
-    if (request->in_flight || request->prefilling) continue;
-    bool preempted_self = false;
-    while (!allocator.can_grow(request->spec.id, 1)) {
-      Request* victim = newest_preemptible(queues, plan);
-      if (victim == nullptr) break;
-      preempt_by_recompute(victim, queues, allocator, plan);
-      if (victim == request) {
-        preempted_self = true;
-        break;
-      }
+  for (Request* request : schedulable_oldest_first(queues)) {
+    if (request->prefilling || preempted_in(plan, request)) continue;
+    if (grow_or_preempt(request, 1, queues, allocator, plan) == GrowthOutcome::Grown) {
+      plan.add_decode(request);
     }
-    if (preempted_self) {
-      --i;  // the list shifted left over the preempted request
-      continue;
-    }
-    if (!allocator.can_grow(request->spec.id, 1)) continue;
-    allocator.grow(request->spec.id, 1);
-    plan.add_decode(request);
   }
 }
 

@@ -1,0 +1,65 @@
+#include "sim/scheduler/impl/orca_scheduler.h"
+
+#include "sim/core/error.h"
+#include "sim/scheduler/reject_reasons.h"
+#include "sim/scheduler/running_requests.h"
+
+namespace servesim {
+
+OrcaScheduler::OrcaScheduler(const OrcaSchedulerOptions& options) : options_(options) {
+  if (options.max_batch_size < 1) {
+    throw InputError("scheduler.max_batch_size",
+                     "expected at least 1 request, got " + std::to_string(options.max_batch_size));
+  }
+  if (options.max_num_batched_tokens < 1) {
+    throw InputError(
+        "scheduler.max_num_batched_tokens",
+        "expected at least 1 token, got " + std::to_string(options.max_num_batched_tokens));
+  }
+}
+
+std::optional<std::string> OrcaScheduler::reject_reason(const RequestSpec& request,
+                                                        const IKvCacheAllocator& allocator) const {
+  if (auto reason = prefill_limit_reject_reason(request, options_.max_num_batched_tokens,
+                                                "max_num_batched_tokens")) {
+    return reason;
+  }
+  return kv_capacity_reject_reason(request, allocator);
+}
+
+BatchPlan OrcaScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocator) {
+  BatchPlan plan;
+  schedule_decodes(queues, allocator, plan);
+  if (plan.preempted.empty()) admit_prefills(queues, allocator, plan);
+  return plan;
+}
+
+void OrcaScheduler::schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator,
+                                     BatchPlan& plan) {
+  for (Request* request : schedulable_oldest_first(queues)) {
+    // A preempted request is prefilling again, so this also skips this plan's victims.
+    if (request->prefilling) continue;
+    if (grow_or_preempt(request, 1, queues, allocator, plan) == GrowthOutcome::Grown) {
+      plan.add_decode(request);
+    }
+  }
+}
+
+void OrcaScheduler::admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator,
+                                   BatchPlan& plan) const {
+  std::int64_t budget = options_.max_num_batched_tokens;
+  while (!queues.waiting.empty()) {
+    Request* request = queues.waiting.front();
+    const std::int64_t tokens = request->prefill_target();
+    if (tokens > budget) break;
+    if (static_cast<std::int64_t>(queues.running.size()) >= options_.max_batch_size) break;
+    if (!allocator.can_admit(tokens, request->final_tokens())) break;
+    allocator.admit(request->spec.id, tokens, request->final_tokens());
+    queues.waiting.pop_front();
+    queues.running.push_back(request);
+    plan.add_prefill(request, tokens);
+    budget -= tokens;
+  }
+}
+
+}  // namespace servesim

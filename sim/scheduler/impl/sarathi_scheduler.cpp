@@ -1,0 +1,85 @@
+#include "sim/scheduler/impl/sarathi_scheduler.h"
+
+#include <algorithm>
+
+#include "sim/core/error.h"
+#include "sim/scheduler/reject_reasons.h"
+#include "sim/scheduler/running_requests.h"
+
+namespace servesim {
+
+SarathiScheduler::SarathiScheduler(const SarathiSchedulerOptions& options) : options_(options) {
+  if (options.token_budget < 1) {
+    throw InputError("scheduler.token_budget",
+                     "expected at least 1 token, got " + std::to_string(options.token_budget));
+  }
+  if (options.max_num_seqs < 1) {
+    throw InputError("scheduler.max_num_seqs",
+                     "expected at least 1 sequence, got " + std::to_string(options.max_num_seqs));
+  }
+}
+
+std::optional<std::string> SarathiScheduler::reject_reason(
+    const RequestSpec& request, const IKvCacheAllocator& allocator) const {
+  return kv_capacity_reject_reason(request, allocator);
+}
+
+BatchPlan SarathiScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocator) {
+  BatchPlan plan;
+  std::int64_t budget = options_.token_budget;
+  schedule_decodes(queues, allocator, plan, budget);
+  const bool prefills_fit = continue_prefills(queues, allocator, plan, budget);
+  if (prefills_fit && plan.preempted.empty()) admit_prefills(queues, allocator, plan, budget);
+  return plan;
+}
+
+void SarathiScheduler::schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator,
+                                        BatchPlan& plan, std::int64_t& budget) {
+  for (Request* request : schedulable_oldest_first(queues)) {
+    if (budget == 0) return;
+    // A preempted request is prefilling again, so this also skips this plan's victims.
+    if (request->prefilling) continue;
+    if (grow_or_preempt(request, 1, queues, allocator, plan) == GrowthOutcome::Grown) {
+      plan.add_decode(request);
+      budget -= 1;
+    }
+  }
+}
+
+bool SarathiScheduler::continue_prefills(RequestQueues& queues, IKvCacheAllocator& allocator,
+                                         BatchPlan& plan, std::int64_t& budget) {
+  for (Request* request : schedulable_oldest_first(queues)) {
+    if (budget == 0) return true;
+    if (!request->prefilling || preempted_in(plan, request)) continue;
+    const std::int64_t chunk = std::min(request->prefill_target() - request->kv_tokens, budget);
+    // Growing the allocator leaves kv_tokens alone (the replica adds the chunk when the
+    // batch completes), so add_prefill below still sees the tokens cached before the chunk.
+    if (grow_or_preempt(request, chunk, queues, allocator, plan) != GrowthOutcome::Grown) {
+      // First come, first served: newer prefills wait behind the oldest one.
+      return false;
+    }
+    plan.add_prefill(request, chunk);
+    budget -= chunk;
+  }
+  return true;
+}
+
+void SarathiScheduler::admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator,
+                                      BatchPlan& plan, std::int64_t budget) const {
+  while (budget > 0 && !queues.waiting.empty()) {
+    if (static_cast<std::int64_t>(queues.running.size()) >= options_.max_num_seqs) return;
+    Request* request = queues.waiting.front();
+    const std::int64_t chunk = std::min(request->prefill_target(), budget);
+    // Room for the whole prefill, and for the admission made: a contiguous reservation
+    // may depend on how many tokens the sequence holds when admitted.
+    if (!allocator.can_admit(request->prefill_target(), request->final_tokens())) return;
+    if (!allocator.can_admit(chunk, request->final_tokens())) return;
+    allocator.admit(request->spec.id, chunk, request->final_tokens());
+    queues.waiting.pop_front();
+    queues.running.push_back(request);
+    plan.add_prefill(request, chunk);
+    budget -= chunk;
+  }
+}
+
+}  // namespace servesim

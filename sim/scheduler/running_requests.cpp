@@ -1,0 +1,48 @@
+#include "sim/scheduler/running_requests.h"
+
+#include <algorithm>
+
+#include "sim/scheduler/preemption.h"
+
+namespace servesim {
+
+std::vector<Request*> schedulable_oldest_first(const RequestQueues& queues) {
+  std::vector<Request*> out;
+  out.reserve(queues.running.size());
+  for (Request* request : queues.running) {
+    if (!request->in_flight) out.push_back(request);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Request* a, const Request* b) { return a->spec.id < b->spec.id; });
+  return out;
+}
+
+namespace {
+
+bool any_in_flight(const RequestQueues& queues) {
+  return std::any_of(queues.running.begin(), queues.running.end(),
+                     [](const Request* request) { return request->in_flight; });
+}
+
+}  // namespace
+
+bool preempted_in(const BatchPlan& plan, const Request* request) {
+  return std::find(plan.preempted.begin(), plan.preempted.end(), request) != plan.preempted.end();
+}
+
+GrowthOutcome grow_or_preempt(Request* request, std::int64_t tokens, RequestQueues& queues,
+                              IKvCacheAllocator& allocator, BatchPlan& plan) {
+  if (!allocator.can_grow(request->spec.id, tokens) && any_in_flight(queues)) {
+    return GrowthOutcome::NoRoom;
+  }
+  while (!allocator.can_grow(request->spec.id, tokens)) {
+    Request* victim = newest_preemptible(queues, plan);
+    if (victim == nullptr) return GrowthOutcome::NoRoom;
+    preempt_by_recompute(victim, queues, allocator, plan);
+    if (victim == request) return GrowthOutcome::PreemptedSelf;
+  }
+  allocator.grow(request->spec.id, tokens);
+  return GrowthOutcome::Grown;
+}
+
+}  // namespace servesim

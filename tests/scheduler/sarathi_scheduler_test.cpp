@@ -1,0 +1,249 @@
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <stdexcept>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sim/memory/impl/paged_allocator.h"
+#include "sim/scheduler/impl/sarathi_scheduler.h"
+
+using namespace servesim;
+
+namespace {
+
+// Contiguous allocation in miniature: admission reserves a region of final_tokens, and a
+// sequence can never grow past its region.
+class ReservingAllocator final : public IKvCacheAllocator {
+ public:
+  explicit ReservingAllocator(std::int64_t capacity_tokens) : capacity_(capacity_tokens) {}
+  bool fits_when_empty(std::int64_t final_tokens) const override {
+    return final_tokens <= capacity_;
+  }
+  bool can_admit(std::int64_t tokens, std::int64_t final_tokens) const override {
+    return tokens <= final_tokens && reserved_ + final_tokens <= capacity_;
+  }
+  void admit(std::int64_t sequence, std::int64_t tokens, std::int64_t final_tokens) override {
+    if (!can_admit(tokens, final_tokens)) throw std::logic_error("admitted without room");
+    regions_[sequence] = {tokens, final_tokens};
+    reserved_ += final_tokens;
+  }
+  bool can_grow(std::int64_t sequence, std::int64_t tokens) const override {
+    const auto& [held, size] = regions_.at(sequence);
+    return held + tokens <= size;
+  }
+  void grow(std::int64_t sequence, std::int64_t tokens) override {
+    if (!can_grow(sequence, tokens)) throw std::logic_error("grew past the region");
+    regions_.at(sequence).first += tokens;
+  }
+  void release(std::int64_t sequence) override {
+    reserved_ -= regions_.at(sequence).second;
+    regions_.erase(sequence);
+  }
+  KvUsage usage(std::int64_t /*next_final_tokens*/) const override {
+    KvUsage u{capacity_, 0, reserved_, 0, 0, capacity_ - reserved_};
+    for (const auto& [sequence, region] : regions_)
+      u.token_states += region.first;
+    u.reserved -= u.token_states;
+    return u;
+  }
+  std::int64_t capacity_tokens() const override { return capacity_; }
+  std::int64_t sequences() const override { return static_cast<std::int64_t>(regions_.size()); }
+
+ private:
+  std::int64_t capacity_;
+  std::int64_t reserved_ = 0;
+  std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>> regions_;  // held, size
+};
+
+// A replica's bookkeeping without the clock: requests, queues, and the effect of a plan.
+struct Bench {
+  std::unique_ptr<IKvCacheAllocator> allocator;
+  SarathiScheduler scheduler;
+  RequestQueues queues;
+  std::vector<std::unique_ptr<Request>> requests;
+
+  Bench(std::unique_ptr<IKvCacheAllocator> kv, const SarathiSchedulerOptions& options)
+      : allocator(std::move(kv)), scheduler(options) {}
+
+  Request* arrive(std::int64_t prompt, std::int64_t output) {
+    requests.push_back(std::make_unique<Request>());
+    Request* r = requests.back().get();
+    r->spec = RequestSpec{static_cast<std::int64_t>(requests.size()) - 1, {}, prompt, output};
+    queues.waiting.push_back(r);
+    return r;
+  }
+  bool idle() const { return queues.running.empty() && queues.waiting.empty(); }
+
+  BatchPlan launch() {
+    BatchPlan plan = scheduler.plan(queues, *allocator);
+    for (const auto& w : plan.work)
+      w.request->in_flight = true;
+    return plan;
+  }
+
+  // As Replica::complete: emit tokens, then retire finished requests.
+  void complete(const BatchPlan& plan) {
+    for (const auto& w : plan.work) {
+      Request& r = *w.request;
+      r.in_flight = false;
+      r.kv_tokens += w.tokens;
+      if (w.prefill && r.kv_tokens < r.prefill_target()) continue;
+      r.prefilling = false;
+      r.generated_tokens += 1;
+    }
+    std::erase_if(queues.running, [&](const Request* r) {
+      if (!r->finished() || r->in_flight) return false;
+      allocator->release(r->spec.id);
+      return true;
+    });
+  }
+
+  BatchPlan step() {
+    BatchPlan plan = launch();
+    complete(plan);
+    return plan;
+  }
+};
+
+std::unique_ptr<IKvCacheAllocator> paged(std::int64_t capacity_tokens) {
+  return std::make_unique<PagedAllocator>(capacity_tokens, 16, 0.0);
+}
+
+std::vector<std::int64_t> ids(const BatchPlan& plan) {
+  std::vector<std::int64_t> out;
+  for (const auto& w : plan.work)
+    out.push_back(w.request->spec.id);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("sarathi cuts a prompt into budget-sized chunks; partial chunks do not sample",
+          "[scheduler]") {
+  Bench b(paged(1024), SarathiSchedulerOptions{8, 256});
+  Request* r = b.arrive(20, 3);
+  for (const std::int64_t chunk : {8, 8}) {
+    const BatchPlan p = b.step();
+    REQUIRE(p.work.size() == 1);
+    CHECK(p.work[0].tokens == chunk);
+    CHECK(p.shape.sampled_sequences == 0);
+    CHECK(r->generated_tokens == 0);
+  }
+  const BatchPlan p = b.step();
+  CHECK(p.work[0].tokens == 4);
+  CHECK(p.shape.prefill_context_tokens == 20);  // the last chunk reads the 16 cached keys
+  CHECK(p.shape.sampled_sequences == 1);
+  CHECK(r->generated_tokens == 1);
+  CHECK(b.step().shape.decode_context_tokens == 21);  // one decode: 20 cached + 1 fed
+}
+
+TEST_CASE("sarathi decodes first: a long prompt never stalls a running decode", "[scheduler]") {
+  Bench b(paged(1024), SarathiSchedulerOptions{8, 256});
+  Request* a = b.arrive(4, 10);
+  b.step();
+  Request* c = b.arrive(20, 2);
+  for (const std::int64_t chunk : {7, 7, 6}) {
+    const BatchPlan p = b.step();
+    CHECK(ids(p) == std::vector<std::int64_t>{0, 1});
+    CHECK_FALSE(p.work[0].prefill);  // the decode was planned first, and ran
+    CHECK(p.work[1].tokens == chunk);
+    CHECK(p.shape.prefill_tokens + p.shape.decode_sequences <= 8);
+  }
+  CHECK(a->generated_tokens == 4);
+  CHECK(c->generated_tokens == 1);
+  CHECK(b.step().shape.decode_sequences == 2);
+}
+
+TEST_CASE("sarathi continues a partial prefill before admitting a new one", "[scheduler]") {
+  Bench b(paged(1024), SarathiSchedulerOptions{8, 256});
+  b.arrive(20, 5);
+  Request* c = b.arrive(6, 5);
+  b.step();
+  b.step();
+  BatchPlan p = b.step();  // the first prompt's last 4 tokens, then 4 of the second's 6
+  CHECK(ids(p) == std::vector<std::int64_t>{0, 1});
+  CHECK(p.work[0].tokens == 4);
+  CHECK(p.work[1].tokens == 4);
+  CHECK(p.shape.sampled_sequences == 1);  // the second's partial chunk samples nothing
+  p = b.step();
+  CHECK(p.shape.decode_sequences == 1);
+  CHECK(p.shape.prefill_tokens == 2);
+  CHECK(c->generated_tokens == 1);
+}
+
+TEST_CASE("sarathi admits up to max_num_seqs and skips requests in flight", "[scheduler]") {
+  Bench seqs(paged(1024), SarathiSchedulerOptions{64, 2});
+  for (int i = 0; i < 3; ++i)
+    seqs.arrive(4, 5);
+  CHECK(ids(seqs.step()) == std::vector<std::int64_t>{0, 1});  // the third finds no seat
+
+  Bench pipeline(paged(1024), SarathiSchedulerOptions{8, 256});
+  pipeline.arrive(20, 3);
+  pipeline.arrive(4, 3);
+  const BatchPlan first = pipeline.launch();  // 8 of the 20, still in the pipeline
+  const BatchPlan second = pipeline.launch();
+  CHECK(ids(second) == std::vector<std::int64_t>{1});
+  pipeline.complete(first);
+  pipeline.complete(second);
+  CHECK(ids(pipeline.step()) == std::vector<std::int64_t>{1, 0});  // decode first
+}
+
+TEST_CASE("sarathi preemption by recompute re-prefills prompt and output in chunks",
+          "[scheduler]") {
+  Bench b(paged(64), SarathiSchedulerOptions{16, 256});  // 4 blocks
+  Request* a = b.arrive(16, 20);
+  Request* c = b.arrive(16, 20);
+  CHECK(b.step().work[0].tokens == 16);
+  BatchPlan p = b.step();  // a decodes; c gets the 15 tokens left
+  CHECK(ids(p) == std::vector<std::int64_t>{0, 1});
+  CHECK(p.work[1].tokens == 15);
+  CHECK(b.step().work[1].tokens == 1);
+  // Both decode until a needs a third block, with the cache full: c, the newest, goes.
+  int iterations = 0;
+  do {
+    p = b.step();
+  } while (p.preempted.empty() && ++iterations < 100);
+  CHECK(p.preempted == std::vector<Request*>{c});
+  CHECK(ids(p) == std::vector<std::int64_t>{0});
+  CHECK(c->generated_tokens == 15);
+  CHECK(c->prefill_target() == 31);
+  std::vector<std::int64_t> chunks;
+  while (c->prefilling && ++iterations < 100) {
+    for (const auto& w : b.step().work)
+      if (w.request == c) chunks.push_back(w.tokens);
+  }
+  CHECK(a->finished());
+  CHECK(chunks == std::vector<std::int64_t>{16, 15});
+  CHECK(c->generated_tokens == 16);
+}
+
+TEST_CASE("sarathi serves a mix within the budget on paged and reserved memory", "[scheduler]") {
+  const std::int64_t lengths[][2] = {{20, 5}, {3, 9}, {40, 2}, {7, 7}, {16, 16}, {1, 30}};
+  for (const bool reserving : {false, true}) {
+    Bench b(reserving ? std::make_unique<ReservingAllocator>(100) : paged(256),
+            SarathiSchedulerOptions{8, 4});
+    for (const auto& length : lengths)
+      b.arrive(length[0], length[1]);
+    for (int i = 0; i < 500 && !b.idle(); ++i) {
+      const BatchPlan p = b.step();
+      CHECK(p.shape.prefill_tokens + p.shape.decode_sequences <= 8);
+      if (reserving) CHECK(p.preempted.empty());  // a region always covers the next chunk
+    }
+    for (const auto& r : b.requests)
+      CHECK(r->finished());
+  }
+}
+
+TEST_CASE("sarathi rejects only what can never fit, and bad options", "[scheduler]") {
+  const SarathiScheduler scheduler(SarathiSchedulerOptions{8, 256});
+  const PagedAllocator allocator(640, 16);
+  CHECK_FALSE(scheduler.reject_reason(RequestSpec{0, {}, 600, 40}, allocator));  // no prompt limit
+  CHECK_THAT(scheduler.reject_reason(RequestSpec{1, {}, 600, 100}, allocator).value(),
+             Catch::Contains("KV capacity"));
+  CHECK_THROWS_WITH(SarathiScheduler(SarathiSchedulerOptions{0, 256}),
+                    Catch::Contains("scheduler.token_budget"));
+  CHECK_THROWS_WITH(SarathiScheduler(SarathiSchedulerOptions{8, 0}),
+                    Catch::Contains("scheduler.max_num_seqs"));
+}
