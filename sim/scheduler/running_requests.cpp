@@ -45,4 +45,21 @@ GrowthOutcome grow_or_preempt(Request* request, std::int64_t tokens, RequestQueu
   return GrowthOutcome::Grown;
 }
 
+void admit_whole_prompts_in_order(RequestQueues& queues, IKvCacheAllocator& allocator,
+                                  BatchPlan& plan, std::int64_t token_budget,
+                                  std::int64_t max_running) {
+  while (!queues.waiting.empty()) {
+    Request* request = queues.waiting.front();
+    const std::int64_t tokens = request->prefill_target();
+    if (tokens > token_budget) break;
+    if (static_cast<std::int64_t>(queues.running.size()) >= max_running) break;
+    if (!allocator.can_admit(tokens, request->final_tokens())) break;
+    allocator.admit(request->spec.id, tokens, request->final_tokens());
+    queues.waiting.pop_front();
+    queues.running.push_back(request);
+    plan.add_prefill(request, tokens);
+    token_budget -= tokens;
+  }
+}
+
 }  // namespace servesim

@@ -31,6 +31,14 @@ enum class GrowthOutcome {
 // memory when they complete, and preempting some requests without winning the room would
 // leave a plan of preemptions and no work. Plans that launch nothing let the pipeline
 // drain, after which the rule above applies again, so waiting never deadlocks.
+// Admits waiting requests first-come first-served, each with its whole prompt (prompt plus
+// generated tokens after a preemption), while the prompt tokens fit `token_budget`, fewer
+// than `max_running` requests run and the allocator can admit them; stops at the first that
+// does not fit, so no request overtakes an older one.
+void admit_whole_prompts_in_order(RequestQueues& queues, IKvCacheAllocator& allocator,
+                                  BatchPlan& plan, std::int64_t token_budget,
+                                  std::int64_t max_running);
+
 GrowthOutcome grow_or_preempt(Request* request, std::int64_t tokens, RequestQueues& queues,
                               IKvCacheAllocator& allocator, BatchPlan& plan);
 

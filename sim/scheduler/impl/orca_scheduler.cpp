@@ -47,19 +47,8 @@ void OrcaScheduler::schedule_decodes(RequestQueues& queues, IKvCacheAllocator& a
 
 void OrcaScheduler::admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator,
                                    BatchPlan& plan) const {
-  std::int64_t budget = options_.max_num_batched_tokens;
-  while (!queues.waiting.empty()) {
-    Request* request = queues.waiting.front();
-    const std::int64_t tokens = request->prefill_target();
-    if (tokens > budget) break;
-    if (static_cast<std::int64_t>(queues.running.size()) >= options_.max_batch_size) break;
-    if (!allocator.can_admit(tokens, request->final_tokens())) break;
-    allocator.admit(request->spec.id, tokens, request->final_tokens());
-    queues.waiting.pop_front();
-    queues.running.push_back(request);
-    plan.add_prefill(request, tokens);
-    budget -= tokens;
-  }
+  admit_whole_prompts_in_order(queues, allocator, plan, options_.max_num_batched_tokens,
+                               options_.max_batch_size);
 }
 
 }  // namespace servesim
