@@ -78,12 +78,24 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   MetricsCollector collector(metrics);
   MetricsObserver observer(collector);
 
+  SwapLink swap;
+  if (config.scheduler.preemption == "swap") {
+    if (config.scheduler.name != "vllm") {
+      throw InputError("scheduler.preemption", "swap is implemented for the vllm scheduler only");
+    }
+    swap.bytes_per_token =
+        kv_bytes_per_token_per_gpu(model, roofline.parallelism, roofline.kv_dtype);
+    swap.capacity_tokens = static_cast<std::int64_t>(config.memory.swap_space_gib * 1073741824.0 /
+                                                     swap.bytes_per_token);
+    swap.bytes_per_s = hardware.host_link_bandwidth_bytes_per_s * hardware.efficiency.host_link;
+  }
+
   std::vector<std::unique_ptr<Replica>> replicas;
   for (std::int64_t i = 0; i < config.replicas; ++i) {
     replicas.push_back(std::make_unique<Replica>(
         static_cast<std::int32_t>(i),
         allocator_entry.factory(config.allocator, capacity_tokens, max_len),
-        scheduler_entry.factory(config.scheduler), time_model, config.pp, max_len, observer));
+        scheduler_entry.factory(config.scheduler), time_model, config.pp, max_len, observer, swap));
   }
   Cluster cluster(std::move(replicas), router_entry.factory(streams), *source, observer);
   const ClusterRunStats stats = cluster.run();

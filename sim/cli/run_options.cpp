@@ -36,6 +36,8 @@ constexpr RunFlag kRunFlags[] = {
      "static scheduler: requests per batch (default 8)"},
     {"token-budget", "scheduler.token_budget", FlagType::Integer, "TOKENS",
      "sarathi scheduler: tokens per iteration (default 512)"},
+    {"preemption", "scheduler.preemption", FlagType::Text, "MODE",
+     "vllm: recompute (default) or swap, over the host link into memory.swap_space_gib"},
     {"allocator", "allocator.name", FlagType::Text, "NAME", "KV allocator (default paged)"},
     {"block-size", "allocator.block_size", FlagType::Integer, "TOKENS",
      "paged allocator: tokens per block (default 16)"},

@@ -9,14 +9,17 @@ namespace servesim {
 Replica::Replica(std::int32_t id, std::unique_ptr<IKvCacheAllocator> allocator,
                  std::unique_ptr<IBatchScheduler> scheduler, const IExecutionTimeModel& time_model,
                  std::int64_t pipeline_stages, std::int64_t max_sequence_tokens,
-                 IServingObserver& observer)
+                 IServingObserver& observer, const SwapLink& swap)
     : id_(id),
       allocator_(std::move(allocator)),
       scheduler_(std::move(scheduler)),
       time_model_(time_model),
       pipeline_stages_(pipeline_stages),
       max_sequence_tokens_(max_sequence_tokens),
-      observer_(observer) {}
+      observer_(observer),
+      swap_(swap) {
+  queues_.swap.capacity_tokens = swap.capacity_tokens;
+}
 
 std::optional<std::string> Replica::reject_reason(const RequestSpec& request) const {
   const std::int64_t length = request.prompt_tokens + request.output_tokens;
@@ -44,7 +47,7 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   if (stage_busy(now) || !has_work()) return std::nullopt;
   BatchPlan plan = scheduler_->plan(queues_, *allocator_);
   if (plan.empty()) {
-    if (!plan.preempted.empty()) {
+    if (!plan.preempted.empty() || plan.swap_in_tokens > 0) {
       throw InvariantError("replica " + std::to_string(id_) +
                            ": the scheduler preempted requests but planned no work");
     }
@@ -58,7 +61,12 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
     }
   }
   const IterationCost cost = time_model_.estimate(plan.shape);
-  const SimTime stage = SimTime::duration_from_seconds(cost.total_time_s);
+  // Swaps copy KV blocks over the host link before the forward pass can use the memory.
+  const double swap_s = swap_.bytes_per_s > 0
+                            ? static_cast<double>(plan.swap_in_tokens + plan.swap_out_tokens) *
+                                  swap_.bytes_per_token / swap_.bytes_per_s
+                            : 0.0;
+  const SimTime stage = SimTime::duration_from_seconds(cost.total_time_s + swap_s);
   SimTime total = stage;
   for (std::int64_t s = 1; s < pipeline_stages_; ++s)
     total += stage;

@@ -15,6 +15,13 @@
 
 namespace servesim {
 
+// Host memory for preemption by swap, and the link KV blocks cross to reach it.
+struct SwapLink {
+  std::int64_t capacity_tokens = 0;  // 0: no swap space, preemption recomputes
+  double bytes_per_token = 0;        // KV bytes of one token on one GPU
+  double bytes_per_s = 0;            // achieved host-link bandwidth of one GPU
+};
+
 // One model instance on TP x PP GPUs. It runs batches: the scheduler plans one, the cost
 // model prices it, and when it completes the replica applies its results (tokens emitted,
 // finished requests released). With P pipeline stages up to P batches are in flight: a new
@@ -24,7 +31,7 @@ class Replica {
   Replica(std::int32_t id, std::unique_ptr<IKvCacheAllocator> allocator,
           std::unique_ptr<IBatchScheduler> scheduler, const IExecutionTimeModel& time_model,
           std::int64_t pipeline_stages, std::int64_t max_sequence_tokens,
-          IServingObserver& observer);
+          IServingObserver& observer, const SwapLink& swap = {});
 
   std::int32_t id() const { return id_; }
   std::optional<std::string> reject_reason(const RequestSpec& request) const;
@@ -40,7 +47,9 @@ class Replica {
   // Applies the results of a launched batch at its completion time and returns the requests
   // it finished, already released and out of the queues, in arrival order.
   std::vector<Request*> complete(std::int64_t batch, SimTime now);
-  bool has_work() const { return !queues_.waiting.empty() || !queues_.running.empty(); }
+  bool has_work() const {
+    return !queues_.waiting.empty() || !queues_.running.empty() || !queues_.swapped.empty();
+  }
   // True while the first pipeline stage is still working on the last batch launched.
   bool stage_busy(SimTime now) const { return now < stage_free_at_; }
   ReplicaLoad load() const;
@@ -54,6 +63,7 @@ class Replica {
   std::int64_t pipeline_stages_;
   std::int64_t max_sequence_tokens_;  // the model's (or --max-len) maximum context
   IServingObserver& observer_;
+  SwapLink swap_;
 
   RequestQueues queues_;
   std::unordered_map<std::int64_t, BatchPlan> in_flight_;

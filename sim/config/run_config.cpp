@@ -37,6 +37,7 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
     }
     c.memory.max_batched_tokens_reserve =
         positive_or(*m, "max_batched_tokens_reserve", c.memory.max_batched_tokens_reserve);
+    c.memory.swap_space_gib = m->optional_positive_number("swap_space_gib").value_or(4.0);
     m->reject_unknown_keys();
   }
   if (auto s = r.optional_object("scheduler")) {
@@ -46,6 +47,10 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
         positive_or(*s, "max_num_batched_tokens", c.scheduler.max_num_batched_tokens);
     c.scheduler.batch_size = positive_or(*s, "batch_size", c.scheduler.batch_size);
     c.scheduler.token_budget = positive_or(*s, "token_budget", c.scheduler.token_budget);
+    c.scheduler.preemption = s->optional_string("preemption").value_or(c.scheduler.preemption);
+    if (c.scheduler.preemption != "recompute" && c.scheduler.preemption != "swap") {
+      s->fail("preemption", "expected recompute or swap, got \"" + c.scheduler.preemption + "\"");
+    }
     s->reject_unknown_keys();
   }
   if (auto a = r.optional_object("allocator")) {
@@ -103,13 +108,15 @@ nlohmann::json run_config_to_json(const RunConfig& c) {
        {{"mem_util", c.memory.mem_util},
         {"kv_capacity_tokens", optional(c.memory.kv_capacity_tokens)},
         {"kv_capacity_gib", optional(c.memory.kv_capacity_gib)},
-        {"max_batched_tokens_reserve", c.memory.max_batched_tokens_reserve}}},
+        {"max_batched_tokens_reserve", c.memory.max_batched_tokens_reserve},
+        {"swap_space_gib", c.memory.swap_space_gib}}},
       {"scheduler",
        {{"name", c.scheduler.name},
         {"max_num_seqs", c.scheduler.max_num_seqs},
         {"max_num_batched_tokens", c.scheduler.max_num_batched_tokens},
         {"batch_size", c.scheduler.batch_size},
-        {"token_budget", c.scheduler.token_budget}}},
+        {"token_budget", c.scheduler.token_budget},
+        {"preemption", c.scheduler.preemption}}},
       {"allocator",
        {{"name", c.allocator.name},
         {"block_size", c.allocator.block_size},

@@ -28,14 +28,16 @@ struct RunConfig {
     std::optional<std::int64_t> kv_capacity_tokens;  // overrides the computed capacity
     std::optional<double> kv_capacity_gib;           // the same, as KV bytes per replica in GiB
     std::int64_t max_batched_tokens_reserve = 8192;  // activation reserve: see servesim kv
+    double swap_space_gib = 4.0;  // host memory per GPU for preemption by swap (vLLM's default)
   } memory;
 
   struct Scheduler {
     std::string name = "vllm";
     std::int64_t max_num_seqs = 256;
     std::int64_t max_num_batched_tokens = 8192;
-    std::int64_t batch_size = 8;      // static: requests per batch
-    std::int64_t token_budget = 512;  // sarathi: tokens per iteration
+    std::int64_t batch_size = 8;           // static: requests per batch
+    std::int64_t token_budget = 512;       // sarathi: tokens per iteration
+    std::string preemption = "recompute";  // vllm: recompute or swap
   } scheduler;
 
   struct Allocator {

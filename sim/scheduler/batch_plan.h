@@ -9,11 +9,21 @@
 
 namespace servesim {
 
+// Host memory for KV blocks swapped out of the GPU, in tokens. Zero capacity means
+// preemption recomputes instead.
+struct SwapSpace {
+  std::int64_t capacity_tokens = 0;
+  std::int64_t used_tokens = 0;
+};
+
 // The requests a replica holds, by state. Running requests have KV memory; waiting ones
-// (new, or preempted) do not. Both keep arrival order, which the policies rely on.
+// (new, or preempted by recompute) have none; swapped ones keep their KV in host memory.
+// All keep arrival order, which the policies rely on.
 struct RequestQueues {
   std::deque<Request*> waiting;
   std::vector<Request*> running;
+  std::deque<Request*> swapped;
+  SwapSpace swap;
 };
 
 struct ScheduledWork {
@@ -27,6 +37,8 @@ struct BatchPlan {
   std::vector<ScheduledWork> work;
   std::vector<Request*> preempted;
   BatchShape shape;
+  std::int64_t swap_out_tokens = 0;  // KV tokens copied to host memory before the iteration
+  std::int64_t swap_in_tokens = 0;   // KV tokens copied back
 
   bool empty() const { return work.empty(); }
   void add_prefill(Request* request, std::int64_t tokens) {

@@ -32,4 +32,39 @@ void preempt_by_recompute(Request* request, RequestQueues& queues, IKvCacheAlloc
   plan.preempted.push_back(request);
 }
 
+void preempt(Request* request, RequestQueues& queues, IKvCacheAllocator& allocator,
+             BatchPlan& plan) {
+  SwapSpace& swap = queues.swap;
+  if (request->prefilling || swap.capacity_tokens - swap.used_tokens < request->kv_tokens) {
+    // A request in the middle of its prefill has nothing worth copying.
+    preempt_by_recompute(request, queues, allocator, plan);
+    return;
+  }
+  allocator.release(request->spec.id);
+  swap.used_tokens += request->kv_tokens;
+  plan.swap_out_tokens += request->kv_tokens;
+  request->swapped = true;
+  request->preemptions += 1;
+  queues.running.erase(std::find(queues.running.begin(), queues.running.end(), request));
+  const auto position =
+      std::find_if(queues.swapped.begin(), queues.swapped.end(),
+                   [&](const Request* swapped) { return swapped->spec.id > request->spec.id; });
+  queues.swapped.insert(position, request);
+  plan.preempted.push_back(request);
+}
+
+void swap_in_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) {
+  while (!queues.swapped.empty()) {
+    Request* request = queues.swapped.front();
+    // Room for its KV plus the token it decodes next.
+    if (!allocator.can_admit(request->kv_tokens + 1, request->final_tokens())) break;
+    allocator.admit(request->spec.id, request->kv_tokens, request->final_tokens());
+    queues.swap.used_tokens -= request->kv_tokens;
+    plan.swap_in_tokens += request->kv_tokens;
+    request->swapped = false;
+    queues.swapped.pop_front();
+    queues.running.push_back(request);
+  }
+}
+
 }  // namespace servesim

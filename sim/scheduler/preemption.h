@@ -14,4 +14,14 @@ Request* newest_preemptible(const RequestQueues& queues, const BatchPlan& plan);
 void preempt_by_recompute(Request* request, RequestQueues& queues, IKvCacheAllocator& allocator,
                           BatchPlan& plan);
 
+// Preempts by swap when the replica has swap space for the request's KV tokens (copying
+// them to host memory), and by recompute otherwise.
+void preempt(Request* request, RequestQueues& queues, IKvCacheAllocator& allocator,
+             BatchPlan& plan);
+
+// Copies swapped requests back, oldest first, while the allocator can hold their KV; they
+// rejoin the running requests and decode in this iteration. Stops at the first that does
+// not fit, so no swapped request overtakes an older one.
+void swap_in_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan);
+
 }  // namespace servesim

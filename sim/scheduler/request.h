@@ -17,6 +17,7 @@ struct Request {
   std::int64_t generated_tokens = 0;
   bool prefilling = true;
   bool in_flight = false;  // part of a batch still moving through the pipeline
+  bool swapped = false;    // preempted by swap: its kv_tokens wait in host memory
   std::int32_t preemptions = 0;
   bool scheduled = false;  // has been in a batch at least once
   SimTime first_scheduled;

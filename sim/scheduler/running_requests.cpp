@@ -38,7 +38,7 @@ GrowthOutcome grow_or_preempt(Request* request, std::int64_t tokens, RequestQueu
   while (!allocator.can_grow(request->spec.id, tokens)) {
     Request* victim = newest_preemptible(queues, plan);
     if (victim == nullptr) return GrowthOutcome::NoRoom;
-    preempt_by_recompute(victim, queues, allocator, plan);
+    preempt(victim, queues, allocator, plan);
     if (victim == request) return GrowthOutcome::PreemptedSelf;
   }
   allocator.grow(request->spec.id, tokens);

@@ -171,3 +171,28 @@ TEST_CASE("pipeline stages overlap batches of different requests", "[cluster]") 
   CHECK(two.recorder.finished.at(0).first_token.seconds() == Approx(0.010));
   CHECK(two.recorder.finished.at(1).first_token.seconds() == Approx(0.015));
 }
+
+TEST_CASE("swapping takes the time the host link implies", "[cluster]") {
+  FixedTimeModel model(0.001, 0.0);
+  Recorder recorder;
+  // Room for two 32-token prompts; each then needs a third block, so one is swapped out.
+  const SwapLink link{1000, 2000.0, 1e6};  // 2,000 B per token at 1 MB/s: 2 ms per token
+  std::vector<std::unique_ptr<Replica>> list;
+  list.push_back(std::make_unique<Replica>(0, std::make_unique<PagedAllocator>(64, 16, 0.0),
+                                           std::make_unique<VllmScheduler>(VllmSchedulerOptions{}),
+                                           model, 1, 4096, recorder, link));
+  ScriptedSource source({at(0, 0, 32, 4), at(0, 1, 32, 4)});
+  Cluster cluster(std::move(list), std::make_unique<RoundRobinRouter>(), source, recorder);
+  const auto stats = cluster.run();
+  CHECK(stats.finished == 2);
+  REQUIRE(recorder.iterations.size() >= 3);
+  CHECK(recorder.iterations[0].duration_s == Approx(0.001));  // both prefills
+  CHECK(recorder.iterations[1].preempted == 1);               // 32 tokens out
+  CHECK(recorder.iterations[1].duration_s == Approx(0.001 + 32 * 0.002));
+  bool swapped_back = false;
+  for (const auto& it : recorder.iterations) {
+    if (it.start_s > recorder.iterations[1].start_s && it.duration_s > 0.05) swapped_back = true;
+  }
+  CHECK(swapped_back);  // the copy back costs the same 64 ms
+  CHECK(recorder.finished.at(1).preemptions == 1);
+}

@@ -125,3 +125,49 @@ TEST_CASE("vllm rejects requests that can never fit", "[scheduler]") {
   CHECK(scheduler.reject_reason(over_budget, allocator).value().find("max_num_batched_tokens") !=
         std::string::npos);
 }
+
+TEST_CASE("vllm with swap space preempts by swap and resumes before new prompts", "[scheduler]") {
+  Bench b(64);  // 4 blocks
+  b.queues.swap.capacity_tokens = 1000;
+  Request* a = b.arrive(32, 5);
+  Request* c = b.arrive(32, 5);
+  b.step();  // both prefilled: memory full
+  Request* late = b.arrive(8, 2);
+  BatchPlan p = b.step();  // a needs a block: c is swapped out, keeping its 32 tokens
+  REQUIRE(p.preempted.size() == 1);
+  CHECK(p.preempted[0] == c);
+  CHECK(p.swap_out_tokens == 32);
+  CHECK(c->swapped);
+  CHECK(c->kv_tokens == 32);
+  CHECK_FALSE(c->prefilling);
+  CHECK(b.queues.swapped.front() == c);
+  CHECK(b.queues.swap.used_tokens == 32);
+  // While c waits in swap, no new prompt is admitted.
+  while (!a->finished()) {
+    p = b.step();
+    CHECK(p.swap_in_tokens == 0);
+    CHECK(ids(p) == std::vector<std::int64_t>{0});
+  }
+  p = b.step();  // a is gone: c is copied back and decodes
+  CHECK(p.swap_in_tokens == 32);
+  CHECK(ids(p) == std::vector<std::int64_t>{1});
+  CHECK(c->generated_tokens == 2);
+  CHECK(b.queues.swap.used_tokens == 0);
+  CHECK(late->kv_tokens == 0);
+  p = b.step();  // nothing swapped: the late prompt is admitted
+  CHECK(ids(p) == std::vector<std::int64_t>{2});
+}
+
+TEST_CASE("vllm falls back to recompute when swap space is full", "[scheduler]") {
+  Bench b(64);
+  b.queues.swap.capacity_tokens = 16;  // less than the victim's 32 tokens
+  b.arrive(32, 5);
+  Request* c = b.arrive(32, 5);
+  b.step();
+  const BatchPlan p = b.step();
+  REQUIRE(p.preempted.size() == 1);
+  CHECK(p.swap_out_tokens == 0);
+  CHECK_FALSE(c->swapped);
+  CHECK(c->prefilling);
+  CHECK(c->kv_tokens == 0);
+}

@@ -38,7 +38,7 @@ void OrcaScheduler::schedule_decodes(RequestQueues& queues, IKvCacheAllocator& a
                                      BatchPlan& plan) {
   for (Request* request : schedulable_oldest_first(queues)) {
     // A preempted request is prefilling again, so this also skips this plan's victims.
-    if (request->prefilling) continue;
+    if (request->prefilling || request->swapped) continue;
     if (grow_or_preempt(request, 1, queues, allocator, plan) == GrowthOutcome::Grown) {
       plan.add_decode(request);
     }

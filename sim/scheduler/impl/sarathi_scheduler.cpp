@@ -38,7 +38,7 @@ void SarathiScheduler::schedule_decodes(RequestQueues& queues, IKvCacheAllocator
   for (Request* request : schedulable_oldest_first(queues)) {
     if (budget == 0) return;
     // A preempted request is prefilling again, so this also skips this plan's victims.
-    if (request->prefilling) continue;
+    if (request->prefilling || request->swapped) continue;
     if (grow_or_preempt(request, 1, queues, allocator, plan) == GrowthOutcome::Grown) {
       plan.add_decode(request);
       budget -= 1;

@@ -37,7 +37,10 @@ std::optional<std::string> VllmScheduler::reject_reason(const RequestSpec& reque
 
 BatchPlan VllmScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocator) {
   BatchPlan plan;
-  admit_prefills(queues, allocator, plan);
+  // Swapped requests resume before any new prompt is admitted, as in vLLM.
+  const bool had_swapped = !queues.swapped.empty();
+  swap_in_in_order(queues, allocator, plan);
+  if (!had_swapped) admit_prefills(queues, allocator, plan);
   if (plan.empty()) schedule_decodes(queues, allocator, plan);
   return plan;
 }

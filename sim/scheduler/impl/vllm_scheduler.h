@@ -16,7 +16,9 @@ struct VllmSchedulerOptions {
 // and an iteration that admits any prompt runs prefills only. Otherwise every running
 // request decodes one token; when a decode finds no free slot, the most recently arrived
 // running request is preempted by recompute (its KV memory dropped, the request put back at
-// the head of the queue to re-prefill its prompt and generated tokens later).
+// the head of the queue to re-prefill its prompt and generated tokens later), or by swap
+// when the replica has swap space: its KV blocks are copied to host memory and copied back,
+// before any new prompt is admitted, once memory allows.
 class VllmScheduler final : public IBatchScheduler {
  public:
   explicit VllmScheduler(const VllmSchedulerOptions& options);
