@@ -216,3 +216,26 @@ TEST_CASE("the output option refuses to replace a directory that holds no serves
   CHECK(r.exit_code == 3);
   CHECK(std::filesystem::exists(dir.path() / "precious.txt"));
 }
+
+TEST_CASE("a closed loop keeps at most its users' requests in the system", "[app]") {
+  test::ScratchDir dir("run_closed_loop");
+  const auto out = dir.path() / "out";
+  REQUIRE(run({"run", "--arrival", "closed_loop", "--set", "workload.arrival.users=3", "--set",
+               "workload.arrival.think_time_s=0.2", "--num-requests", "60", "--out",
+               out.string()})
+              .exit_code == 0);
+  const auto rows = read_csv(out / "requests.csv");
+  REQUIRE(rows.size() == 60);
+  std::vector<std::pair<double, int>> events;
+  for (const auto& row : rows) {
+    events.emplace_back(std::stod(row.at("arrival_s")), +1);
+    events.emplace_back(std::stod(row.at("completion_s")), -1);
+  }
+  std::sort(events.begin(), events.end());  // completions first at equal times
+  int in_system = 0, most = 0;
+  for (const auto& [time, change] : events) {
+    in_system += change;
+    most = std::max(most, in_system);
+  }
+  CHECK(most == 3);
+}
