@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <vector>
+
 #include "sim/core/error.h"
 #include "sim/memory/impl/paged_allocator.h"
 
@@ -53,4 +56,28 @@ TEST_CASE("paged allocator refuses bad sizes and unknown sequences", "[memory]")
   REQUIRE_THROWS_AS(a.release(7), InvariantError);
   a.admit(7, 1, 1);
   REQUIRE_THROWS_AS(a.admit(7, 1, 1), InvariantError);
+}
+
+TEST_CASE("block tables hold distinct physical blocks that return to the free list", "[memory]") {
+  PagedAllocator a(8 * 16, 16, 0.0);
+  a.admit(1, 20, 0);  // 2 blocks
+  a.admit(2, 40, 0);  // 3 blocks
+  a.grow(1, 20);      // a third block for 1
+  const auto first = a.block_table(1);
+  const auto second = a.block_table(2);
+  REQUIRE(first.size() == 3);
+  REQUIRE(second.size() == 3);
+  std::vector<std::int32_t> all(first);
+  all.insert(all.end(), second.begin(), second.end());
+  std::sort(all.begin(), all.end());
+  CHECK(std::adjacent_find(all.begin(), all.end()) == all.end());  // no block owned twice
+  for (const auto id : all)
+    CHECK((id >= 0 && id < 8));
+  a.release(1);
+  a.admit(3, 48, 0);  // reuses the freed blocks first
+  auto reused = a.block_table(3);
+  std::sort(reused.begin(), reused.end());
+  auto freed = first;
+  std::sort(freed.begin(), freed.end());
+  CHECK(reused == freed);
 }

@@ -21,7 +21,15 @@ PagedAllocator::PagedAllocator(std::int64_t capacity_tokens, std::int64_t block_
   }
   watermark_blocks_ = static_cast<std::int64_t>(
       std::floor(watermark_fraction * static_cast<double>(total_blocks_)));
+  if (total_blocks_ > INT32_MAX) {
+    throw InfeasibleError("the KV cache holds more than 2^31 blocks; use a larger block size");
+  }
   free_blocks_ = total_blocks_;
+  // Lowest ids on top, so a fresh cache hands out blocks 0, 1, 2, ...
+  free_list_.reserve(static_cast<std::size_t>(total_blocks_));
+  for (std::int64_t id = total_blocks_ - 1; id >= 0; --id) {
+    free_list_.push_back(static_cast<std::int32_t>(id));
+  }
 }
 
 const PagedAllocator::BlockTable& PagedAllocator::table(std::int64_t sequence) const {
@@ -58,20 +66,24 @@ void PagedAllocator::admit(std::int64_t sequence, std::int64_t tokens, std::int6
 
 bool PagedAllocator::can_grow(std::int64_t sequence, std::int64_t tokens) const {
   const BlockTable& t = table(sequence);
-  return blocks_for(t.tokens + tokens) - t.blocks <= free_blocks_;
+  return blocks_for(t.tokens + tokens) - static_cast<std::int64_t>(t.blocks.size()) <= free_blocks_;
 }
 
 void PagedAllocator::grow(std::int64_t sequence, std::int64_t tokens) {
   auto it = tables_.find(sequence);
   if (it == tables_.end()) (void)table(sequence);  // throws
   BlockTable& t = it->second;
-  const std::int64_t new_blocks = blocks_for(t.tokens + tokens) - t.blocks;
+  const std::int64_t new_blocks =
+      blocks_for(t.tokens + tokens) - static_cast<std::int64_t>(t.blocks.size());
   if (new_blocks > free_blocks_) {
     throw InvariantError("paged allocator: KV capacity exceeded growing sequence " +
                          std::to_string(sequence));
   }
   t.tokens += tokens;
-  t.blocks += new_blocks;
+  for (std::int64_t i = 0; i < new_blocks; ++i) {
+    t.blocks.push_back(free_list_.back());
+    free_list_.pop_back();
+  }
   free_blocks_ -= new_blocks;
   used_blocks_ += new_blocks;
   token_states_ += tokens;
@@ -79,16 +91,21 @@ void PagedAllocator::grow(std::int64_t sequence, std::int64_t tokens) {
 }
 
 void PagedAllocator::release(std::int64_t sequence) {
-  const BlockTable t = table(sequence);
-  free_blocks_ += t.blocks;
-  used_blocks_ -= t.blocks;
+  const auto it = tables_.find(sequence);
+  if (it == tables_.end()) (void)table(sequence);  // throws
+  const BlockTable& t = it->second;
+  const auto blocks = static_cast<std::int64_t>(t.blocks.size());
+  free_list_.insert(free_list_.end(), t.blocks.rbegin(), t.blocks.rend());
+  free_blocks_ += blocks;
+  used_blocks_ -= blocks;
   token_states_ -= t.tokens;
-  tables_.erase(sequence);
+  tables_.erase(it);
   check_conservation();
 }
 
 void PagedAllocator::check_conservation() const {
-  if (free_blocks_ < 0 || used_blocks_ + free_blocks_ != total_blocks_ || token_states_ < 0 ||
+  if (free_blocks_ < 0 || used_blocks_ + free_blocks_ != total_blocks_ ||
+      static_cast<std::int64_t>(free_list_.size()) != free_blocks_ || token_states_ < 0 ||
       token_states_ > used_blocks_ * block_size_) {
     throw InvariantError("paged allocator: blocks not conserved (" + std::to_string(used_blocks_) +
                          " used + " + std::to_string(free_blocks_) +

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 #include "sim/memory/kv_cache_allocator.h"
 
@@ -30,11 +31,16 @@ class PagedAllocator final : public IKvCacheAllocator {
   std::int64_t block_size() const { return block_size_; }
   std::int64_t total_blocks() const { return total_blocks_; }
   std::int64_t free_blocks() const { return free_blocks_; }
+  // The physical blocks a sequence holds, in logical order (what a paged-attention kernel
+  // reads through).
+  const std::vector<std::int32_t>& block_table(std::int64_t sequence) const {
+    return table(sequence).blocks;
+  }
 
  private:
   struct BlockTable {
     std::int64_t tokens = 0;
-    std::int64_t blocks = 0;
+    std::vector<std::int32_t> blocks;  // physical block ids, in logical order
   };
   std::int64_t blocks_for(std::int64_t tokens) const {
     return (tokens + block_size_ - 1) / block_size_;
@@ -49,6 +55,7 @@ class PagedAllocator final : public IKvCacheAllocator {
   std::int64_t used_blocks_ = 0;
   std::int64_t token_states_ = 0;
   std::unordered_map<std::int64_t, BlockTable> tables_;
+  std::vector<std::int32_t> free_list_;  // free block ids; taken from the back
 };
 
 }  // namespace servesim
