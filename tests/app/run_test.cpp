@@ -221,8 +221,7 @@ TEST_CASE("a closed loop keeps at most its users' requests in the system", "[app
   test::ScratchDir dir("run_closed_loop");
   const auto out = dir.path() / "out";
   REQUIRE(run({"run", "--arrival", "closed_loop", "--set", "workload.arrival.users=3", "--set",
-               "workload.arrival.think_time_s=0.2", "--num-requests", "60", "--out",
-               out.string()})
+               "workload.arrival.think_time_s=0.2", "--num-requests", "60", "--out", out.string()})
               .exit_code == 0);
   const auto rows = read_csv(out / "requests.csv");
   REQUIRE(rows.size() == 60);
