@@ -13,6 +13,8 @@ Cluster::Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr
       launch_pending_(replicas_.size(), false),
       loads_(replicas_.size()) {
   if (replicas_.empty()) throw InputError("replicas", "expected at least one replica");
+  for (std::size_t i = 0; i < replicas_.size(); ++i)
+    loads_[i] = replicas_[i]->load();
 }
 
 ClusterRunStats Cluster::run() {
@@ -64,8 +66,6 @@ void Cluster::on_arrival(const RequestSpec& spec) {
     on_request_done(spec);
     return;
   }
-  for (std::size_t i = 0; i < replicas_.size(); ++i)
-    loads_[i] = replicas_[i]->load();
   const std::int32_t target = router_->route(spec, loads_);
   if (target < 0 || static_cast<std::size_t>(target) >= replicas_.size()) {
     throw InvariantError("router picked replica " + std::to_string(target) + " of " +
@@ -76,7 +76,13 @@ void Cluster::on_arrival(const RequestSpec& spec) {
   Request* raw = request.get();
   live_.emplace(spec.id, std::move(request));
   replicas_[static_cast<std::size_t>(target)]->enqueue(raw);
+  refresh_load(target);
   request_launch(target);
+}
+
+void Cluster::refresh_load(std::int32_t replica) {
+  const auto index = static_cast<std::size_t>(replica);
+  loads_[index] = replicas_[index]->load();
 }
 
 void Cluster::request_launch(std::int32_t replica) {
@@ -92,12 +98,13 @@ void Cluster::on_launch(std::int32_t replica) {
   launch_pending_[index] = false;
   const auto launch = replicas_[index]->try_launch(queue_.now());
   if (!launch) return;
+  refresh_load(replica);
   queue_.push(launch->done_at, static_cast<int>(EventPhase::BatchDone),
               Event{EventPhase::BatchDone, replica, launch->batch, {}});
   if (launch->stage_free_at < launch->done_at) {
     // Pipeline: the first stage frees before the batch is done and can take the next one.
     queue_.push(launch->stage_free_at, static_cast<int>(EventPhase::Launch),
-                Event{EventPhase::Launch, replica, -1, {}});
+                Event{EventPhase::Launch, replica, 0, {}});
     launch_pending_[index] = true;
   }
 }
@@ -112,6 +119,7 @@ void Cluster::on_batch_done(std::int32_t replica, std::int64_t batch) {
     live_.erase(spec.id);
     on_request_done(spec);
   }
+  refresh_load(replica);
   request_launch(replica);
 }
 

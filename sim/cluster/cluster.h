@@ -49,6 +49,9 @@ class Cluster {
   void on_batch_done(std::int32_t replica, std::int64_t batch);
   void on_launch(std::int32_t replica);
   void request_launch(std::int32_t replica);
+  // Loads change only when a replica's queues or memory do; keeping them current there
+  // spares every arrival a pass over all replicas.
+  void refresh_load(std::int32_t replica);
   void on_request_done(const RequestSpec& spec);
 
   std::vector<std::unique_ptr<Replica>> replicas_;
