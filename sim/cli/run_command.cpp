@@ -7,7 +7,6 @@
 #include "sim/app/run_outputs.h"
 #include "sim/app/simulation.h"
 #include "sim/cli/run_options.h"
-#include "sim/core/error.h"
 #include "sim/metrics/impl/console_reporter.h"
 #include "sim/metrics/summary_json.h"
 

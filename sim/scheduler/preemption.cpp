@@ -3,19 +3,7 @@
 #include <algorithm>
 
 namespace servesim {
-
-Request* newest_preemptible(const RequestQueues& queues, const BatchPlan& plan) {
-  Request* newest = nullptr;
-  for (Request* candidate : queues.running) {
-    if (candidate->in_flight) continue;
-    if (newest != nullptr && candidate->spec.id < newest->spec.id) continue;
-    const bool planned =
-        std::any_of(plan.work.begin(), plan.work.end(),
-                    [&](const ScheduledWork& w) { return w.request == candidate; });
-    if (!planned) newest = candidate;
-  }
-  return newest;
-}
+namespace {
 
 void preempt_by_recompute(Request* request, RequestQueues& queues, IKvCacheAllocator& allocator,
                           BatchPlan& plan) {
@@ -30,6 +18,21 @@ void preempt_by_recompute(Request* request, RequestQueues& queues, IKvCacheAlloc
                    [&](const Request* waiting) { return waiting->spec.id > request->spec.id; });
   queues.waiting.insert(position, request);
   plan.preempted.push_back(request);
+}
+
+}  // namespace
+
+Request* newest_preemptible(const RequestQueues& queues, const BatchPlan& plan) {
+  Request* newest = nullptr;
+  for (Request* candidate : queues.running) {
+    if (candidate->in_flight) continue;
+    if (newest != nullptr && candidate->spec.id < newest->spec.id) continue;
+    const bool planned =
+        std::any_of(plan.work.begin(), plan.work.end(),
+                    [&](const ScheduledWork& w) { return w.request == candidate; });
+    if (!planned) newest = candidate;
+  }
+  return newest;
 }
 
 void preempt(Request* request, RequestQueues& queues, IKvCacheAllocator& allocator,

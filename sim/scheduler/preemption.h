@@ -9,13 +9,9 @@ namespace servesim {
 // plan being formed, or nullptr: vLLM's choice of victim.
 Request* newest_preemptible(const RequestQueues& queues, const BatchPlan& plan);
 
-// Drops the request's KV memory and puts it back at the head of the waiting queue, so that
-// it re-prefills its prompt and generated tokens when memory allows.
-void preempt_by_recompute(Request* request, RequestQueues& queues, IKvCacheAllocator& allocator,
-                          BatchPlan& plan);
-
 // Preempts by swap when the replica has swap space for the request's KV tokens (copying
-// them to host memory), and by recompute otherwise.
+// them to host memory), and otherwise by recompute: its KV memory is dropped and it goes
+// back to the head of the waiting queue, to re-prefill its prompt and generated tokens.
 void preempt(Request* request, RequestQueues& queues, IKvCacheAllocator& allocator,
              BatchPlan& plan);
 

@@ -1,7 +1,5 @@
 #include "sim/scheduler/impl/vllm_scheduler.h"
 
-#include <algorithm>
-
 #include "sim/core/error.h"
 #include "sim/scheduler/preemption.h"
 #include "sim/scheduler/running_requests.h"
