@@ -9,10 +9,16 @@
 namespace servesim::cli {
 namespace {
 
-constexpr std::array<Command, 5> kCommands{{
+constexpr std::array<Command, 10> kCommands{{
     {"run", "Simulate serving a workload: TTFT, TPOT, ITL, E2E, throughput", &run_run},
     {"compare", "Run the same requests through several scheduler/allocator combinations",
      &run_compare},
+    {"sweep", "Run a grid of configurations: one CSV row per point, latency/throughput curves",
+     &run_sweep},
+    {"capacity", "Highest rate, or fewest replicas, that meets latency SLOs", &run_capacity},
+    {"plot", "Render the plots of an existing output folder with gnuplot", &run_plot},
+    {"calibrate", "Fit a hardware profile to measured operator times", &run_calibrate},
+    {"validate", "Compare a profile's predictions with measured operator times", &run_validate},
     {"kv", "KV-cache calculator: bytes per token, capacity and sequences that fit", &run_kv},
     {"roofline", "Where one iteration's time goes: per-operator roofline of a batch",
      &run_roofline},

@@ -27,6 +27,11 @@ int run_roofline(CommandContext& context);
 int run_list(CommandContext& context);
 int run_run(CommandContext& context);
 int run_compare(CommandContext& context);
+int run_sweep(CommandContext& context);
+int run_capacity(CommandContext& context);
+int run_plot(CommandContext& context);
+int run_calibrate(CommandContext& context);
+int run_validate(CommandContext& context);
 
 // Runs `servesim <args...>`: dispatches to a subcommand, prints errors as one line on `err`
 // and returns the process exit code (see ErrorKind). Never calls exit.
