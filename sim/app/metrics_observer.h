@@ -14,8 +14,8 @@ class MetricsObserver final : public IServingObserver {
   void on_iteration(const IterationRecord& iteration) override {
     collector_.on_iteration(iteration);
   }
-  void on_token_gaps(double gap_s, std::int64_t count) override {
-    collector_.on_token_gaps(gap_s, count);
+  void on_token_gaps(std::int32_t replica, double gap_s, std::int64_t count) override {
+    collector_.on_token_gaps(replica, gap_s, count);
   }
   void on_request_finished(const Request& request, SimTime now) override;
   void on_request_rejected(const RequestSpec& request, const std::string& reason,

@@ -95,7 +95,8 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
     replicas.push_back(std::make_unique<Replica>(
         static_cast<std::int32_t>(i),
         allocator_entry.factory(config.allocator, capacity_tokens, max_len),
-        scheduler_entry.factory(config.scheduler), time_model, config.pp, max_len, observer, swap));
+        scheduler_entry.factory(config.scheduler), time_model, config.pp, max_len, observer, swap,
+        config.engine.bulk_decode));
   }
   Cluster cluster(std::move(replicas), router_entry.factory(streams), *source, observer);
   const ClusterRunStats stats = cluster.run();

@@ -13,46 +13,67 @@ Cluster::Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr
       launch_pending_(replicas_.size(), false),
       loads_(replicas_.size()) {
   if (replicas_.empty()) throw InputError("replicas", "expected at least one replica");
+  if (replicas_.size() >= static_cast<std::size_t>(kReplicaSlots)) {
+    throw InputError("replicas", "expected fewer than " + std::to_string(kReplicaSlots));
+  }
+  // Such a router reads every replica's KV use at every arrival, which a decode run in bulk
+  // does not keep current.
+  if (router_->reads_kv_utilization()) {
+    for (auto& replica : replicas_)
+      replica->disable_bulk_decode();
+  }
   for (std::size_t i = 0; i < replicas_.size(); ++i)
     loads_[i] = replicas_[i]->load();
 }
 
 ClusterRunStats Cluster::run() {
-  schedule_next_arrival();
-  while (!queue_.empty()) {
-    const auto event = queue_.pop();
-    switch (event.payload.kind) {
-      case EventPhase::Arrival:
-        arrival_pending_ = false;
-        on_arrival(event.payload.request);
-        schedule_next_arrival();
-        break;
-      case EventPhase::BatchDone:
-        on_batch_done(event.payload.replica, event.payload.batch);
-        break;
-      case EventPhase::Launch:
-        on_launch(event.payload.replica);
-        break;
+  try {
+    schedule_next_arrival();
+    while (!queue_.empty()) {
+      const auto event = queue_.pop();
+      switch (event.payload.kind) {
+        case EventPhase::Arrival:
+          arrival_pending_ = false;
+          on_arrival(event.payload.request);
+          schedule_next_arrival();
+          break;
+        case EventPhase::BatchDone:
+          on_batch_done(event.payload.replica, event.payload.batch);
+          break;
+        case EventPhase::Launch:
+          on_launch(event.payload.replica);
+          break;
+      }
     }
+    if (!live_.empty() || stats_.finished + stats_.rejected != stats_.arrived ||
+        !source_.exhausted()) {
+      throw InvariantError("requests_terminate",
+                           "the run ended with " + std::to_string(live_.size()) +
+                               " requests unfinished (arrived " + std::to_string(stats_.arrived) +
+                               ", finished " + std::to_string(stats_.finished) + ", rejected " +
+                               std::to_string(stats_.rejected) + ")" +
+                               (source_.exhausted() ? "" : " and the workload not exhausted"),
+                           queue_.now());
+    }
+  } catch (const InvariantError& e) {
+    if (e.time()) throw;
+    throw e.at(queue_.now());
   }
   stats_.end_time = queue_.now();
   stats_.events = queue_.events_pushed();
-  if (!live_.empty() || stats_.finished + stats_.rejected != stats_.arrived ||
-      !source_.exhausted()) {
-    throw InvariantError("the run ended with " + std::to_string(live_.size()) +
-                         " requests unfinished (arrived " + std::to_string(stats_.arrived) +
-                         ", finished " + std::to_string(stats_.finished) + ", rejected " +
-                         std::to_string(stats_.rejected) + ") at " +
-                         std::to_string(queue_.now().seconds()) + " s");
-  }
+  for (const auto& replica : replicas_)
+    stats_.iterations += replica->iterations();
   return stats_;
+}
+
+void Cluster::push(SimTime time, const Event& event) {
+  queue_.push(time, static_cast<int>(event.kind) * kReplicaSlots + event.replica, event);
 }
 
 void Cluster::schedule_next_arrival() {
   if (arrival_pending_) return;
   if (const auto next = source_.next()) {
-    queue_.push(next->arrival, static_cast<int>(EventPhase::Arrival),
-                Event{EventPhase::Arrival, 0, 0, *next});
+    push(next->arrival, Event{EventPhase::Arrival, 0, 0, *next});
     arrival_pending_ = true;
   }
 }
@@ -70,6 +91,15 @@ void Cluster::on_arrival(const RequestSpec& spec) {
   if (target < 0 || static_cast<std::size_t>(target) >= replicas_.size()) {
     throw InvariantError("router picked replica " + std::to_string(target) + " of " +
                          std::to_string(replicas_.size()));
+  }
+  // A decode run on the target ends with the iteration in flight now; the newcomer may
+  // join the batch after it, as it would have with iterations launched one at a time.
+  if (const auto cut = replicas_[static_cast<std::size_t>(target)]->cut_decode_run(queue_.now())) {
+    if (cut->done_at == queue_.now()) {
+      on_batch_done(target, cut->batch);
+    } else {
+      push(cut->done_at, Event{EventPhase::BatchDone, target, cut->batch, {}});
+    }
   }
   auto request = std::make_unique<Request>();
   request->spec = spec;
@@ -89,8 +119,7 @@ void Cluster::request_launch(std::int32_t replica) {
   const auto index = static_cast<std::size_t>(replica);
   if (launch_pending_[index] || replicas_[index]->stage_busy(queue_.now())) return;
   launch_pending_[index] = true;
-  queue_.push(queue_.now(), static_cast<int>(EventPhase::Launch),
-              Event{EventPhase::Launch, replica, 0, {}});
+  push(queue_.now(), Event{EventPhase::Launch, replica, 0, {}});
 }
 
 void Cluster::on_launch(std::int32_t replica) {
@@ -99,18 +128,17 @@ void Cluster::on_launch(std::int32_t replica) {
   const auto launch = replicas_[index]->try_launch(queue_.now());
   if (!launch) return;
   refresh_load(replica);
-  queue_.push(launch->done_at, static_cast<int>(EventPhase::BatchDone),
-              Event{EventPhase::BatchDone, replica, launch->batch, {}});
+  push(launch->done_at, Event{EventPhase::BatchDone, replica, launch->batch, {}});
   if (launch->stage_free_at < launch->done_at) {
     // Pipeline: the first stage frees before the batch is done and can take the next one.
-    queue_.push(launch->stage_free_at, static_cast<int>(EventPhase::Launch),
-                Event{EventPhase::Launch, replica, 0, {}});
+    push(launch->stage_free_at, Event{EventPhase::Launch, replica, 0, {}});
     launch_pending_[index] = true;
   }
 }
 
 void Cluster::on_batch_done(std::int32_t replica, std::int64_t batch) {
   Replica& r = *replicas_[static_cast<std::size_t>(replica)];
+  if (r.drop_superseded(batch)) return;  // a decode run cut short completed earlier
   const auto finished = r.complete(batch, queue_.now());
   for (Request* request : finished) {
     ++stats_.finished;

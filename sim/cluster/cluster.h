@@ -15,7 +15,9 @@ namespace servesim {
 
 // Same-time events run in this order: completed batches first (they free memory and finish
 // requests), then arrivals, then batch launches, so that a launch sees everything that
-// happened at its instant. Pinned by a test.
+// happened at its instant. Pinned by a test. Within a phase, events of lower replica index
+// run first, so the order never depends on when an event was pushed (which bulk decoding
+// changes).
 enum class EventPhase : int { BatchDone = 0, Arrival = 1, Launch = 2 };
 
 struct ClusterRunStats {
@@ -24,11 +26,17 @@ struct ClusterRunStats {
   std::int64_t finished = 0;
   std::int64_t rejected = 0;
   std::uint64_t events = 0;
+  std::int64_t iterations = 0;  // over all replicas, each iteration of a decode run counted
 };
 
 // The discrete-event loop of one serving run: requests arrive from the workload, the router
 // sends each to a replica (or it is rejected if it can never fit), and replicas run batches
 // until every request has finished or been rejected.
+//
+// A broken invariant anywhere in the run stops it with an InvariantError naming the
+// invariant and the simulated time; the loop itself checks requests_terminate (every request
+// that arrived finished or was rejected, and the workload is exhausted) and, through the
+// event queue, time_monotonic.
 class Cluster {
  public:
   Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr<IRouter> router,
@@ -44,6 +52,10 @@ class Cluster {
     RequestSpec request;
   };
 
+  // Events are ordered by (time, phase, replica, push order): the queue's phase number is
+  // the phase times kReplicaSlots plus the replica index.
+  static constexpr int kReplicaSlots = 1 << 28;
+  void push(SimTime time, const Event& event);
   void schedule_next_arrival();
   void on_arrival(const RequestSpec& spec);
   void on_batch_done(std::int32_t replica, std::int64_t batch);

@@ -9,7 +9,7 @@ namespace servesim {
 Replica::Replica(std::int32_t id, std::unique_ptr<IKvCacheAllocator> allocator,
                  std::unique_ptr<IBatchScheduler> scheduler, const IExecutionTimeModel& time_model,
                  std::int64_t pipeline_stages, std::int64_t max_sequence_tokens,
-                 IServingObserver& observer, const SwapLink& swap)
+                 IServingObserver& observer, const SwapLink& swap, bool bulk_decode)
     : id_(id),
       allocator_(std::move(allocator)),
       scheduler_(std::move(scheduler)),
@@ -17,7 +17,8 @@ Replica::Replica(std::int32_t id, std::unique_ptr<IKvCacheAllocator> allocator,
       pipeline_stages_(pipeline_stages),
       max_sequence_tokens_(max_sequence_tokens),
       observer_(observer),
-      swap_(swap) {
+      swap_(swap),
+      bulk_decode_(bulk_decode && pipeline_stages == 1 && scheduler_->decode_plans_repeat()) {
   queues_.swap.capacity_tokens = swap.capacity_tokens;
 }
 
@@ -41,6 +42,52 @@ ReplicaLoad Replica::load() const {
   return ReplicaLoad{
       id_, outstanding_,
       static_cast<double>(usage.used()) / static_cast<double>(usage.capacity_tokens)};
+}
+
+void Replica::check_iteration(const BatchPlan& plan, const KvUsage& usage, SimTime now) const {
+  const std::string where = "replica " + std::to_string(id_) + ": ";
+  if (usage.used() > usage.capacity_tokens) {
+    throw InvariantError("kv_within_capacity",
+                         where + std::to_string(usage.used()) + " KV slots in use of " +
+                             std::to_string(usage.capacity_tokens),
+                         now);
+  }
+  if (usage.token_states < 0 || usage.reserved < 0 || usage.internal_fragmentation < 0 ||
+      usage.external_fragmentation < 0 || usage.free < 0 ||
+      usage.used() + usage.external_fragmentation + usage.free != usage.capacity_tokens) {
+    throw InvariantError("blocks_conserved",
+                         where + "KV usage categories do not add up to the capacity of " +
+                             std::to_string(usage.capacity_tokens) + " slots",
+                         now);
+  }
+  const BatchBudget budget = scheduler_->budget();
+  if (plan.shape.prefill_tokens > budget.prefill_tokens || plan.shape.tokens() > budget.tokens ||
+      plan.shape.sequences() > budget.sequences) {
+    throw InvariantError("batch_token_budget",
+                         where + "a batch of " + std::to_string(plan.shape.sequences()) +
+                             " sequences, " + std::to_string(plan.shape.tokens()) + " tokens (" +
+                             std::to_string(plan.shape.prefill_tokens) +
+                             " prompt) exceeds the scheduler's budget",
+                         now);
+  }
+}
+
+IterationRecord Replica::record_of(SimTime start, SimTime duration, const BatchPlan& plan,
+                                   const KvUsage& usage) const {
+  IterationRecord record;
+  record.replica = id_;
+  record.start_s = start.seconds();
+  record.duration_s = duration.seconds();
+  record.batch_size = static_cast<std::int32_t>(plan.work.size());
+  record.prefill_tokens = plan.shape.prefill_tokens;
+  record.decode_tokens = plan.shape.decode_sequences;
+  record.preempted = static_cast<std::int32_t>(plan.preempted.size());
+  record.kv_used_tokens = usage.used();
+  record.kv_capacity_tokens = usage.capacity_tokens;
+  record.kv_memory =
+      KvMemoryTokens{usage.token_states, usage.reserved, usage.internal_fragmentation,
+                     usage.external_fragmentation, usage.free};
+  return record;
 }
 
 std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
@@ -71,39 +118,83 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   for (std::int64_t s = 1; s < pipeline_stages_; ++s)
     total += stage;
 
-  const KvUsage usage =
-      allocator_->usage(queues_.waiting.empty() ? 0 : queues_.waiting.front()->final_tokens());
-  if (usage.used() > usage.capacity_tokens) {
-    throw InvariantError("replica " + std::to_string(id_) + ": KV memory exceeds capacity");
-  }
-  IterationRecord record;
-  record.replica = id_;
-  record.start_s = now.seconds();
-  record.duration_s = total.seconds();
-  record.batch_size = static_cast<std::int32_t>(plan.work.size());
-  record.prefill_tokens = plan.shape.prefill_tokens;
-  record.decode_tokens = plan.shape.decode_sequences;
-  record.preempted = static_cast<std::int32_t>(plan.preempted.size());
-  record.kv_used_tokens = usage.used();
-  record.kv_capacity_tokens = usage.capacity_tokens;
-  record.kv_memory =
-      KvMemoryTokens{usage.token_states, usage.reserved, usage.internal_fragmentation,
-                     usage.external_fragmentation, usage.free};
-  observer_.on_iteration(record);
+  const KvUsage usage = allocator_->usage(next_final_tokens());
+  check_iteration(plan, usage, now);
+  observer_.on_iteration(record_of(now, total, plan, usage));
+  ++iterations_;
 
   const std::int64_t batch = next_batch_++;
-  in_flight_.emplace(batch, std::move(plan));
+  SimTime done = now + total;
   stage_free_at_ = now + stage;
-  return Launch{batch, now + stage, now + total};
+  if (bulk_decode_ && plan.shape.prefill_sequences == 0 && plan.preempted.empty() &&
+      plan.swap_in_tokens == 0 && plan.swap_out_tokens == 0 &&
+      plan.work.size() == queues_.running.size()) {
+    plan_decode_run(batch, plan, done);
+    if (run_.batch == batch) {
+      done = run_.ends.back();
+      stage_free_at_ = done;
+    }
+  }
+  in_flight_.emplace(batch, std::move(plan));
+  return Launch{batch, stage_free_at_, done};
 }
 
-std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
-  const auto it = in_flight_.find(batch);
-  if (it == in_flight_.end()) {
-    throw InvariantError("replica " + std::to_string(id_) + ": unknown batch completed");
+void Replica::plan_decode_run(std::int64_t batch, const BatchPlan& plan, SimTime first_end) {
+  // The run stops at the first iteration that finishes a request (that one included: the
+  // batch changes only after it) and before any the allocator could not grow.
+  std::int64_t steps = run_limit_;
+  for (const ScheduledWork& w : plan.work)
+    steps = std::min(steps, w.request->spec.output_tokens - w.request->generated_tokens);
+  if (steps < 2) return;
+  run_.sequences.clear();
+  for (const ScheduledWork& w : plan.work)
+    run_.sequences.push_back(w.request->spec.id);
+  steps = 1 + allocator_->decode_rounds_available(run_.sequences, steps - 1);
+  if (steps < 2) return;
+
+  run_.batch = batch;
+  run_.next_final_tokens = next_final_tokens();
+  run_.ends.clear();
+  run_.ends.push_back(first_end);
+  // Every context grows by one token per iteration; each iteration is priced and rounded on
+  // its own, exactly as it would be launched alone.
+  BatchShape shape = plan.shape;
+  const std::int64_t sequences = shape.decode_sequences;
+  for (std::int64_t step = 2; step <= steps; ++step) {
+    shape.decode_context_tokens += sequences;
+    run_.ends.push_back(run_.ends.back() +
+                        SimTime::duration_from_seconds(time_model_.estimate(shape).total_time_s));
   }
-  const BatchPlan plan = std::move(it->second);
-  in_flight_.erase(it);
+}
+
+std::optional<Replica::Launch> Replica::cut_decode_run(SimTime now) {
+  if (run_.batch < 0) return std::nullopt;
+  // Iteration k (0-based) launched before the arrival when it started before `now`: it
+  // starts where iteration k - 1 ends, and launches run after arrivals at the same instant.
+  const auto in_flight = std::lower_bound(run_.ends.begin(), run_.ends.end(), now);
+  if (in_flight == run_.ends.end()) {
+    throw InvariantError("time_monotonic",
+                         "replica " + std::to_string(id_) + ": a decode run ended unnoticed", now);
+  }
+  const auto steps = static_cast<std::size_t>(in_flight - run_.ends.begin()) + 1;
+  if (steps == run_.ends.size()) return std::nullopt;
+  run_.ends.resize(steps);
+  run_limit_ = std::max<std::int64_t>(4, run_limit_ / 2);
+  const std::int64_t renamed = next_batch_++;
+  auto node = in_flight_.extract(run_.batch);
+  superseded_.insert(run_.batch);
+  node.key() = renamed;
+  in_flight_.insert(std::move(node));
+  run_.batch = renamed;
+  stage_free_at_ = run_.ends.back();
+  return Launch{renamed, stage_free_at_, stage_free_at_};
+}
+
+void Replica::emit_tokens(const BatchPlan& plan, SimTime at) {
+  // Gaps of equal length are reported together, in plan order, whether iterations run one
+  // at a time or in bulk, so the metrics see the same calls either way.
+  SimTime gap;
+  std::int64_t gaps = 0;
   for (const ScheduledWork& w : plan.work) {
     Request& r = *w.request;
     r.in_flight = false;
@@ -116,23 +207,72 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
     if (!emits) continue;
     r.generated_tokens += 1;
     if (r.generated_tokens == 1) {
-      r.first_token = now;
+      r.first_token = at;
     } else {
-      observer_.on_token_gaps((now - r.last_token).seconds(), 1);
+      const SimTime this_gap = at - r.last_token;
+      if (gaps > 0 && this_gap != gap) {
+        observer_.on_token_gaps(id_, gap.seconds(), gaps);
+        gaps = 0;
+      }
+      gap = this_gap;
+      ++gaps;
     }
-    r.last_token = now;
+    r.last_token = at;
+  }
+  if (gaps > 0) observer_.on_token_gaps(id_, gap.seconds(), gaps);
+}
+
+std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
+  const auto it = in_flight_.find(batch);
+  if (it == in_flight_.end()) {
+    throw InvariantError("replica " + std::to_string(id_) + ": unknown batch completed");
+  }
+  const BatchPlan plan = std::move(it->second);
+  in_flight_.erase(it);
+  if (run_.batch != batch) {
+    emit_tokens(plan, now);
+  } else {
+    run_.batch = -1;
+    const auto steps = static_cast<std::int64_t>(run_.ends.size());
+    if (run_.ends.back() != now) {
+      throw InvariantError("time_monotonic",
+                           "replica " + std::to_string(id_) + ": a decode run completed off time",
+                           now);
+    }
+    if (steps == run_limit_) run_limit_ = std::min<std::int64_t>(run_limit_ * 2, 1 << 16);
+    emit_tokens(plan, run_.ends.front());
+    // Iterations 2..steps, as each would have been launched: the allocator grows every
+    // sequence by one token, then the iteration is checked and reported.
+    allocator_->grow_decode_rounds(
+        run_.sequences, steps - 1, run_.next_final_tokens,
+        [&](std::int64_t round, const KvUsage& usage) {
+          const auto k = static_cast<std::size_t>(round);
+          check_iteration(plan, usage, run_.ends[k - 1]);
+          observer_.on_iteration(
+              record_of(run_.ends[k - 1], run_.ends[k] - run_.ends[k - 1], plan, usage));
+          ++iterations_;
+        });
+    const auto count = static_cast<std::int64_t>(plan.work.size());
+    for (std::size_t k = 1; k < run_.ends.size(); ++k)
+      observer_.on_token_gaps(id_, (run_.ends[k] - run_.ends[k - 1]).seconds(), count);
+    for (const ScheduledWork& w : plan.work) {
+      w.request->kv_tokens += steps - 1;
+      w.request->generated_tokens += steps - 1;
+      w.request->last_token = now;
+    }
   }
   std::vector<Request*> finished;
   for (Request* r : queues_.running) {
     if (r->finished() && !r->in_flight) finished.push_back(r);
   }
-  for (Request* r : finished) {
-    allocator_->release(r->spec.id);
-    queues_.running.erase(std::find(queues_.running.begin(), queues_.running.end(), r));
-    --outstanding_;
+  if (!finished.empty()) {
+    for (Request* r : finished)
+      allocator_->release(r->spec.id);
+    std::erase_if(queues_.running, [](const Request* r) { return r->finished() && !r->in_flight; });
+    outstanding_ -= static_cast<std::int64_t>(finished.size());
+    std::sort(finished.begin(), finished.end(),
+              [](const Request* a, const Request* b) { return a->spec.id < b->spec.id; });
   }
-  std::sort(finished.begin(), finished.end(),
-            [](const Request* a, const Request* b) { return a->spec.id < b->spec.id; });
   return finished;
 }
 

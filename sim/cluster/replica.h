@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "sim/cluster/router.h"
@@ -26,12 +27,27 @@ struct SwapLink {
 // model prices it, and when it completes the replica applies its results (tokens emitted,
 // finished requests released). With P pipeline stages up to P batches are in flight: a new
 // one may start each time the first stage frees, and each takes P stage times to finish.
+//
+// Bulk decode. When a plan decodes every running request and does nothing else, and the
+// scheduler promises that such plans repeat (IBatchScheduler::decode_plans_repeat), the
+// iterations that follow are known until a request finishes or the allocator would refuse a
+// token: the replica prices each of them (O(1) apiece through BatchShape) and launches them
+// as one decode run, with one completion event at the end of the last. A request arriving
+// for the replica cuts the run after the iteration in flight at that instant, which is where
+// one-at-a-time iterations would have let it in. Every metric equals the one-at-a-time
+// result: each iteration is reported with its own start, duration and KV usage, and token
+// gaps are reported per iteration in both modes. Off with pipeline parallelism (several
+// batches in flight) and when disabled (engine.bulk_decode, or a router that reads KV use).
+//
+// Runtime invariants, checked at every iteration at O(1) cost: kv_within_capacity,
+// blocks_conserved (the KV usage categories partition the capacity), batch_token_budget
+// (the plan stays within the scheduler's BatchBudget).
 class Replica {
  public:
   Replica(std::int32_t id, std::unique_ptr<IKvCacheAllocator> allocator,
           std::unique_ptr<IBatchScheduler> scheduler, const IExecutionTimeModel& time_model,
           std::int64_t pipeline_stages, std::int64_t max_sequence_tokens,
-          IServingObserver& observer, const SwapLink& swap = {});
+          IServingObserver& observer, const SwapLink& swap = {}, bool bulk_decode = true);
 
   std::int32_t id() const { return id_; }
   std::optional<std::string> reject_reason(const RequestSpec& request) const;
@@ -47,6 +63,15 @@ class Replica {
   // Applies the results of a launched batch at its completion time and returns the requests
   // it finished, already released and out of the queues, in arrival order.
   std::vector<Request*> complete(std::int64_t batch, SimTime now);
+  // A request arrives for this replica at `now` while a decode run is in flight: the run is
+  // cut after the iteration in flight at `now` (or ending at `now`) and renamed. Returns the
+  // renamed batch, which the caller must complete at its done_at (at once when that is
+  // `now`); nullopt when no run is in flight or it ends after `now` anyway.
+  std::optional<Launch> cut_decode_run(SimTime now);
+  // True, once, for a batch whose completion event was superseded by cut_decode_run.
+  bool drop_superseded(std::int64_t batch) { return superseded_.erase(batch) > 0; }
+  void disable_bulk_decode() { bulk_decode_ = false; }
+  std::int64_t iterations() const { return iterations_; }
   bool has_work() const {
     return !queues_.waiting.empty() || !queues_.running.empty() || !queues_.swapped.empty();
   }
@@ -64,12 +89,38 @@ class Replica {
   std::int64_t max_sequence_tokens_;  // the model's (or --max-len) maximum context
   IServingObserver& observer_;
   SwapLink swap_;
+  bool bulk_decode_;
+
+  // A decode run: the in-flight batch `batch` (its first iteration) and the iterations that
+  // repeat it, ending at ends[0], ends[1], ...
+  struct DecodeRun {
+    std::int64_t batch = -1;  // -1: none in flight
+    std::vector<SimTime> ends;
+    std::vector<std::int64_t> sequences;  // in plan order
+    // The waiting queue's head as every iteration of the run saw it at launch (a request
+    // arriving later cuts the run, but may be queued before the run completes).
+    std::int64_t next_final_tokens = 0;
+  };
+  void plan_decode_run(std::int64_t batch, const BatchPlan& plan, SimTime first_end);
+  void check_iteration(const BatchPlan& plan, const KvUsage& usage, SimTime now) const;
+  IterationRecord record_of(SimTime start, SimTime duration, const BatchPlan& plan,
+                            const KvUsage& usage) const;
+  void emit_tokens(const BatchPlan& plan, SimTime at);
+  std::int64_t next_final_tokens() const {
+    return queues_.waiting.empty() ? 0 : queues_.waiting.front()->final_tokens();
+  }
 
   RequestQueues queues_;
   std::unordered_map<std::int64_t, BatchPlan> in_flight_;
   std::int64_t next_batch_ = 0;
   std::int64_t outstanding_ = 0;
+  std::int64_t iterations_ = 0;
   SimTime stage_free_at_;
+  DecodeRun run_;
+  // Runs are priced up front; the longest grows while runs end uncut and shrinks when cut,
+  // so pricing wasted on iterations that a cut drops stays a fraction of the work.
+  std::int64_t run_limit_ = 16;
+  std::unordered_set<std::int64_t> superseded_;
 };
 
 }  // namespace servesim

@@ -19,6 +19,9 @@ class IRouter {
  public:
   virtual ~IRouter() = default;
   virtual std::int32_t route(const RequestSpec& request, std::span<const ReplicaLoad> replicas) = 0;
+  // Whether route() reads kv_utilization. That share changes with every decode iteration, so
+  // under such a router replicas advance decode iterations one at a time (see Replica).
+  virtual bool reads_kv_utilization() const { return false; }
 };
 
 }  // namespace servesim

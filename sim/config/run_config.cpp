@@ -84,6 +84,10 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
     c.output.iteration_records = o->optional_boolean("iteration_records").value_or(true);
     o->reject_unknown_keys();
   }
+  if (auto e = r.optional_object("engine")) {
+    c.engine.bulk_decode = e->optional_boolean("bulk_decode").value_or(true);
+    e->reject_unknown_keys();
+  }
   r.reject_unknown_keys();
   return c;
 }
@@ -129,6 +133,7 @@ nlohmann::json run_config_to_json(const RunConfig& c) {
       {"output",
        {{"request_records", c.output.request_records},
         {"iteration_records", c.output.iteration_records}}},
+      {"engine", {{"bulk_decode", c.engine.bulk_decode}}},
   };
 }
 

@@ -60,6 +60,11 @@ struct RunConfig {
     bool request_records = true;
     bool iteration_records = true;
   } output;
+
+  struct Engine {
+    // Advance runs of decode iterations in bulk (same results, faster); see Replica.
+    bool bulk_decode = true;
+  } engine;
 };
 
 RunConfig run_config_from_json(const nlohmann::json& document, const std::string& source_name);

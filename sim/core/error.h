@@ -1,7 +1,12 @@
 #pragma once
 
+#include <cstdint>
+#include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
+
+#include "sim/core/sim_time.h"
 
 namespace servesim {
 
@@ -45,10 +50,42 @@ class InfeasibleError final : public Error {
   explicit InfeasibleError(const std::string& message) : Error(ErrorKind::Infeasible, message) {}
 };
 
-// A broken invariant; never the user's fault.
+// A broken invariant; never the user's fault. The runtime invariants of a serving run
+// (kv_within_capacity, blocks_conserved, time_monotonic, requests_terminate,
+// batch_token_budget) are named; the event loop adds the simulated time at which one broke,
+// so the message reads "invariant NAME violated at t=12.345678901 s: DETAIL".
 class InvariantError final : public Error {
  public:
-  explicit InvariantError(const std::string& message) : Error(ErrorKind::Internal, message) {}
+  explicit InvariantError(const std::string& message)
+      : InvariantError(std::string(), message, std::nullopt) {}
+  InvariantError(std::string name, std::string detail, std::optional<SimTime> at = std::nullopt)
+      : Error(ErrorKind::Internal, format(name, detail, at)),
+        name_(std::move(name)),
+        detail_(std::move(detail)),
+        at_(at) {}
+
+  const std::string& invariant() const noexcept { return name_; }
+  const std::string& detail() const noexcept { return detail_; }
+  std::optional<SimTime> time() const noexcept { return at_; }
+  // The same violation, stamped with the simulated time it was found at (kept if it has one).
+  InvariantError at(SimTime now) const { return InvariantError(name_, detail_, at_ ? at_ : now); }
+
+ private:
+  static std::string format(const std::string& name, const std::string& detail,
+                            std::optional<SimTime> at) {
+    if (name.empty() && !at) return detail;
+    std::string text = "invariant " + (name.empty() ? std::string("internal") : name) + " violated";
+    if (at) {
+      char seconds[48];
+      std::snprintf(seconds, sizeof seconds, " at t=%.9f s", at->seconds());
+      text += seconds;
+    }
+    return text + ": " + detail;
+  }
+
+  std::string name_;
+  std::string detail_;
+  std::optional<SimTime> at_;
 };
 
 }  // namespace servesim

@@ -24,8 +24,10 @@ class EventQueue {
 
   void push(SimTime time, int phase, Payload payload) {
     if (time < now_) {
-      throw InvariantError("event scheduled in the past: at " + std::to_string(time.ns()) +
-                           " ns while the clock reads " + std::to_string(now_.ns()) + " ns");
+      throw InvariantError("time_monotonic",
+                           "event scheduled in the past, at " + std::to_string(time.ns()) +
+                               " ns while the clock reads " + std::to_string(now_.ns()) + " ns",
+                           now_);
     }
     heap_.push(Event{time, phase, next_sequence_++, std::move(payload)});
   }
@@ -39,7 +41,9 @@ class EventQueue {
   Event pop() {
     Event event = heap_.top();
     heap_.pop();
-    if (event.time < now_) throw InvariantError("simulated time went backwards");
+    if (event.time < now_) {
+      throw InvariantError("time_monotonic", "the next event lies before the clock", now_);
+    }
     now_ = event.time;
     return event;
   }

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
 
 namespace servesim {
 
@@ -40,6 +42,32 @@ class IKvCacheAllocator {
   virtual KvUsage usage(std::int64_t next_final_tokens) const = 0;
   virtual std::int64_t capacity_tokens() const = 0;
   virtual std::int64_t sequences() const = 0;
+
+  // Decode rounds, for advancing runs of decode iterations in bulk. In one round each of
+  // `sequences`, in order, grows by one token, as one decode iteration grows them.
+  //
+  // How many rounds, up to `max_rounds`, could follow one another with every grow allowed
+  // (no frees in between). An allocator that cannot answer cheaply returns 0, which turns
+  // bulk decoding off. Must cost O(sequences + rounds), not O(sequences x rounds).
+  virtual std::int64_t decode_rounds_available(std::span<const std::int64_t> sequences,
+                                               std::int64_t max_rounds) const {
+    (void)sequences;
+    (void)max_rounds;
+    return 0;
+  }
+  // Applies `rounds` rounds (at most decode_rounds_available), leaving the allocator exactly
+  // as `rounds` x `sequences` calls grow(sequence, 1) in that order would, and calls
+  // `after_round(round, usage(next_final_tokens))` after each round (round counts from 1).
+  // This default does just that, one grow at a time.
+  virtual void grow_decode_rounds(
+      std::span<const std::int64_t> sequences, std::int64_t rounds, std::int64_t next_final_tokens,
+      const std::function<void(std::int64_t round, const KvUsage& usage)>& after_round) {
+    for (std::int64_t round = 1; round <= rounds; ++round) {
+      for (const std::int64_t sequence : sequences)
+        grow(sequence, 1);
+      after_round(round, usage(next_final_tokens));
+    }
+  }
 };
 
 }  // namespace servesim

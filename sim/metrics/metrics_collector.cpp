@@ -38,8 +38,8 @@ void check_request(const RequestRecord& r, bool rejected) {
 
 }  // namespace
 
-MetricsCollector::MetricsCollector(MetricsOptions options)
-    : options_(options), itl_(options.itl_relative_error) {
+MetricsCollector::MetricsCollector(MetricsOptions options) : options_(options) {
+  static_cast<void>(LogHistogram(options_.itl_relative_error));  // throws when out of range
   check_slo(options_.slo_ttft_s, "slo_ttft_s");
   check_slo(options_.slo_tpot_s, "slo_tpot_s");
 }
@@ -79,11 +79,21 @@ void MetricsCollector::on_request_rejected(const RequestRecord& record) {
   if (options_.keep_request_records) requests_.push_back(record);
 }
 
-void MetricsCollector::on_token_gaps(double gap_s, std::int64_t count) {
+MetricsCollector::ReplicaSums& MetricsCollector::replica_sums(std::int32_t replica) {
+  if (replica < 0) {
+    throw InvariantError("replica index must be >= 0, got " + std::to_string(replica));
+  }
+  const auto index = static_cast<std::size_t>(replica);
+  while (replicas_.size() <= index)
+    replicas_.emplace_back(options_.itl_relative_error);
+  return replicas_[index];
+}
+
+void MetricsCollector::on_token_gaps(std::int32_t replica, double gap_s, std::int64_t count) {
   if (!(std::isfinite(gap_s) && gap_s >= 0)) {
     throw InvariantError("token gap must be finite and >= 0, got " + std::to_string(gap_s));
   }
-  itl_.add(gap_s, count);
+  replica_sums(replica).itl.add(gap_s, count);
 }
 
 void MetricsCollector::on_iteration(const IterationRecord& record) {
@@ -92,22 +102,29 @@ void MetricsCollector::on_iteration(const IterationRecord& record) {
     throw InvariantError("iteration of replica " + std::to_string(record.replica) +
                          ": start and duration must be finite, duration >= 0");
   }
+  ReplicaSums& sums = replica_sums(record.replica);
   ++iterations_seen_;
   batch_size_sum_ += record.batch_size;
-  iteration_time_s_ += record.duration_s;
-  kv_utilization_time_s_ += record.kv_utilization() * record.duration_s;
+  sums.iteration_time_s += record.duration_s;
+  sums.kv_utilization_time_s += record.kv_utilization() * record.duration_s;
   if (record.kv_capacity_tokens > 0) {
     const double weight = record.duration_s / static_cast<double>(record.kv_capacity_tokens);
     const KvMemoryTokens& m = record.kv_memory;
-    kv_memory_time_s_.token_states += static_cast<double>(m.token_states) * weight;
-    kv_memory_time_s_.reserved += static_cast<double>(m.reserved) * weight;
-    kv_memory_time_s_.internal_fragmentation +=
-        static_cast<double>(m.internal_fragmentation) * weight;
-    kv_memory_time_s_.external_fragmentation +=
-        static_cast<double>(m.external_fragmentation) * weight;
-    kv_memory_time_s_.free += static_cast<double>(m.free) * weight;
+    RunSummary::KvMemoryShares& t = sums.kv_memory_time_s;
+    t.token_states += static_cast<double>(m.token_states) * weight;
+    t.reserved += static_cast<double>(m.reserved) * weight;
+    t.internal_fragmentation += static_cast<double>(m.internal_fragmentation) * weight;
+    t.external_fragmentation += static_cast<double>(m.external_fragmentation) * weight;
+    t.free += static_cast<double>(m.free) * weight;
   }
   if (options_.keep_iteration_records) iterations_.push_back(record);
+}
+
+LogHistogram MetricsCollector::itl_histogram() const {
+  LogHistogram merged(options_.itl_relative_error);
+  for (const ReplicaSums& sums : replicas_)
+    merged.merge(sums.itl);
+  return merged;
 }
 
 RunSummary MetricsCollector::summarize(double duration_s) const {
@@ -115,6 +132,19 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
     throw InvariantError("run duration must be finite and >= 0, got " + std::to_string(duration_s));
   }
   const auto completed = static_cast<std::int64_t>(ttft_s_.size());
+  double iteration_time_s = 0;
+  double kv_utilization_time_s = 0;
+  RunSummary::KvMemoryShares kv_memory_time_s;
+  for (const ReplicaSums& sums : replicas_) {
+    iteration_time_s += sums.iteration_time_s;
+    kv_utilization_time_s += sums.kv_utilization_time_s;
+    kv_memory_time_s.token_states += sums.kv_memory_time_s.token_states;
+    kv_memory_time_s.reserved += sums.kv_memory_time_s.reserved;
+    kv_memory_time_s.internal_fragmentation += sums.kv_memory_time_s.internal_fragmentation;
+    kv_memory_time_s.external_fragmentation += sums.kv_memory_time_s.external_fragmentation;
+    kv_memory_time_s.free += sums.kv_memory_time_s.free;
+  }
+  const LogHistogram itl = itl_histogram();
   const auto per_s = [duration_s](double amount) {
     return duration_s > 0 ? amount / duration_s : 0.0;
   };
@@ -128,21 +158,20 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
   s.throughput_total_tokens_per_s = per_s(static_cast<double>(prompt_tokens_ + output_tokens_));
   s.ttft_s = exact_latency_stats(ttft_s_);
   s.tpot_s = exact_latency_stats(tpot_s_);
-  s.itl_s = histogram_latency_stats(itl_);
+  s.itl_s = histogram_latency_stats(itl);
   s.e2e_s = exact_latency_stats(e2e_s_);
   s.normalized_latency_s_per_token = exact_latency_stats(normalized_s_per_token_).mean;
-  s.itl_relative_error = itl_.relative_error();
-  s.mean_batch_size =
-      iterations_seen_ > 0 ? batch_size_sum_ / static_cast<double>(iterations_seen_) : 0.0;
-  s.kv_utilization = iteration_time_s_ > 0 ? kv_utilization_time_s_ / iteration_time_s_ : 0.0;
-  if (iteration_time_s_ > 0) {
-    s.kv_memory.token_states = kv_memory_time_s_.token_states / iteration_time_s_;
-    s.kv_memory.reserved = kv_memory_time_s_.reserved / iteration_time_s_;
-    s.kv_memory.internal_fragmentation =
-        kv_memory_time_s_.internal_fragmentation / iteration_time_s_;
-    s.kv_memory.external_fragmentation =
-        kv_memory_time_s_.external_fragmentation / iteration_time_s_;
-    s.kv_memory.free = kv_memory_time_s_.free / iteration_time_s_;
+  s.itl_relative_error = itl.relative_error();
+  s.mean_batch_size = iterations_seen_ > 0 ? static_cast<double>(batch_size_sum_) /
+                                                 static_cast<double>(iterations_seen_)
+                                           : 0.0;
+  s.kv_utilization = iteration_time_s > 0 ? kv_utilization_time_s / iteration_time_s : 0.0;
+  if (iteration_time_s > 0) {
+    s.kv_memory.token_states = kv_memory_time_s.token_states / iteration_time_s;
+    s.kv_memory.reserved = kv_memory_time_s.reserved / iteration_time_s;
+    s.kv_memory.internal_fragmentation = kv_memory_time_s.internal_fragmentation / iteration_time_s;
+    s.kv_memory.external_fragmentation = kv_memory_time_s.external_fragmentation / iteration_time_s;
+    s.kv_memory.free = kv_memory_time_s.free / iteration_time_s;
   }
   s.preemptions = preemptions_;
   if (options_.slo_ttft_s || options_.slo_tpot_s) {

@@ -35,9 +35,11 @@ class MetricsCollector final {
   void on_request_finished(const RequestRecord& record);
   // A request was turned away without being served. `record.rejected` must be true.
   void on_request_rejected(const RequestRecord& record);
-  // `count` consecutive inter-token gaps of `gap_s` seconds each (count >= 0), so that a
-  // run of identical decode iterations is reported in one call rather than one per token.
-  void on_token_gaps(double gap_s, std::int64_t count);
+  // `count` consecutive inter-token gaps of `gap_s` seconds each (count >= 0) on replica
+  // `replica` (>= 0), so that a run of identical gaps is reported in one call rather than
+  // one per token.
+  void on_token_gaps(std::int32_t replica, double gap_s, std::int64_t count);
+  void on_token_gaps(double gap_s, std::int64_t count) { on_token_gaps(0, gap_s, count); }
   void on_iteration(const IterationRecord& record);
 
   // `duration_s` (>= 0) is the span throughputs are measured over; throughputs are 0 when
@@ -48,11 +50,25 @@ class MetricsCollector final {
   // Completed and rejected requests in the order they were reported; empty unless
   // keep_request_records.
   const std::vector<RequestRecord>& request_records() const noexcept { return requests_; }
-  // Empty unless keep_iteration_records.
+  // Empty unless keep_iteration_records. In the order reported, which interleaves replicas
+  // in no fixed way; the CSV reporter sorts them.
   const std::vector<IterationRecord>& iteration_records() const noexcept { return iterations_; }
-  const LogHistogram& itl_histogram() const noexcept { return itl_; }
+  // Every replica's gaps, merged in replica order.
+  LogHistogram itl_histogram() const;
 
  private:
+  // Sums that floating-point rounding makes depend on the order of their terms are kept per
+  // replica and added in replica order at the end: a replica reports its own iterations in
+  // time order, but how replicas interleave depends on the event order (bulk decoding
+  // reports a run of iterations together), and the summary must not.
+  struct ReplicaSums {
+    explicit ReplicaSums(double itl_relative_error) : itl(itl_relative_error) {}
+    LogHistogram itl;
+    double iteration_time_s = 0;                  // sum of iteration durations
+    double kv_utilization_time_s = 0;             // sum of utilization x duration
+    RunSummary::KvMemoryShares kv_memory_time_s;  // share x duration, summed over iterations
+  };
+  ReplicaSums& replica_sums(std::int32_t replica);
   bool meets_slo(double ttft_s, std::optional<double> tpot_s) const noexcept;
 
   MetricsOptions options_;
@@ -64,8 +80,7 @@ class MetricsCollector final {
   std::vector<double> tpot_s_;
   std::vector<double> e2e_s_;
   std::vector<double> normalized_s_per_token_;
-  LogHistogram itl_;
-  RunSummary::KvMemoryShares kv_memory_time_s_;  // share x duration, summed over iterations
+  std::vector<ReplicaSums> replicas_;
 
   std::int64_t requests_rejected_ = 0;
   std::int64_t prompt_tokens_ = 0;  // of completed requests
@@ -74,9 +89,7 @@ class MetricsCollector final {
   std::int64_t slo_met_ = 0;
 
   std::int64_t iterations_seen_ = 0;
-  double batch_size_sum_ = 0;
-  double iteration_time_s_ = 0;       // sum of iteration durations, all replicas
-  double kv_utilization_time_s_ = 0;  // sum of utilization x duration
+  std::int64_t batch_size_sum_ = 0;
 };
 
 }  // namespace servesim

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -7,6 +9,15 @@
 #include "sim/scheduler/batch_plan.h"
 
 namespace servesim {
+
+// The most work one plan of a policy may hold; the replica checks every plan against it
+// (invariant batch_token_budget). Unlimited by default.
+struct BatchBudget {
+  static constexpr std::int64_t kUnlimited = std::numeric_limits<std::int64_t>::max();
+  std::int64_t prefill_tokens = kUnlimited;  // prompt tokens computed in one iteration
+  std::int64_t tokens = kUnlimited;          // prompt plus decode tokens in one iteration
+  std::int64_t sequences = kUnlimited;       // sequences in one iteration
+};
 
 // Forms the next batch of one replica. A policy decides who joins, how many tokens each
 // computes and who is preempted; because each decision depends on the memory the previous
@@ -22,6 +33,17 @@ class IBatchScheduler {
                                                    const IKvCacheAllocator& allocator) const = 0;
   // Requests marked in_flight are busy in an earlier batch and must be left alone.
   virtual BatchPlan plan(RequestQueues& queues, IKvCacheAllocator& allocator) = 0;
+
+  virtual BatchBudget budget() const { return {}; }
+
+  // Whether the replica may advance runs of decode iterations in bulk. A policy answers true
+  // when this holds: after a plan that decodes every running request (none in flight) and
+  // does nothing else (no admission, preemption or swap), a plan made with the queues
+  // unchanged, the allocator having grown each of those requests by one token, decodes the
+  // same requests in the same order again and does nothing else, for as long as the
+  // allocator can grow each of them by one more token. (Typically: an admission or swap-in
+  // that failed keeps failing while memory only fills and nobody leaves.)
+  virtual bool decode_plans_repeat() const { return false; }
 };
 
 }  // namespace servesim

@@ -12,8 +12,9 @@ std::vector<Request*> schedulable_oldest_first(const RequestQueues& queues) {
   for (Request* request : queues.running) {
     if (!request->in_flight) out.push_back(request);
   }
-  std::sort(out.begin(), out.end(),
-            [](const Request* a, const Request* b) { return a->spec.id < b->spec.id; });
+  const auto by_id = [](const Request* a, const Request* b) { return a->spec.id < b->spec.id; };
+  // Usually sorted already: requests join at the back in arrival order.
+  if (!std::is_sorted(out.begin(), out.end(), by_id)) std::sort(out.begin(), out.end(), by_id);
   return out;
 }
 

@@ -50,7 +50,7 @@ struct Recorder final : IServingObserver {
   double gap_sum_s = 0;
   std::int64_t gaps = 0;
   void on_iteration(const IterationRecord& i) override { iterations.push_back(i); }
-  void on_token_gaps(double gap_s, std::int64_t count) override {
+  void on_token_gaps(std::int32_t, double gap_s, std::int64_t count) override {
     gap_sum_s += gap_s * static_cast<double>(count);
     gaps += count;
   }

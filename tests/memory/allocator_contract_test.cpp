@@ -170,3 +170,78 @@ TEST_CASE("every allocator keeps its books through a random admit, grow, release
     }
   }
 }
+
+namespace {
+
+// The generic decode rounds of IKvCacheAllocator: one grow at a time.
+void grow_one_at_a_time(IKvCacheAllocator& allocator, const std::vector<std::int64_t>& sequences,
+                        std::int64_t rounds, std::int64_t next_final_tokens,
+                        std::vector<KvUsage>& usages) {
+  allocator.IKvCacheAllocator::grow_decode_rounds(
+      sequences, rounds, next_final_tokens,
+      [&](std::int64_t, const KvUsage& usage) { usages.push_back(usage); });
+}
+
+bool same_usage(const KvUsage& a, const KvUsage& b) {
+  return a.capacity_tokens == b.capacity_tokens && a.token_states == b.token_states &&
+         a.reserved == b.reserved && a.internal_fragmentation == b.internal_fragmentation &&
+         a.external_fragmentation == b.external_fragmentation && a.free == b.free;
+}
+
+}  // namespace
+
+TEST_CASE("decode rounds in bulk leave every allocator as single grows would", "[memory]") {
+  for (const auto& configuration : every_configuration()) {
+    SECTION(configuration.name) {
+      auto bulk = configuration.make();
+      auto single = configuration.make();
+      // Sequences admitted at assorted lengths until memory runs out, each 150 tokens short
+      // of its final length: paged memory then runs out before they finish.
+      std::vector<std::int64_t> sequences;
+      std::mt19937_64 random(7);
+      for (std::int64_t id = 0; id < 40 && bulk->usage(0).free >= 1500; ++id) {
+        const auto tokens = static_cast<std::int64_t>(random() % 140) + 1;
+        const std::int64_t final_tokens = tokens + 150;
+        if (!bulk->can_admit(tokens, final_tokens)) break;
+        bulk->admit(id, tokens, final_tokens);
+        single->admit(id, tokens, final_tokens);
+        sequences.push_back(id);
+      }
+      REQUIRE(sequences.size() >= 2);
+      const std::int64_t rounds = bulk->decode_rounds_available(sequences, 150);
+      REQUIRE(rounds > 0);
+      CHECK(rounds <= 150);
+      std::vector<KvUsage> bulk_usages;
+      std::vector<KvUsage> single_usages;
+      bulk->grow_decode_rounds(sequences, rounds, 200,
+                               [&](std::int64_t round, const KvUsage& usage) {
+                                 CHECK(round == static_cast<std::int64_t>(bulk_usages.size()) + 1);
+                                 bulk_usages.push_back(usage);
+                               });
+      grow_one_at_a_time(*single, sequences, rounds, 200, single_usages);
+      REQUIRE(bulk_usages.size() == single_usages.size());
+      for (std::size_t i = 0; i < bulk_usages.size(); ++i)
+        CHECK(same_usage(bulk_usages[i], single_usages[i]));
+      CHECK(same_usage(bulk->usage(0), single->usage(0)));
+      if (auto* paged = dynamic_cast<PagedAllocator*>(bulk.get())) {
+        const auto& other = dynamic_cast<PagedAllocator&>(*single);
+        for (const std::int64_t sequence : sequences)
+          CHECK(paged->block_table(sequence) == other.block_table(sequence));
+      }
+      if (rounds < 150) {
+        // The round after the last one granted is refused by single grows.
+        bool refused = false;
+        for (const std::int64_t sequence : sequences) {
+          if (!single->can_grow(sequence, 1)) refused = true;
+          if (!refused) single->grow(sequence, 1);
+        }
+        CHECK(refused);
+      }
+      for (const std::int64_t sequence : sequences) {
+        bulk->release(sequence);
+        single->release(sequence);
+      }
+      CHECK(same_usage(bulk->usage(0), single->usage(0)));
+    }
+  }
+}

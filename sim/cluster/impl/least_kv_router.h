@@ -21,6 +21,7 @@ class LeastKvRouter final : public IRouter {
     }
     return static_cast<std::int32_t>(best);
   }
+  bool reads_kv_utilization() const override { return true; }
 };
 
 }  // namespace servesim

@@ -71,8 +71,10 @@ bool ContiguousAllocator::can_grow(std::int64_t sequence, std::int64_t tokens) c
 
 void ContiguousAllocator::grow(std::int64_t sequence, std::int64_t tokens) {
   if (!can_grow(sequence, tokens)) {
-    throw InvariantError("contiguous allocator: KV region exceeded growing sequence " +
-                         std::to_string(sequence) + " by " + std::to_string(tokens) + " tokens");
+    throw InvariantError("kv_within_capacity",
+                         "contiguous allocator: KV region exceeded growing sequence " +
+                             std::to_string(sequence) + " by " + std::to_string(tokens) +
+                             " tokens");
   }
   Held& h = held_.find(sequence)->second;
   account(h, -1);
@@ -105,11 +107,43 @@ void ContiguousAllocator::check_conservation() const {
                          token_states_ >= 0 && reserved_ >= 0 && internal_fragmentation_ >= 0 &&
                          space_->free_tokens() >= 0;
   if (!conserved) {
-    throw InvariantError("contiguous allocator: slots not conserved (" +
-                         std::to_string(allocated_tokens_) + " allocated + " +
-                         std::to_string(space_->free_tokens()) +
-                         " free != " + std::to_string(space_->capacity_tokens()) + ")");
+    throw InvariantError("blocks_conserved",
+                         "contiguous allocator: slots not conserved (" +
+                             std::to_string(allocated_tokens_) + " allocated + " +
+                             std::to_string(space_->free_tokens()) +
+                             " free != " + std::to_string(space_->capacity_tokens()) + ")");
   }
+}
+
+std::int64_t ContiguousAllocator::decode_rounds_available(std::span<const std::int64_t> sequences,
+                                                          std::int64_t max_rounds) const {
+  std::int64_t rounds = max_rounds;
+  for (const std::int64_t sequence : sequences) {
+    const Held& h = held(sequence);
+    rounds = std::min({rounds, h.region.size_tokens - h.tokens, h.final_tokens - h.tokens});
+  }
+  return std::max<std::int64_t>(rounds, 0);
+}
+
+void ContiguousAllocator::grow_decode_rounds(
+    std::span<const std::int64_t> sequences, std::int64_t rounds, std::int64_t next_final_tokens,
+    const std::function<void(std::int64_t round, const KvUsage& usage)>& after_round) {
+  if (rounds > decode_rounds_available(sequences, rounds)) {
+    throw InvariantError("kv_within_capacity",
+                         "contiguous allocator: decode rounds past a region or final length");
+  }
+  const auto count = static_cast<std::int64_t>(sequences.size());
+  KvUsage u = usage(next_final_tokens);
+  for (std::int64_t round = 1; round <= rounds; ++round) {
+    u.token_states += count;
+    u.reserved -= count;
+    after_round(round, u);
+  }
+  for (const std::int64_t sequence : sequences)
+    held_.find(sequence)->second.tokens += rounds;
+  token_states_ += rounds * count;
+  reserved_ -= rounds * count;
+  check_conservation();
 }
 
 KvUsage ContiguousAllocator::usage(std::int64_t next_final_tokens) const {

@@ -37,6 +37,14 @@ class ContiguousAllocator final : public IKvCacheAllocator {
   void release(std::int64_t sequence) override;
 
   KvUsage usage(std::int64_t next_final_tokens) const override;
+  // Growth stays inside the regions, so the holes do not change: a round moves one slot per
+  // sequence from reserved to token states. Rounds stop before any sequence would fill its
+  // region or pass its final length.
+  std::int64_t decode_rounds_available(std::span<const std::int64_t> sequences,
+                                       std::int64_t max_rounds) const override;
+  void grow_decode_rounds(
+      std::span<const std::int64_t> sequences, std::int64_t rounds, std::int64_t next_final_tokens,
+      const std::function<void(std::int64_t round, const KvUsage& usage)>& after_round) override;
   std::int64_t capacity_tokens() const override { return space_->capacity_tokens(); }
   std::int64_t sequences() const override { return static_cast<std::int64_t>(held_.size()); }
 

@@ -25,6 +25,14 @@ class PagedAllocator final : public IKvCacheAllocator {
   void release(std::int64_t sequence) override;
 
   KvUsage usage(std::int64_t next_final_tokens) const override;
+  // A sequence holding t tokens takes a new block in round r exactly when
+  // (t + r - 1) is a multiple of the block size, so sequences are counted by t modulo the
+  // block size and each round costs O(1) plus the blocks it hands out.
+  std::int64_t decode_rounds_available(std::span<const std::int64_t> sequences,
+                                       std::int64_t max_rounds) const override;
+  void grow_decode_rounds(
+      std::span<const std::int64_t> sequences, std::int64_t rounds, std::int64_t next_final_tokens,
+      const std::function<void(std::int64_t round, const KvUsage& usage)>& after_round) override;
   std::int64_t capacity_tokens() const override { return total_blocks_ * block_size_; }
   std::int64_t sequences() const override { return static_cast<std::int64_t>(tables_.size()); }
 
@@ -45,7 +53,9 @@ class PagedAllocator final : public IKvCacheAllocator {
   std::int64_t blocks_for(std::int64_t tokens) const {
     return (tokens + block_size_ - 1) / block_size_;
   }
-  const BlockTable& table(std::int64_t sequence) const;
+  // The sequence's table; throws for an unknown one. Remembers the last one found: the
+  // scheduler asks can_grow and then grows the same sequence.
+  BlockTable& table(std::int64_t sequence) const;
   void check_conservation() const;
 
   std::int64_t block_size_;
@@ -55,7 +65,9 @@ class PagedAllocator final : public IKvCacheAllocator {
   std::int64_t used_blocks_ = 0;
   std::int64_t token_states_ = 0;
   std::unordered_map<std::int64_t, BlockTable> tables_;
-  std::vector<std::int32_t> free_list_;  // free block ids; taken from the back
+  mutable std::int64_t cached_sequence_ = -1;
+  mutable BlockTable* cached_table_ = nullptr;  // map nodes stay put until erased
+  std::vector<std::int32_t> free_list_;         // free block ids; taken from the back
 };
 
 }  // namespace servesim

@@ -76,9 +76,16 @@ void write_iterations_csv(const MetricsCollector& collector, const std::filesyst
   out << "replica,start_s,duration_s,batch_size,prefill_tokens,decode_tokens,preempted,"
          "kv_used_tokens,kv_capacity_tokens,kv_utilization,kv_token_states,kv_reserved,"
          "kv_internal_fragmentation,kv_external_fragmentation,kv_free\n";
-  for (const auto& iteration : collector.iteration_records()) {
-    out << iteration_row(iteration) << '\n';
-  }
+  // By start time, then replica: how replicas' reports interleave is not part of the result.
+  const auto& records = collector.iteration_records();
+  std::vector<std::size_t> order(records.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&records](std::size_t a, std::size_t b) {
+    if (records[a].start_s != records[b].start_s) return records[a].start_s < records[b].start_s;
+    return records[a].replica < records[b].replica;
+  });
+  for (std::size_t index : order)
+    out << iteration_row(records[index]) << '\n';
   close_output_file(out, path);
 }
 

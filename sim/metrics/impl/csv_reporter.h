@@ -11,7 +11,7 @@ namespace servesim {
 // formats are listed in docs/metrics.md. Throws InputError naming `path` on failure.
 void write_requests_csv(const MetricsCollector& collector, const std::filesystem::path& path);
 
-// iterations.csv: one row per iteration of every replica, in the order they were reported.
+// iterations.csv: one row per iteration of every replica, by start time, then replica.
 void write_iterations_csv(const MetricsCollector& collector, const std::filesystem::path& path);
 
 // Writes requests.csv and iterations.csv, each only when the collector kept those records:

@@ -32,6 +32,11 @@ class OrcaScheduler final : public IBatchScheduler {
   std::optional<std::string> reject_reason(const RequestSpec& request,
                                            const IKvCacheAllocator& allocator) const override;
   BatchPlan plan(RequestQueues& queues, IKvCacheAllocator& allocator) override;
+  BatchBudget budget() const override {
+    return {options_.max_num_batched_tokens, BatchBudget::kUnlimited, options_.max_batch_size};
+  }
+  // Admissions wait on seats and memory, neither of which frees while nobody leaves.
+  bool decode_plans_repeat() const override { return true; }
 
  private:
   static void schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator,

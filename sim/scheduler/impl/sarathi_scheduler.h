@@ -37,6 +37,12 @@ class SarathiScheduler final : public IBatchScheduler {
   std::optional<std::string> reject_reason(const RequestSpec& request,
                                            const IKvCacheAllocator& allocator) const override;
   BatchPlan plan(RequestQueues& queues, IKvCacheAllocator& allocator) override;
+  BatchBudget budget() const override {
+    return {options_.token_budget, options_.token_budget, options_.max_num_seqs};
+  }
+  // A plan that decodes every running request had budget for all of them, and admissions
+  // wait on seats and memory, neither of which frees while nobody leaves.
+  bool decode_plans_repeat() const override { return true; }
 
  private:
   static void schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,

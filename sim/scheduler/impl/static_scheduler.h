@@ -34,6 +34,11 @@ class StaticScheduler final : public IBatchScheduler {
   std::optional<std::string> reject_reason(const RequestSpec& request,
                                            const IKvCacheAllocator& allocator) const override;
   BatchPlan plan(RequestQueues& queues, IKvCacheAllocator& allocator) override;
+  BatchBudget budget() const override {
+    return {BatchBudget::kUnlimited, BatchBudget::kUnlimited, options_.batch_size};
+  }
+  // A running batch decodes its unfinished members every iteration and admits nobody.
+  bool decode_plans_repeat() const override { return true; }
 
  private:
   void form_batch(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) const;

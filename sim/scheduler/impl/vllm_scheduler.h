@@ -26,6 +26,12 @@ class VllmScheduler final : public IBatchScheduler {
   std::optional<std::string> reject_reason(const RequestSpec& request,
                                            const IKvCacheAllocator& allocator) const override;
   BatchPlan plan(RequestQueues& queues, IKvCacheAllocator& allocator) override;
+  BatchBudget budget() const override {
+    return {options_.max_num_batched_tokens, BatchBudget::kUnlimited, options_.max_num_seqs};
+  }
+  // Prompts are admitted, and swapped requests resumed, only when the allocator can admit
+  // them, which a cache that only fills never starts allowing.
+  bool decode_plans_repeat() const override { return true; }
 
  private:
   void admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) const;

@@ -1,0 +1,141 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/test_support.h"
+
+using namespace servesim;
+
+namespace {
+
+std::string read(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The events a run processed, from the console's "Simulated N events" line.
+long long events_of(const std::string& out) {
+  const auto at = out.find("Simulated ");
+  REQUIRE(at != std::string::npos);
+  return std::stoll(out.substr(at + 10));
+}
+
+struct Outcome {
+  long long events = 0;
+};
+
+// Runs `args` with bulk decoding on and off and compares every output file byte for byte
+// (resolved_config.json up to the engine.bulk_decode key itself).
+Outcome check_both_ways(const std::string& name, std::vector<std::string> args) {
+  const test::ScratchDir scratch("bulk_" + name);
+  const auto bulk_dir = scratch.path() / "bulk";
+  const auto step_dir = scratch.path() / "step";
+  args.insert(args.begin(), "run");
+  auto bulk_args = args;
+  bulk_args.insert(bulk_args.end(), {"--out", bulk_dir.string()});
+  auto step_args = args;
+  step_args.insert(step_args.end(), {"--out", step_dir.string(), "--no-bulk-decode"});
+  const auto bulk = test::run_servesim(bulk_args);
+  const auto step = test::run_servesim(step_args);
+  INFO(name << ": " << bulk.err << step.err);
+  REQUIRE(bulk.exit_code == 0);
+  REQUIRE(step.exit_code == 0);
+  for (const char* file : {"summary.json", "requests.csv", "iterations.csv"}) {
+    INFO(name << ": " << file);
+    const std::string a = read(bulk_dir / file);
+    CHECK(a.size() > 100);
+    CHECK(a == read(step_dir / file));
+  }
+  auto bulk_config = nlohmann::json::parse(read(bulk_dir / "resolved_config.json"));
+  auto step_config = nlohmann::json::parse(read(step_dir / "resolved_config.json"));
+  CHECK(bulk_config["engine"]["bulk_decode"] == true);
+  CHECK(step_config["engine"]["bulk_decode"] == false);
+  bulk_config.erase("engine");
+  step_config.erase("engine");
+  CHECK(bulk_config == step_config);
+  const long long bulk_events = events_of(bulk.out);
+  const long long step_events = events_of(step.out);
+  CHECK(bulk_events <= step_events);
+  return {bulk_events < step_events ? 1 : 0};
+}
+
+std::vector<std::string> workload(const std::string& requests, const std::string& rate) {
+  return {"--workload", "sharegpt", "--num-requests", requests, "--rate", rate, "--seed", "3"};
+}
+
+std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("bulk decoding gives byte-identical outputs: vllm, paged, recompute and swap",
+          "[cluster][bulk]") {
+  // Tight KV memory, so that requests are preempted, by recompute and then by swap.
+  long long fewer_events = 0;
+  fewer_events +=
+      check_both_ways("vllm_recompute",
+                      workload("300", "12") + std::vector<std::string>{"--kv-capacity-tokens",
+                                                                       "5000", "--replicas", "2"})
+          .events;
+  fewer_events +=
+      check_both_ways("vllm_swap", workload("200", "12") +
+                                       std::vector<std::string>{"--kv-capacity-tokens", "4000",
+                                                                "--preemption", "swap"})
+          .events;
+  fewer_events +=
+      check_both_ways("vllm_all_at_once",
+                      workload("200", "inf") + std::vector<std::string>{"--replicas", "3"})
+          .events;
+  CHECK(fewer_events == 3);  // bulk decoding did happen in each
+}
+
+TEST_CASE("bulk decoding gives byte-identical outputs: orca, sarathi, static; paged, contiguous",
+          "[cluster][bulk]") {
+  check_both_ways("orca_contiguous",
+                  workload("200", "10") +
+                      std::vector<std::string>{"--scheduler", "orca", "--allocator", "contiguous",
+                                               "--reservation", "pow2", "--kv-capacity-tokens",
+                                               "12000", "--max-len", "2048"});
+  check_both_ways("orca_paged",
+                  workload("200", "10") + std::vector<std::string>{"--scheduler", "orca",
+                                                                   "--kv-capacity-tokens", "5000"});
+  check_both_ways("sarathi_paged",
+                  workload("200", "10") + std::vector<std::string>{"--scheduler", "sarathi",
+                                                                   "--kv-capacity-tokens", "5000",
+                                                                   "--replicas", "2"});
+  check_both_ways("sarathi_contiguous",
+                  workload("200", "10") + std::vector<std::string>{
+                                              "--scheduler", "sarathi", "--allocator", "contiguous",
+                                              "--reservation", "oracle", "--placement", "first_fit",
+                                              "--kv-capacity-tokens", "12000"});
+  check_both_ways("static_paged",
+                  workload("150", "10") + std::vector<std::string>{"--scheduler", "static"});
+  check_both_ways(
+      "static_contiguous",
+      workload("150", "10") + std::vector<std::string>{"--scheduler", "static", "--allocator",
+                                                       "contiguous", "--max-len", "2048"});
+}
+
+TEST_CASE("bulk decoding gives byte-identical outputs under every router and closed loops",
+          "[cluster][bulk]") {
+  for (const char* router : {"least_outstanding", "least_kv", "random"}) {
+    check_both_ways(
+        std::string("router_") + router,
+        workload("300", "20") + std::vector<std::string>{"--replicas", "3", "--router", router});
+  }
+  check_both_ways("closed_loop", std::vector<std::string>{
+                                     "--workload", "sharegpt", "--num-requests", "200", "--arrival",
+                                     "closed_loop", "--set", "workload.arrival.users=12", "--set",
+                                     "workload.arrival.think_time_s=0.5", "--replicas", "2"});
+  check_both_ways("pipeline", workload("150", "8") + std::vector<std::string>{"--pp", "2"});
+}
