@@ -54,7 +54,10 @@ void expand_workload(nlohmann::json& document, const std::filesystem::path& data
 // say) would make the new one invalid, so only the new process's keys are kept.
 void keep_arrival_keys_of_process(nlohmann::json& document) {
   auto& arrival = document["workload"]["arrival"];
-  if (!arrival.is_object() || !arrival.contains("process")) return;
+  // A process that is not a string is left for the workload parser to refuse by name.
+  if (!arrival.is_object() || !arrival.contains("process") || !arrival["process"].is_string()) {
+    return;
+  }
   const auto process = arrival["process"].get<std::string>();
   std::vector<std::string> keep{"process"};
   if (process == "poisson" || process == "constant") keep = {"process", "rate_per_s"};

@@ -12,7 +12,13 @@ void publish_output(const std::filesystem::path& out_dir,
                     const std::function<void(const std::filesystem::path& staging)>& write) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::path target = fs::absolute(out_dir);
+  if (out_dir.empty()) throw InputError("--out", "expected a folder path, got an empty string");
+  // "out/", "./out" and "a/../out" all name the folder "out"; "/" and "." name no new folder.
+  fs::path target = fs::absolute(out_dir, ec).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();
+  if (ec || target == target.root_path() || target == fs::current_path(ec)) {
+    throw InputError(out_dir.string(), "expected a folder of its own for the output (--out)");
+  }
   if (fs::exists(target, ec)) {
     if (!fs::is_directory(target, ec)) {
       throw InputError(out_dir.string(), "exists and is not a directory (--out)");

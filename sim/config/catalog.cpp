@@ -30,7 +30,11 @@ std::filesystem::path Catalog::resolve(std::string_view name_or_path) const {
   const bool is_path = text.find('/') != std::string::npos ||
                        (text.size() > 5 && text.substr(text.size() - 5) == ".json");
   if (is_path) {
-    if (!std::filesystem::exists(text)) throw InputError(text, "file not found (" + flag_ + ")");
+    std::error_code ec;
+    if (!std::filesystem::exists(text, ec)) {
+      throw InputError(text,
+                       (ec ? ec.message() : std::string("file not found")) + " (" + flag_ + ")");
+    }
     return text;
   }
   const std::string wanted = to_lower(text);

@@ -25,6 +25,40 @@ std::string line_and_column(std::string_view text, std::size_t byte_position) {
   return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
+// Byte offset of the first token outside string literals for which `match(is_key, token)` is
+// true, or npos. A key is a string literal followed by ':'; other tokens are bare words
+// (numbers, true, false, null). Used to place errors nlohmann reports without a position.
+template <typename Match>
+std::size_t find_token(std::string_view text, Match match) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == '"') {
+      std::size_t end = i + 1;
+      while (end < text.size() && text[end] != '"')
+        end += text[end] == '\\' ? 2 : 1;
+      const std::size_t after = text.find_first_not_of(" \t\r\n", end + 1);
+      if (after != std::string_view::npos && text[after] == ':' &&
+          match(true, text.substr(i, end + 1 - i))) {
+        return i;
+      }
+      i = end + 1;
+    } else if (text[i] == '-' || (text[i] >= '0' && text[i] <= '9')) {
+      const std::size_t end = std::min(text.find_first_of(" \t\r\n,]}:", i), text.size());
+      if (match(false, text.substr(i, end - i))) return i;
+      i = end;
+    } else {
+      ++i;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// " at line L, column C" of a token offset, or nothing when the token was not found.
+std::string at_offset(std::string_view text, std::size_t offset) {
+  if (offset == std::string_view::npos) return "";
+  return " at " + line_and_column(text, offset + 1);
+}
+
 std::string describe(const nlohmann::json& value) {
   std::string dumped = value.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
   if (dumped.size() > 40) dumped = dumped.substr(0, 37) + "...";
@@ -37,6 +71,8 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source_
   // One set of keys per open object; a repeated key is refused at the moment it is seen.
   std::vector<std::set<std::string>> open_objects;
   std::string duplicate_key;
+  std::size_t keys_seen = 0;
+  std::size_t duplicate_ordinal = 0;  // the duplicate is the n-th key of the text
   const auto on_event = [&](int /*depth*/, nlohmann::json::parse_event_t event,
                             nlohmann::json& parsed) {
     using Event = nlohmann::json::parse_event_t;
@@ -46,7 +82,11 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source_
       open_objects.pop_back();
     } else if (event == Event::key && !open_objects.empty() && duplicate_key.empty()) {
       const auto key = parsed.get<std::string>();
-      if (!open_objects.back().insert(key).second) duplicate_key = key;
+      if (!open_objects.back().insert(key).second) {
+        duplicate_key = key;
+        duplicate_ordinal = keys_seen;
+      }
+      ++keys_seen;
     }
     return true;
   };
@@ -54,22 +94,40 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source_
   try {
     document = nlohmann::json::parse(text.begin(), text.end(), on_event);
   } catch (const nlohmann::json::parse_error& error) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 17: <reason>": keep the
+    // reason, and replace the bytes of the input it quotes that may not be printable text.
     std::string reason = error.what();
-    if (const auto colon = reason.rfind(": "); colon != std::string::npos) {
+    if (const auto colon = reason.find(": ", reason.find("column")); colon != std::string::npos) {
       reason = reason.substr(colon + 2);
+    }
+    for (char& c : reason) {
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
     }
     throw InputError(source_name,
                      "malformed JSON at " + line_and_column(text, error.byte) + ": " + reason);
   } catch (const nlohmann::json::exception& error) {
-    // Numbers beyond the range of a double, and other value errors.
+    // Numbers beyond the range of a double ("number overflow parsing '1e999'"), and other
+    // value errors, which nlohmann reports without a position: find the token.
     std::string reason = error.what();
     if (const auto bracket = reason.find("] "); bracket != std::string::npos) {
       reason = reason.substr(bracket + 2);
     }
-    throw InputError(source_name, "invalid JSON: " + reason);
+    std::size_t offset = std::string_view::npos;
+    if (const auto open = reason.find('\''), close = reason.rfind('\'');
+        open != std::string::npos && close > open + 1) {
+      const std::string token = reason.substr(open + 1, close - open - 1);
+      offset =
+          find_token(text, [&](bool is_key, std::string_view t) { return !is_key && t == token; });
+    }
+    throw InputError(source_name, "invalid JSON" + at_offset(text, offset) + ": " + reason);
   }
   if (!duplicate_key.empty()) {
-    throw InputError(source_name, "key \"" + duplicate_key + "\" appears twice in one object");
+    std::size_t keys = 0;
+    const std::size_t offset = find_token(
+        text, [&](bool is_key, std::string_view) { return is_key && keys++ == duplicate_ordinal; });
+    throw InputError(source_name, "key \"" + duplicate_key + "\" appears twice in one object" +
+                                      (offset == std::string_view::npos ? "" : ",") +
+                                      at_offset(text, offset));
   }
   return document;
 }

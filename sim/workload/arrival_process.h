@@ -7,6 +7,12 @@
 
 namespace servesim {
 
+// The latest arrival a workload may produce, in seconds (about 31.7 years): every time a
+// workload reads or draws (durations, think times, trace rows, scaled or drawn gaps) is
+// checked against it, so simulated time stays far inside SimTime's 292 years and a bad value
+// is an input error instead of an overflow.
+inline constexpr double kMaxArrivalTimeS = 1e9;
+
 // When requests arrive. Open-loop processes (rates, traces) know every arrival in advance; a
 // closed-loop process learns of the next one only when a request it released finishes.
 // A process knows nothing of request lengths or of how many requests the run wants: the

@@ -33,6 +33,8 @@ std::optional<std::int64_t> parse_azure_timestamp_ns(std::string_view text) {
   const auto second = digits_at(text, 17, 2);
   if (!year || !month || !day || !hour || !minute || !second) return std::nullopt;
   if (*hour > 23 || *minute > 59 || *second > 59) return std::nullopt;
+  // Nanoseconds since 1970 of years 1970-2200 fit in 63 bits, and so do their differences.
+  if (*year < 1970 || *year > 2200) return std::nullopt;
   const std::chrono::year_month_day date{std::chrono::year(*year),
                                          std::chrono::month(static_cast<unsigned>(*month)),
                                          std::chrono::day(static_cast<unsigned>(*day))};

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "sim/core/error.h"
+#include "sim/workload/arrival_process.h"
 #include "sim/workload/azure_timestamp.h"
 #include "sim/workload/csv_cursor.h"
 
@@ -37,7 +38,9 @@ std::int64_t arrival_ns(const CsvCursor& csv, TraceFormat format,
                         std::optional<std::int64_t>& first_timestamp_ns) {
   if (format == TraceFormat::Plain) {
     const double seconds = csv.finite_number(0, "arrival_time_s");
-    if (seconds < 0) csv.fail("arrival_time_s: expected a time >= 0");
+    if (!(seconds >= 0 && seconds <= kMaxArrivalTimeS)) {
+      csv.fail("arrival_time_s: expected a time in [0, 1e9] s");
+    }
     return SimTime::from_seconds(seconds).ns();
   }
   const auto timestamp_ns = parse_azure_timestamp_ns(csv.fields()[0]);
@@ -46,7 +49,11 @@ std::int64_t arrival_ns(const CsvCursor& csv, TraceFormat format,
              std::string(csv.fields()[0]) + "\"");
   }
   if (!first_timestamp_ns) first_timestamp_ns = *timestamp_ns;
-  return *timestamp_ns - *first_timestamp_ns;
+  const std::int64_t since_first_ns = *timestamp_ns - *first_timestamp_ns;
+  if (since_first_ns > static_cast<std::int64_t>(kMaxArrivalTimeS * 1e9)) {
+    csv.fail("TIMESTAMP: more than 1e9 s (31.7 years) after the first row");
+  }
+  return since_first_ns;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/workload/arrival_process.h"
 
 namespace servesim {
 namespace {
@@ -74,7 +75,9 @@ ArrivalSpec parse_arrival(JsonObjectReader r) {
       refuse_unused(r, kArrivalKeys, {"users", "think_time_s"}, kind);
       a.users = r.positive_integer("users");
       a.think_time_s = r.optional_number("think_time_s").value_or(0.0);
-      if (a.think_time_s < 0) r.fail("think_time_s", "expected a time >= 0");
+      if (!(a.think_time_s >= 0 && a.think_time_s <= kMaxArrivalTimeS)) {
+        r.fail("think_time_s", "expected a time in [0, 1e9] s");
+      }
       break;
     case ArrivalProcessKind::Trace:
       refuse_unused(r, kArrivalKeys, {}, kind);
@@ -172,6 +175,9 @@ WorkloadSpec parse_workload_spec(const nlohmann::json& document, const std::stri
   if (auto trace = r.optional_object("trace")) spec.trace = parse_trace(*trace, base_dir);
   spec.num_requests = r.optional_positive_integer("num_requests");
   spec.duration_s = r.optional_positive_number("duration_s");
+  if (spec.duration_s && *spec.duration_s > kMaxArrivalTimeS) {
+    r.fail("duration_s", "expected at most 1e9 s (31.7 years), the longest simulated time");
+  }
   r.reject_unknown_keys();
 
   if (spec.uses_trace() && !spec.trace) {

@@ -1,0 +1,487 @@
+// Malformed input fed to the real servesim executable, one subprocess per case under a time
+// limit: each must exit with the documented code of its error class, print exactly one line
+// "servesim: error: ..." naming the source and the position, and leave no output behind.
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <sys/stat.h>
+#include <catch2/catch.hpp>
+
+#include "tests/bad_input/subprocess.h"
+#include "tests/test_support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using servesim::test::run_executable;
+using servesim::test::source_dir;
+
+constexpr int kUsage = 2;
+constexpr int kInput = 3;
+constexpr int kInfeasible = 4;
+constexpr int kTimeLimitS = 20;
+
+enum class Kind { Text, Directory, Fifo, Unreadable };
+
+struct InputFile {
+  std::string name;
+  std::string text;
+  Kind kind = Kind::Text;
+};
+
+struct BadInputCase {
+  std::string name;
+  std::vector<InputFile> files;  // written into the case's scratch folder, the working dir
+  std::vector<std::string> args;
+  int exit_code;
+  std::vector<std::string> expect;  // substrings of the error line
+};
+
+std::string shipped(const std::string& relative_path) {
+  std::ifstream in(source_dir() / relative_path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// `text` with its one occurrence of `from` replaced by `to`.
+std::string patched(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  if (at == std::string::npos) throw std::logic_error("patched: \"" + from + "\" not found");
+  return text.replace(at, from.size(), to);
+}
+
+std::string llama() {
+  return shipped("models/llama-3-8b.json");
+}
+std::string h200() {
+  return shipped("hw_profiles/h200.json");
+}
+
+// A workload spec replaying `trace`, relative to the spec's folder.
+const std::string kTraceSpec =
+    R"({"arrival": {"process": "trace"}, "lengths": {"distribution": "trace"},
+        "trace": {"path": "t.csv"}})";
+const std::string kPlainHeader = "arrival_time_s,prompt_tokens,output_tokens\n";
+const std::string kAzureHeader = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+const std::string kWorkload =
+    R"({"arrival": {"process": "poisson", "rate_per_s": 2},
+        "lengths": {"distribution": "independent",
+                    "prompt": {"distribution": "fixed", "tokens": 16},
+                    "output": {"distribution": "fixed", "tokens": 16}},
+        "num_requests": 4})";
+
+std::vector<std::string> run_with(std::vector<std::string> args) {
+  args.insert(args.begin(), "run");
+  for (const char* extra : {"--out", "out"})
+    args.emplace_back(extra);
+  return args;
+}
+
+std::vector<BadInputCase> cases() {
+  const std::vector<std::string> trace_run = run_with({"--workload", "w.json"});
+  const auto trace_case = [&](std::string name, std::string csv, std::vector<std::string> expect) {
+    return BadInputCase{std::move(name),
+                        {{"w.json", kTraceSpec}, {"t.csv", std::move(csv)}},
+                        trace_run,
+                        kInput,
+                        std::move(expect)};
+  };
+  const auto config_case = [](std::string name, std::string json, std::vector<std::string> expect) {
+    return BadInputCase{std::move(name),
+                        {{"c.json", std::move(json)}},
+                        run_with({"--config", "c.json", "--num-requests", "4"}),
+                        kInput,
+                        std::move(expect)};
+  };
+  const auto model_case = [](std::string name, std::string json, std::vector<std::string> expect) {
+    return BadInputCase{std::move(name),
+                        {{"m.json", std::move(json)}},
+                        run_with({"--model", "./m.json", "--num-requests", "4"}),
+                        kInput,
+                        std::move(expect)};
+  };
+  const auto hw_case = [](std::string name, std::string json, std::vector<std::string> expect) {
+    return BadInputCase{std::move(name),
+                        {{"hw.json", std::move(json)}},
+                        run_with({"--hw", "./hw.json", "--num-requests", "4"}),
+                        kInput,
+                        std::move(expect)};
+  };
+  const auto workload_case = [](std::string name, std::string json,
+                                std::vector<std::string> expect) {
+    return BadInputCase{std::move(name),
+                        {{"w.json", std::move(json)}},
+                        run_with({"--workload", "w.json"}),
+                        kInput,
+                        std::move(expect)};
+  };
+
+  return {
+      // Run configurations (--config).
+      config_case("config: truncated JSON", R"({"tp": 1, "scheduler": {"name": "vllm")",
+                  {"c.json", "malformed JSON at line 1"}),
+      config_case("config: wrong type", R"({"tp": "two"})", {"field \"tp\"", "expected"}),
+      config_case("config: NaN literal", "{\n  \"memory\": {\"mem_util\": NaN}\n}",
+                  {"c.json", "line 2, column 26"}),
+      config_case("config: Infinity literal", R"({"slo": {"ttft_s": Infinity}})",
+                  {"c.json", "line 1, column 20"}),
+      config_case("config: number overflows a double", "{\n\n  \"seed\": 1e999}",
+                  {"c.json", "line 3, column 11", "1e999"}),
+      config_case("config: integer beyond 64 bits", R"({"replicas": 99999999999999999999})",
+                  {"field \"replicas\"", "too large"}),
+      config_case("config: negative count", R"({"replicas": -1})",
+                  {"field \"replicas\"", "positive integer"}),
+      config_case("config: zero size", R"({"scheduler": {"max_num_seqs": 0}})",
+                  {"field \"scheduler.max_num_seqs\"", "positive"}),
+      config_case("config: fraction out of range", R"({"memory": {"mem_util": 1.5}})",
+                  {"field \"memory.mem_util\"", "(0, 1]"}),
+      config_case("config: unknown key", R"({"schedular": {"name": "vllm"}})",
+                  {"field \"schedular\"", "unknown key"}),
+      config_case("config: duplicate key", "{\"tp\": 1,\n \"tp\": 2}",
+                  {"c.json", "\"tp\" appears twice", "line 2, column 2"}),
+      config_case("config: non-UTF-8 bytes", "{\"model\": \"llama\xff\xfe\"}",
+                  {"c.json", "malformed JSON at line 1", "UTF-8"}),
+      config_case("config: CRLF line endings, error on line 3", "{\r\n\"tp\": 1,\r\n\"pp\": ,\r\n}",
+                  {"c.json", "line 3, column 7"}),
+      config_case("config: empty file", "", {"c.json", "empty"}),
+      config_case("config: top level is an array", "[1, 2]", {"expected a JSON object"}),
+      config_case("config: unknown scheduler", R"({"scheduler": {"name": "fifo"}})",
+                  {"scheduler.name", "fifo", "vllm"}),
+      {"config: workload of the wrong type",
+       {{"c.json", R"({"workload": 5})"}},
+       run_with({"--config", "c.json"}),
+       kInput,
+       {"field \"workload\"", "expected a workload object"}},
+      {"config: a directory",
+       {{"c.json", "", Kind::Directory}},
+       run_with({"--config", "c.json"}),
+       kInput,
+       {"c.json", "not a regular file"}},
+      {"config: a FIFO (would block a reader)",
+       {{"c.json", "", Kind::Fifo}},
+       run_with({"--config", "c.json"}),
+       kInput,
+       {"c.json", "not a regular file"}},
+      {"config: missing file",
+       {},
+       run_with({"--config", "absent.json"}),
+       kInput,
+       {"absent.json", "not found"}},
+      {"config: unreadable file",
+       {{"c.json", "{}", Kind::Unreadable}},
+       run_with({"--config", "c.json"}),
+       kInput,
+       {"c.json", "cannot open"}},
+
+      // Hugging Face model files (--model PATH).
+      model_case("model: truncated", llama().substr(0, 100), {"m.json", "malformed JSON at line"}),
+      model_case("model: unsupported architecture",
+                 patched(llama(), R"("model_type": "llama")", R"("model_type": "gpt2")"),
+                 {"m.json", "field \"model_type\"", "gpt2"}),
+      model_case("model: negative layers",
+                 patched(llama(), R"("num_hidden_layers": 32)", R"("num_hidden_layers": -32)"),
+                 {"m.json", "field \"num_hidden_layers\""}),
+      model_case("model: zero vocabulary",
+                 patched(llama(), R"("vocab_size": 128256)", R"("vocab_size": 0)"),
+                 {"m.json", "field \"vocab_size\""}),
+      model_case("model: dimensions that overflow byte counts",
+                 patched(llama(), R"("hidden_size": 4096)", R"("hidden_size": 4096000000000)"),
+                 {"m.json", "out of range"}),
+      model_case("model: size as a string",
+                 patched(llama(), R"("hidden_size": 4096)", R"("hidden_size": "4096")"),
+                 {"m.json", "field \"hidden_size\"", "expected a number"}),
+      model_case("model: KV heads do not divide heads",
+                 patched(llama(), R"("num_key_value_heads": 8)", R"("num_key_value_heads": 5)"),
+                 {"m.json", "num_key_value_heads"}),
+      model_case("model: NaN",
+                 patched(llama(), R"("rms_norm_eps": 1e-05)", R"("rms_norm_eps": NaN)"),
+                 {"m.json", "line 14, column 19"}),
+      {"model: a directory",
+       {{"hf_model", "", Kind::Directory}},
+       run_with({"--model", "./hf_model"}),
+       kInput,
+       {"hf_model", "not a regular file"}},
+      {"model: unknown short name",
+       {},
+       run_with({"--model", "llama-9"}),
+       kInput,
+       {"model", "llama-9", "llama-3-8b"}},
+
+      // Hardware profiles (--hw PATH).
+      hw_case("hardware: truncated", h200().substr(0, 80), {"hw.json", "malformed JSON at line"}),
+      hw_case("hardware: zero bandwidth",
+              patched(h200(), R"("memory_bandwidth_bytes_per_s": 4.8e12)",
+                      R"("memory_bandwidth_bytes_per_s": 0)"),
+              {"hw.json", "field \"memory_bandwidth_bytes_per_s\""}),
+      hw_case("hardware: negative memory",
+              patched(h200(), R"("memory_capacity_bytes": 150754820096)",
+                      R"("memory_capacity_bytes": -1)"),
+              {"hw.json", "field \"memory_capacity_bytes\""}),
+      hw_case("hardware: unknown key",
+              patched(h200(), R"("name": "H200",)", R"("name": "H200", "memory_gb": 141,)"),
+              {"hw.json", "field \"memory_gb\"", "unknown key"}),
+      hw_case("hardware: efficiency above 1",
+              patched(h200(), R"("gemm_compute": )", R"("gemm_compute": 7)"),
+              {"hw.json", "field \"efficiency.gemm_compute\""}),
+
+      // Workload presets (--workload PATH).
+      workload_case("workload: truncated", kWorkload.substr(0, 60), {"w.json", "malformed JSON"}),
+      workload_case("workload: unknown arrival process",
+                    patched(kWorkload, "\"poisson\"", "\"bursty\""),
+                    {"field \"arrival.process\"", "bursty", "gamma"}),
+      workload_case("workload: key of another process",
+                    patched(kWorkload, R"("rate_per_s": 2)", R"("rate_per_s": 2, "cv": 4)"),
+                    {"field \"arrival.cv\"", "not used with process \"poisson\""}),
+      workload_case("workload: negative rate", patched(kWorkload, "2}", "-2}"),
+                    {"field \"arrival.rate_per_s\""}),
+      workload_case("workload: rate so low it overflows simulated time",
+                    patched(kWorkload, R"("rate_per_s": 2)", R"("rate_per_s": 1e-300)"),
+                    {"workload", "1e9 s"}),
+      workload_case("workload: duration beyond simulated time",
+                    patched(kWorkload, R"("num_requests": 4)", R"("duration_s": 1e300)"),
+                    {"field \"duration_s\"", "1e9"}),
+      workload_case("workload: min above max",
+                    patched(kWorkload, R"({"distribution": "fixed", "tokens": 16})",
+                            R"({"distribution": "uniform", "min": 9, "max": 3})"),
+                    {"field \"lengths.prompt.min\"", "exceeds max"}),
+      workload_case("workload: no stop condition",
+                    patched(kWorkload, R"("num_requests": 4)", R"("description": "")"),
+                    {"stop condition"}),
+      workload_case("workload: trace file missing", kTraceSpec, {"t.csv", "not found"}),
+      {"workload: trace time_scale beyond simulated time",
+       {{"w.json",
+         patched(kTraceSpec, R"("path": "t.csv")", R"("path": "t.csv", "time_scale": 1e300)")},
+        {"t.csv", kPlainHeader + "0,1,1\n5,1,1\n"}},
+       run_with({"--workload", "w.json"}),
+       kInput,
+       {"t.csv", "data row 2", "time_scale"}},
+
+      // Traces.
+      trace_case("trace: timestamps go backwards", kPlainHeader + "0,10,10\n2.5,10,10\n1.0,10,10\n",
+                 {"t.csv:4", "goes backwards"}),
+      trace_case("trace: unrecognised header", "time,in,out\n0,1,1\n",
+                 {"t.csv:1", "unrecognised trace header"}),
+      trace_case("trace: wrong field count", kPlainHeader + "0,10,10\n1,10\n",
+                 {"t.csv:3", "expected 3 comma-separated fields, got 2"}),
+      trace_case("trace: zero tokens", kPlainHeader + "0,10,0\n", {"t.csv:2", "output_tokens"}),
+      trace_case("trace: not a number", kPlainHeader + "0,ten,10\n",
+                 {"t.csv:2", "prompt_tokens", "\"ten\""}),
+      trace_case("trace: NaN arrival", kPlainHeader + "nan,10,10\n", {"t.csv:2", "arrival_time_s"}),
+      trace_case("trace: arrival beyond simulated time", kPlainHeader + "0,1,1\n1e300,10,10\n",
+                 {"t.csv:3", "arrival_time_s"}),
+      trace_case("trace: token count overflows 64 bits",
+                 kPlainHeader + "0,99999999999999999999,10\n", {"t.csv:2", "prompt_tokens"}),
+      trace_case("trace: impossible Azure date", kAzureHeader + "2023-13-16 18:15:46.6805900,1,1\n",
+                 {"t.csv:2", "TIMESTAMP"}),
+      trace_case("trace: Azure year beyond 64-bit nanoseconds",
+                 kAzureHeader + "9999-11-16 18:15:46,1,1\n", {"t.csv:2", "TIMESTAMP"}),
+      trace_case("trace: header only", kPlainHeader, {"t.csv", "no rows"}),
+      trace_case("trace: empty file", "", {"t.csv", "empty trace"}),
+      trace_case("trace: CRLF, error on line 3",
+                 "arrival_time_s,prompt_tokens,output_tokens\r\n"
+                 "0,10,10\r\n0,-5,10\r\n",
+                 {"t.csv:3", "prompt_tokens"}),
+
+      // Command-line flags.
+      {"flags: unknown flag", {}, run_with({"--tpp", "2"}), kUsage, {"tpp"}},
+      {"flags: missing value", {}, {"run", "--out", "out", "--tp"}, kUsage, {"--tp"}},
+      {"flags: not a number", {}, run_with({"--tp", "two"}), kUsage, {"--tp", "two"}},
+      {"flags: integer beyond 64 bits",
+       {},
+       run_with({"--num-requests", "99999999999999999999"}),
+       kUsage,
+       {"--num-requests"}},
+      {"flags: zero tensor parallelism",
+       {},
+       run_with({"--tp", "0"}),
+       kInput,
+       {"\"tp\"", "positive"}},
+      {"flags: negative rate",
+       {},
+       run_with({"--rate", "-3"}),
+       kInput,
+       {"field \"arrival.rate_per_s\""}},
+      {"flags: --set without =", {}, run_with({"--set", "tp"}), kUsage, {"--set", "KEY=VALUE"}},
+      {"flags: --set of a non-string process",
+       {},
+       run_with({"--set", "workload.arrival.process=5"}),
+       kInput,
+       {"field \"arrival.process\"", "expected a string"}},
+      {"flags: unknown command", {}, {"runn"}, kUsage, {"runn", "commands:"}},
+      {"flags: half of a fixed length pair",
+       {},
+       run_with({"--prompt-tokens", "5"}),
+       kUsage,
+       {"--prompt-tokens and --output-tokens"}},
+      {"flags: --out is a file",
+       {{"out", "keep me"}},
+       run_with({"--num-requests", "2"}),
+       kInput,
+       {"out", "not a directory"}},
+      {"flags: --out is a foreign folder",
+       {{"out", "", Kind::Directory}, {"out/notes.txt", "keep me"}},
+       run_with({"--num-requests", "2"}),
+       kInput,
+       {"out", "holds no servesim run"}},
+      {"flags: --out is the working folder",
+       {},
+       {"run", "--num-requests", "2", "--out", "."},
+       kInput,
+       {"folder of its own"}},
+      {"flags: model path too long for the file system",
+       {},
+       run_with({"--model", "./" + std::string(5000, 'm') + ".json"}),
+       kInput,
+       {"File name too long", "(model)"}},
+      {"flags: model does not fit the device",
+       {},
+       run_with({"--model", "llama-3.1-405b", "--hw", "l40s"}),
+       kInfeasible,
+       {"does not fit on L40S"}},
+  };
+}
+
+// Snapshot of a folder's files and contents, to check an error left it untouched.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    std::string text;
+    if (entry.is_regular_file()) {
+      std::ifstream in(entry.path(), std::ios::binary);
+      std::ostringstream buffer;
+      buffer << in.rdbuf();
+      text = buffer.str();
+    }
+    files[fs::relative(entry.path(), dir).string()] = text;
+  }
+  return files;
+}
+
+bool write_inputs(const fs::path& dir, const std::vector<InputFile>& files) {
+  fs::create_directories(dir);
+  for (const auto& file : files) {
+    const auto path = dir / file.name;
+    switch (file.kind) {
+      case Kind::Directory:
+        fs::create_directories(path);
+        break;
+      case Kind::Fifo:
+        REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+        break;
+      case Kind::Text:
+      case Kind::Unreadable:
+        std::ofstream(path, std::ios::binary) << file.text;
+        if (file.kind == Kind::Unreadable) {
+          fs::permissions(path, fs::perms::none);
+          std::ifstream probe(path);
+          if (probe) return false;  // root reads anything: this case cannot be staged here
+        }
+        break;
+    }
+  }
+  return true;
+}
+
+// Runs every case in a scratch folder of its own and checks the error contract.
+void check_cases(const std::string& scratch_name, const std::vector<BadInputCase>& all) {
+  const servesim::test::ScratchDir scratch(scratch_name);
+  int index = 0;
+  for (const auto& c : all) {
+    const fs::path dir = scratch.path() / ("case" + std::to_string(index++));
+    DYNAMIC_SECTION(c.name) {
+      if (!write_inputs(dir, c.files)) {
+        WARN("skipped \"" << c.name << "\": files cannot be made unreadable to this user");
+        continue;
+      }
+      const auto before = snapshot(dir);
+      const auto result = run_executable(SERVESIM_EXECUTABLE, c.args, dir, kTimeLimitS);
+      INFO("stderr: " << result.err);
+      REQUIRE_FALSE(result.timed_out);
+      REQUIRE(result.signal == 0);
+      CHECK(result.exit_code == c.exit_code);
+      // Exactly one line, the error.
+      CHECK(result.err.rfind("servesim: error: ", 0) == 0);
+      CHECK(result.err.find('\n') == result.err.size() - 1);
+      for (const auto& expected : c.expect)
+        CHECK_THAT(result.err, Catch::Matchers::Contains(expected));
+      // No partial output: the folder holds exactly what the case put there.
+      CHECK(snapshot(dir) == before);
+    }
+  }
+}
+
+std::vector<BadInputCase> measurement_cases() {
+  const auto validate = [](std::string name, std::vector<InputFile> files, std::string input,
+                           std::vector<std::string> expect) {
+    return BadInputCase{std::move(name),
+                        std::move(files),
+                        {"validate", "--hw", "h100-sxm", "--measurements", std::move(input)},
+                        kInput,
+                        std::move(expect)};
+  };
+  return {
+      validate("measurements: truncated JSON",
+               {{"m.json", R"({"format": "servesim-measurements", "records": [)"}}, "m.json",
+               {"m.json", "malformed JSON at line 1"}),
+      validate("measurements: wrong format tag", {{"m.json", R"({"format": "csv"})"}}, "m.json",
+               {"m.json", "field \"format\""}),
+      validate("measurements: empty file", {{"m.json", ""}}, "m.json", {"m.json", "empty"}),
+      validate("measurements: neither JSON nor CSV", {{"notes.txt", "1 2 3"}}, "notes.txt",
+               {"notes.txt", "expected a .json measurements file"}),
+      validate("measurements: folder without measurements", {{"meas", "", Kind::Directory}}, "meas",
+               {"meas", "no measurement files"}),
+      validate("measurements: missing file", {}, "absent.json", {"absent.json", "not found"}),
+      {"measurements: no input given",
+       {},
+       {"validate", "--hw", "h100-sxm"},
+       kUsage,
+       {"--measurements"}},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("Malformed inputs give one clear error line, the documented exit code, no output",
+          "[bad_input]") {
+  const auto all = cases();
+  REQUIRE(all.size() >= 40);
+  check_cases("bad_input", all);
+}
+
+TEST_CASE("Malformed measurement files give one clear error line", "[bad_input]") {
+  const servesim::test::ScratchDir scratch("validate_help");
+  if (run_executable(SERVESIM_EXECUTABLE, {"validate", "--help"}, scratch.path(), kTimeLimitS)
+          .exit_code != 0) {
+    WARN("skipped: this build has no servesim validate");
+    return;
+  }
+  check_cases("bad_measurements", measurement_cases());
+}
+
+TEST_CASE("Awkward but valid inputs run: CRLF, BOM, equal timestamps, over-long requests",
+          "[bad_input]") {
+  const servesim::test::ScratchDir scratch("awkward_input");
+  const fs::path dir = scratch.path();
+  write_inputs(dir, {{"c.json", "{\r\n  \"seed\": 3,\r\n  \"workload\": \"w.json\"\r\n}\r\n"},
+                     {"w.json", kTraceSpec},
+                     {"t.csv", "\xEF\xBB\xBF" + kAzureHeader +
+                                   "2023-11-16 18:15:46.6805900,374,44\r\n"
+                                   "2023-11-16 18:15:46.6805900,396,109\r\n"
+                                   "2023-11-16 18:15:47,100000,5\r\n"}});
+  const auto result =
+      run_executable(SERVESIM_EXECUTABLE, {"run", "--config", "c.json", "--json", "--out", "out"},
+                     dir, kTimeLimitS);
+  INFO("stderr: " << result.err);
+  REQUIRE(result.exit_code == 0);
+  CHECK(result.err.empty());
+  const auto summary = nlohmann::json::parse(result.out);
+  // The 100,000-token prompt exceeds Llama-3-8B's 8,192 positions: refused, not served.
+  CHECK(summary.at("requests_completed") == 2);
+  CHECK(summary.at("requests_rejected") == 1);
+  CHECK(fs::exists(dir / "out" / "summary.json"));
+}

@@ -1,0 +1,55 @@
+#include <stdexcept>
+
+#include "sim/config/json_reader.h"
+#include "sim/config/overrides.h"
+#include "sim/config/run_config.h"
+#include "sim/core/error.h"
+#include "sim/workload/workload_spec.h"
+#include "tests/fuzz/fuzz_targets.h"
+
+namespace servesim::fuzz {
+
+// The path of a --config file: parsed strictly, merged over the defaults, typed into a
+// RunConfig, its workload parsed into a spec; then a synthetic workload draws a few requests,
+// so fuzzed distribution parameters reach the samplers too.
+bool load_config_text(std::string_view text) {
+  const std::string source = "fuzz-config.json";
+  try {
+    nlohmann::json document = run_config_to_json(RunConfig{});
+    document["workload"] = {{"arrival", {{"process", "poisson"}, {"rate_per_s", 8.0}}},
+                            {"lengths",
+                             {{"distribution", "independent"},
+                              {"prompt", {{"distribution", "fixed"}, {"tokens", 16}}},
+                              {"output", {{"distribution", "fixed"}, {"tokens", 16}}}}},
+                            {"num_requests", 4}};
+    const nlohmann::json file = parse_json_text(text, source);
+    // A workload in the file replaces the default one whole, as a preset would.
+    if (file.is_object() && file.contains("workload")) document.erase("workload");
+    deep_merge(document, file);
+    const RunConfig config = run_config_from_json(document, source);
+    const WorkloadSpec spec = parse_workload_spec(config.workload, source, "fuzz-base-dir");
+    if (!(parse_workload_spec(workload_spec_to_json(spec), source, "fuzz-base-dir") == spec)) {
+      throw std::logic_error("workload spec does not read back equal from its JSON form");
+    }
+    if (!spec.uses_trace() && spec.lengths.distribution != LengthsKind::JointEmpirical) {
+      const auto workload = make_workload_source(spec, RngStreams(config.seed));
+      SimTime previous;
+      for (int i = 0; i < 8 && !workload->exhausted(); ++i) {
+        const auto request = workload->next();
+        if (!request) break;
+        if (request->arrival < previous || request->prompt_tokens < 1 ||
+            request->output_tokens < 1) {
+          throw std::logic_error("workload emitted an unsorted or empty request");
+        }
+        previous = request->arrival;
+      }
+    }
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+}  // namespace servesim::fuzz
+
+SERVESIM_FUZZ_ENTRY(servesim::fuzz::load_config_text)
