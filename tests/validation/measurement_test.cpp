@@ -6,6 +6,7 @@
 #include <span>
 #include <sstream>
 #include <stdexcept>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -49,14 +50,18 @@ TEST_CASE("copy bandwidth counts read plus write against the median", "[validati
   CHECK(m.median_s == 31.2e-6);
   CHECK(m.min_s == 30e-6);
   CHECK(m.max_s == 40e-6);
-  CHECK(m.bandwidth_bytes_per_s == Approx(2.0 * 67108864 / 31.2e-6));
-  CHECK(m.bandwidth_bytes_per_s == Approx(4.30e12).epsilon(0.01));
+  const auto& copy = std::get<sv::CopyRecord>(m.record);
+  CHECK(copy.size_bytes == 64ull << 20);
+  CHECK(copy.bandwidth_bytes_per_s == Approx(2.0 * 67108864 / 31.2e-6));
+  CHECK(copy.bandwidth_bytes_per_s == Approx(4.30e12).epsilon(0.01));
 }
 
 TEST_CASE("measurement JSON round-trips through a parser", "[validation]") {
+  const std::vector<double> slow{0.5, 0.25, 0.2};
+  const std::vector<double> fast{1e-6, 9e-7, 2e-6, 1e-6, 1.5e-6, 1e-6, 1e-6};
   const std::vector<sv::Measurement> measurements{
-      {"NVIDIA H200", "copy_kernel_d2d", 1ull << 36, 20, 0.25, 0.2, 0.5, 5.5e11},
-      {"NVIDIA H200", "memcpy_d2d", 4096, 7, 1e-6, 9e-7, 2e-6, 8.192e9}};
+      sv::make_copy_measurement("NVIDIA H200", "copy_kernel_d2d", 1ull << 36, slow),
+      sv::make_copy_measurement("NVIDIA H200", "memcpy_d2d", 4096, fast)};
   std::ostringstream out;
   sv::write_measurements_json(out, "NVIDIA H200", measurements);
   const nlohmann::json doc = nlohmann::json::parse(out.str());
@@ -69,16 +74,93 @@ TEST_CASE("measurement JSON round-trips through a parser", "[validation]") {
   CHECK(first.at("device_name") == "NVIDIA H200");
   CHECK(first.at("operator_kind") == "copy_kernel_d2d");
   CHECK(first.at("size_bytes").get<std::uint64_t>() == (1ull << 36));
-  CHECK(first.at("repeats") == 20);
+  CHECK(first.at("repeats") == 3);
   CHECK(first.at("median_s").get<double>() == 0.25);
   CHECK(first.at("min_s").get<double>() == 0.2);
   CHECK(first.at("max_s").get<double>() == 0.5);
-  CHECK(first.at("bandwidth_bytes_per_s").get<double>() == 5.5e11);
+  CHECK(first.at("bandwidth_bytes_per_s").get<double>() == 2.0 * (1ull << 36) / 0.25);
+  CHECK_FALSE(first.contains("model"));
+  CHECK_FALSE(first.contains("tp"));
   const nlohmann::json& second = doc.at("measurements").at(1);
   CHECK(second.at("operator_kind") == "memcpy_d2d");
   CHECK(second.at("size_bytes").get<std::uint64_t>() == 4096);
   // Doubles must survive exactly: calibration compares them to other runs.
   CHECK(second.at("min_s").get<double>() == 9e-7);
+}
+
+TEST_CASE("GEMM and attention records carry the shape fields of the contract", "[validation]") {
+  const std::vector<double> samples{3e-5, 1e-5, 2e-5};
+  sv::Measurement gemm = sv::make_measurement(
+      "NVIDIA H100", sv::GemmShape{"mlp_up", 16, 28672, 4096, sv::ElementType::BF16}, samples);
+  gemm.model = "llama-3-8b";
+  gemm.tp = 1;
+  const sv::HeadShape heads{32, 8, 128};
+  const sv::Measurement decode = sv::make_measurement(
+      "NVIDIA H100", sv::DecodeAttentionShape{8, 2048, heads, 16, sv::ElementType::FP16}, samples);
+  const sv::Measurement prefill = sv::make_measurement(
+      "NVIDIA H100", sv::PrefillAttentionShape{2, 512, 1024, heads, sv::ElementType::BF16},
+      samples);
+  std::ostringstream out;
+  sv::write_measurements_json(out, "NVIDIA H100",
+                              std::vector<sv::Measurement>{gemm, decode, prefill});
+  const nlohmann::json list = nlohmann::json::parse(out.str()).at("measurements");
+  REQUIRE(list.size() == 3);
+
+  const nlohmann::json& g = list.at(0);
+  CHECK(g.at("operator_kind") == "gemm");
+  CHECK(g.at("operator") == "mlp_up");
+  CHECK(g.at("m") == 16);
+  CHECK(g.at("n") == 28672);
+  CHECK(g.at("k") == 4096);
+  CHECK(g.at("dtype") == "bf16");
+  CHECK(g.at("model") == "llama-3-8b");
+  CHECK(g.at("tp") == 1);
+  CHECK(g.at("median_s").get<double>() == 2e-5);
+  CHECK(g.at("repeats") == 3);
+
+  const nlohmann::json& d = list.at(1);
+  CHECK(d.at("operator_kind") == "decode_attention");
+  CHECK(d.at("batch") == 8);
+  CHECK(d.at("context_tokens") == 2048);
+  CHECK(d.at("num_heads") == 32);
+  CHECK(d.at("num_kv_heads") == 8);
+  CHECK(d.at("head_dim") == 128);
+  CHECK(d.at("block_size") == 16);
+  CHECK(d.at("dtype") == "fp16");
+
+  const nlohmann::json& p = list.at(2);
+  CHECK(p.at("operator_kind") == "prefill_attention");
+  CHECK(p.at("batch") == 2);
+  CHECK(p.at("chunk_tokens") == 512);
+  CHECK(p.at("context_tokens") == 1024);
+  CHECK(p.at("num_kv_heads") == 8);
+  CHECK_FALSE(p.contains("block_size"));
+}
+
+TEST_CASE("iteration records carry the batch shape and the prediction", "[validation]") {
+  servesim::BatchShape shape;
+  shape.add_prefill(100, 28);
+  shape.add_decode(500);
+  shape.add_decode(700);
+  sv::Measurement m = sv::make_measurement("NVIDIA H200", sv::IterationRecord{2, shape, 0.031},
+                                           std::vector<double>{0.03, 0.034});
+  m.model = "llama-2-70b";
+  m.tp = 4;
+  std::ostringstream out;
+  sv::write_measurements_json(out, "NVIDIA H200", std::vector<sv::Measurement>{m});
+  const nlohmann::json r = nlohmann::json::parse(out.str()).at("measurements").at(0);
+  CHECK(r.at("operator_kind") == "iteration");
+  CHECK(r.at("model") == "llama-2-70b");
+  CHECK(r.at("tp") == 4);
+  CHECK(r.at("pp") == 2);
+  CHECK(r.at("prefill_sequences") == 1);
+  CHECK(r.at("prefill_tokens") == 100);
+  CHECK(r.at("prefill_context_tokens") == 128);
+  CHECK(r.at("prefill_attention_pairs").get<double>() == 100.0 * 28 + 100.0 * 101 / 2);
+  CHECK(r.at("decode_sequences") == 2);
+  CHECK(r.at("decode_context_tokens") == 1200);
+  CHECK(r.at("predicted_s").get<double>() == 0.031);
+  CHECK(r.at("median_s").get<double>() == Approx(0.032));
 }
 
 TEST_CASE("an empty measurement list still writes a valid document", "[validation]") {

@@ -1,0 +1,161 @@
+#include "validation/harness_options.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "sim/core/error.h"
+
+namespace servesim::validation {
+namespace {
+
+constexpr std::string_view kUsage =
+    R"(usage: servesim-harness SUBCOMMAND [options]
+
+Measures operators on CUDA device 0 (choose another with CUDA_VISIBLE_DEVICES) and writes
+servesim-measurements JSON, which `servesim calibrate` and `servesim validate` read. Every
+kernel is checked against a CPU reference on fresh random data before it is timed.
+
+subcommands:
+  bandwidth   device-to-device copy bandwidth (copy kernel and cudaMemcpy)
+              [--bytes N]
+  gemm        cuBLAS GEMMs of one layer of a model's TP shard (qkv, o, mlp_up, mlp_down)
+              and its LM head, per token count
+              --model M [--tp T] [--tokens 1,16,128,1024] [--dtype bf16|fp16]
+  attention   decode attention over a contiguous and a paged KV cache holding the same
+              data, and prefill attention (causal, after a cached prefix)
+              --model M [--tp T] [--batch 1,8,32] [--context 512,2048] [--block-size 16]
+              [--chunk 128,512] [--prefill-context 0,1024] [--dtype bf16|fp16]
+  replay      replays the batch shapes of a servesim run's iterations.csv with real
+              kernels for every layer of the model's shard (random weights) and reports
+              measured against predicted iteration time
+              --model M --iterations FILE [--tp T] [--pp P] [--max-iterations 50]
+              [--decode-context-tokens N] [--block-size 16] [--dtype bf16|fp16]
+
+options for every subcommand:
+  --repeats R   timed repeats after warm-up; median, min and max are reported
+                (default 20; replay 5)
+  --out FILE    write the JSON result to FILE (default: standard output)
+  -h, --help    print this help
+
+exit codes: 0 ok, 1 CUDA error, failed verification or unwritable output,
+            2 usage error, 10 no CUDA device found
+)";
+
+std::uint64_t parse_integer(std::string_view flag, std::string_view text, std::uint64_t min,
+                            std::uint64_t max) {
+  std::uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, error] = std::from_chars(text.data(), end, value);
+  if (error != std::errc{} || ptr != end || value < min || value > max) {
+    throw UsageError(std::string(flag) + " expects an integer in [" + std::to_string(min) + ", " +
+                     std::to_string(max) + "], got '" + std::string(text) + "'");
+  }
+  return value;
+}
+
+std::vector<std::int64_t> parse_list(std::string_view flag, std::string_view text,
+                                     std::uint64_t min, std::uint64_t max) {
+  std::vector<std::int64_t> values;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    values.push_back(static_cast<std::int64_t>(
+        parse_integer(flag, text.substr(start, comma - start), min, max)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return values;
+}
+
+struct Subcommand {
+  std::string_view name;
+  HarnessCommand command;
+  std::vector<std::string_view> flags;
+};
+
+constexpr std::uint64_t kMaxTokens = 1ull << 20;
+
+const std::vector<Subcommand>& subcommands() {
+  static const std::vector<Subcommand> list = {
+      {"bandwidth", HarnessCommand::Bandwidth, {"--bytes"}},
+      {"gemm", HarnessCommand::Gemm, {"--model", "--tp", "--tokens", "--dtype"}},
+      {"attention",
+       HarnessCommand::Attention,
+       {"--model", "--tp", "--batch", "--context", "--block-size", "--chunk", "--prefill-context",
+        "--dtype"}},
+      {"replay",
+       HarnessCommand::Replay,
+       {"--model", "--tp", "--pp", "--iterations", "--max-iterations", "--decode-context-tokens",
+        "--block-size", "--dtype"}},
+  };
+  return list;
+}
+
+void apply(HarnessOptions& o, std::string_view flag, std::string_view value) {
+  if (flag == "--out") o.out_path = value;
+  if (flag == "--repeats") o.repeats = static_cast<int>(parse_integer(flag, value, 1, 100000));
+  if (flag == "--bytes") o.size_bytes = parse_integer(flag, value, 1, 1ull << 40);
+  if (flag == "--model") o.model = value;
+  if (flag == "--tp") o.tp = static_cast<std::int64_t>(parse_integer(flag, value, 1, 1024));
+  if (flag == "--pp") o.pp = static_cast<std::int64_t>(parse_integer(flag, value, 1, 1024));
+  if (flag == "--dtype") o.dtype = parse_element_type(value, flag);
+  if (flag == "--tokens") o.tokens = parse_list(flag, value, 1, kMaxTokens);
+  if (flag == "--batch") o.batch = parse_list(flag, value, 1, 65536);
+  if (flag == "--context") o.context_tokens = parse_list(flag, value, 1, kMaxTokens);
+  if (flag == "--block-size") {
+    o.block_size = static_cast<std::int64_t>(parse_integer(flag, value, 0, 4096));
+  }
+  if (flag == "--chunk") o.chunk_tokens = parse_list(flag, value, 1, kMaxTokens);
+  if (flag == "--prefill-context")
+    o.prefill_context_tokens = parse_list(flag, value, 0, kMaxTokens);
+  if (flag == "--iterations") o.iterations_path = value;
+  if (flag == "--max-iterations") o.max_iterations = parse_integer(flag, value, 1, 1000000);
+  if (flag == "--decode-context-tokens") {
+    o.decode_context_tokens = static_cast<std::int64_t>(parse_integer(flag, value, 1, kMaxTokens));
+  }
+}
+
+}  // namespace
+
+HarnessOptions parse_harness_args(std::span<const std::string_view> args) {
+  HarnessOptions options;
+  if (args.empty())
+    throw UsageError("missing subcommand (expected bandwidth, gemm, attention or replay)");
+  if (args[0] == "-h" || args[0] == "--help") return options;
+  const auto sub = std::find_if(subcommands().begin(), subcommands().end(),
+                                [&](const Subcommand& s) { return s.name == args[0]; });
+  if (sub == subcommands().end()) {
+    throw UsageError("unknown subcommand '" + std::string(args[0]) +
+                     "' (expected bandwidth, gemm, attention or replay)");
+  }
+  const std::string name(sub->name);
+  options.command = sub->command;
+  if (options.command == HarnessCommand::Replay) options.repeats = 5;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string_view flag = args[i];
+    if (flag == "-h" || flag == "--help") {
+      options.command = HarnessCommand::Help;
+      return options;
+    }
+    const bool known = flag == "--out" || flag == "--repeats" ||
+                       std::find(sub->flags.begin(), sub->flags.end(), flag) != sub->flags.end();
+    if (!known) throw UsageError(name + ": unknown option '" + std::string(flag) + "'");
+    if (i + 1 == args.size() || args[i + 1].empty()) {
+      throw UsageError(name + ": " + std::string(flag) + " needs a value");
+    }
+    apply(options, flag, args[++i]);
+  }
+  if (options.command != HarnessCommand::Bandwidth && options.model.empty()) {
+    throw UsageError(name + ": --model is required");
+  }
+  if (options.command == HarnessCommand::Replay && options.iterations_path.empty()) {
+    throw UsageError(name + ": --iterations is required");
+  }
+  return options;
+}
+
+std::string_view harness_usage() noexcept {
+  return kUsage;
+}
+
+}  // namespace servesim::validation

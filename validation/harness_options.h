@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "validation/half_precision.h"
+
+namespace servesim::validation {
+
+enum class HarnessCommand { Help, Bandwidth, Gemm, Attention, Replay };
+
+// The parsed command line of servesim-harness. Fields a subcommand does not take keep their
+// defaults.
+struct HarnessOptions {
+  HarnessCommand command = HarnessCommand::Help;
+  std::string out_path;  // empty: standard output
+  int repeats = 20;      // timed repeats after warm-up (replay default 5)
+
+  std::uint64_t size_bytes = 64ull << 20;  // bandwidth
+
+  std::string model;  // gemm, attention, replay
+  std::int64_t tp = 1;
+  std::int64_t pp = 1;  // replay
+  ElementType dtype = ElementType::BF16;
+
+  std::vector<std::int64_t> tokens{1, 16, 128, 1024};         // gemm
+  std::vector<std::int64_t> batch{1, 8, 32};                  // decode attention
+  std::vector<std::int64_t> context_tokens{512, 2048};        // decode attention
+  std::int64_t block_size = 16;                               // attention, replay
+  std::vector<std::int64_t> chunk_tokens{128, 512};           // prefill attention
+  std::vector<std::int64_t> prefill_context_tokens{0, 1024};  // prefill attention
+
+  std::string iterations_path;  // replay
+  std::size_t max_iterations = 50;
+  std::optional<std::int64_t> decode_context_tokens;
+};
+
+// Throws servesim::UsageError naming the subcommand, flag and what was expected.
+HarnessOptions parse_harness_args(std::span<const std::string_view> args);
+
+std::string_view harness_usage() noexcept;
+
+}  // namespace servesim::validation

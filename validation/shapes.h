@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "validation/half_precision.h"
+
+namespace servesim::validation {
+
+// One GEMM kernel call: C[m x n] = A[m x k] . W[n x k]^T, activations A of m tokens against
+// a weight W stored row-major as [n x k] (the "TN" layout of serving engines).
+struct GemmShape {
+  std::string op;  // "qkv", "o", "mlp_up", "mlp_down", "lm_head"
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  ElementType dtype = ElementType::BF16;
+};
+
+// The head geometry of one GPU shard of an attention layer.
+struct HeadShape {
+  std::int64_t num_heads = 0;  // query heads
+  std::int64_t num_kv_heads = 0;
+  std::int64_t head_dim = 0;
+};
+
+// One decode-attention kernel call: `batch` sequences of `context_tokens` keys each, one
+// query token per sequence. block_size 0 means a contiguous KV cache.
+struct DecodeAttentionShape {
+  std::int64_t batch = 0;
+  std::int64_t context_tokens = 0;
+  HeadShape heads;
+  std::int64_t block_size = 0;
+  ElementType dtype = ElementType::BF16;
+};
+
+// One prefill-attention kernel call: `batch` chunks of `chunk_tokens` queries, each after
+// `context_tokens` tokens already cached, under the causal mask.
+struct PrefillAttentionShape {
+  std::int64_t batch = 1;
+  std::int64_t chunk_tokens = 0;
+  std::int64_t context_tokens = 0;
+  HeadShape heads;
+  ElementType dtype = ElementType::BF16;
+};
+
+}  // namespace servesim::validation
