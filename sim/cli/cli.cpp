@@ -41,7 +41,7 @@ void print_usage(std::ostream& out) {
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
-            const std::filesystem::path& data_root) {
+            const std::filesystem::path& data_root, const ProcessGroup& processes, bool terminal) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     print_usage(out);
     return args.empty() ? exit_code_for(ErrorKind::Usage) : 0;
@@ -61,7 +61,13 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         names += (names.empty() ? "" : ", ") + std::string(c.name);
       throw UsageError("unknown command \"" + args[0] + "\" (commands: " + names + ")");
     }
-    CommandContext context{{args.begin() + 1, args.end()}, out, err, data_root};
+    // Only the studies spread over the ranks of an MPI job; any other command runs once.
+    if (processes.size > 1 && !processes.leader() && command->name != "sweep" &&
+        command->name != "capacity") {
+      return 0;
+    }
+    CommandContext context{
+        {args.begin() + 1, args.end()}, out, err, data_root, processes, terminal};
     return command->run(context);
   } catch (const Error& error) {
     err << "servesim: error: " << error.what() << '\n';

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/study/process_group.h"
+
 namespace servesim::cli {
 
 // Everything a subcommand may touch: its arguments, where to print, where shipped data lives.
@@ -14,6 +16,8 @@ struct CommandContext {
   std::ostream& out;
   std::ostream& err;
   std::filesystem::path data_root;  // holds models/, hw_profiles/, workloads/
+  ProcessGroup processes{};         // the MPI ranks running this command, or just this process
+  bool terminal = false;            // `err` is a terminal: long studies may show progress
 };
 
 struct Command {
@@ -36,6 +40,7 @@ int run_validate(CommandContext& context);
 // Runs `servesim <args...>`: dispatches to a subcommand, prints errors as one line on `err`
 // and returns the process exit code (see ErrorKind). Never calls exit.
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
-            const std::filesystem::path& data_root);
+            const std::filesystem::path& data_root, const ProcessGroup& processes = {},
+            bool terminal = false);
 
 }  // namespace servesim::cli

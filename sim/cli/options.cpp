@@ -6,15 +6,19 @@
 
 namespace servesim::cli {
 
-std::optional<po::variables_map> parse_options(CommandContext& context,
-                                               const po::options_description& options,
-                                               const std::string& usage_line,
-                                               const std::string& description) {
+std::optional<po::variables_map> parse_options(
+    CommandContext& context, const po::options_description& options, const std::string& usage_line,
+    const std::string& description, const po::positional_options_description* positional) {
   po::options_description all("", 100, 50);
   all.add_options()("help,h", "print this help and exit");
   all.add(options);
   po::variables_map vm;
-  po::store(po::command_line_parser(context.args).options(all).run(), vm);
+  const po::positional_options_description none;
+  po::store(po::command_line_parser(context.args)
+                .options(all)
+                .positional(positional != nullptr ? *positional : none)
+                .run(),
+            vm);
   if (vm.count("help") != 0) {
     context.out << "Usage: " << usage_line << "\n\n" << description << "\n\n" << all << '\n';
     return std::nullopt;

@@ -16,11 +16,11 @@ namespace servesim::cli {
 namespace po = boost::program_options;
 
 // Parses the subcommand's arguments strictly (unknown options and stray words are usage
-// errors). Returns nullopt after printing help when --help was given.
-std::optional<po::variables_map> parse_options(CommandContext& context,
-                                               const po::options_description& options,
-                                               const std::string& usage_line,
-                                               const std::string& description);
+// errors). Returns nullopt after printing help when --help was given. `positional` names the
+// options bare words fill, for commands that take them.
+std::optional<po::variables_map> parse_options(
+    CommandContext& context, const po::options_description& options, const std::string& usage_line,
+    const std::string& description, const po::positional_options_description* positional = nullptr);
 
 // Options shared by the commands that price a model on a device.
 void add_parallelism_options(po::options_description& options);

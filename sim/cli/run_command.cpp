@@ -9,6 +9,7 @@
 #include "sim/cli/run_options.h"
 #include "sim/metrics/impl/console_reporter.h"
 #include "sim/metrics/summary_json.h"
+#include "sim/study/run_plots.h"
 
 namespace servesim::cli {
 
@@ -18,7 +19,10 @@ int run_run(CommandContext& context) {
   options.add_options()("out", po::value<std::string>()->value_name("DIR"),
                         "write summary.json, requests.csv, iterations.csv and "
                         "resolved_config.json here")(
-      "json", "print summary.json to stdout instead of the table");
+      "json", "print summary.json to stdout instead of the table")(
+      "no-plots",
+      "with --out: skip the PNG/SVG plots (TTFT/TPOT CDFs, KV memory and batch "
+      "size over time)");
   const auto vm = parse_options(
       context, options, "servesim run [options]",
       "Simulates serving a workload on replicas of a model and reports TTFT, TPOT, ITL, E2E\n"
@@ -36,6 +40,9 @@ int run_run(CommandContext& context) {
     const std::filesystem::path out_dir = (*vm)["out"].as<std::string>();
     publish_output(out_dir, [&](const std::filesystem::path& staging) {
       write_run_outputs(outcome, staging);
+      if (vm->count("no-plots") == 0) {
+        render_figures(staging, write_run_figures(staging), context.err);
+      }
     });
   }
   if (vm->count("json") != 0) {
@@ -46,7 +53,8 @@ int run_run(CommandContext& context) {
                 << outcome.kv_capacity_tokens_per_replica << " tokens per replica.\n";
     if (vm->count("out") != 0) {
       context.out << "Wrote " << (*vm)["out"].as<std::string>() << "/{summary.json, requests.csv, "
-                  << "iterations.csv, resolved_config.json}\n";
+                  << "iterations.csv, resolved_config.json"
+                  << (vm->count("no-plots") == 0 ? ", plots" : "") << "}\n";
     }
   }
   return 0;

@@ -107,10 +107,20 @@ void add_run_options(po::options_description& options) {
         break;
     }
   }
+  add("no-bulk-decode",
+      "advance every decode iteration on its own (engine.bulk_decode=false); results are the "
+      "same, only slower");
   add("prompt-tokens", po::value<std::int64_t>()->value_name("N"),
       "fixed prompt length (with --output-tokens)");
   add("output-tokens", po::value<std::int64_t>()->value_name("M"),
       "fixed output length (with --prompt-tokens)");
+}
+
+std::optional<std::string> config_key_for_flag(std::string_view flag) {
+  for (const RunFlag& f : kRunFlags) {
+    if (f.flag == flag) return std::string(f.key);
+  }
+  return std::nullopt;
 }
 
 ConfigSources run_config_sources(const po::variables_map& vm) {
@@ -135,6 +145,9 @@ ConfigSources run_config_sources(const po::variables_map& vm) {
                                     {"prompt", fixed(vm["prompt-tokens"].as<std::int64_t>())},
                                     {"output", fixed(vm["output-tokens"].as<std::int64_t>())}};
     sources.overrides.push_back({"--prompt-tokens", "workload.lengths=" + lengths.dump()});
+  }
+  if (vm.count("no-bulk-decode") != 0) {
+    sources.overrides.push_back({"--no-bulk-decode", "engine.bulk_decode=false"});
   }
   if (vm.count("set") != 0) {
     for (const auto& assignment : vm["set"].as<std::vector<std::string>>()) {

@@ -1,10 +1,154 @@
-#include "sim/cli/command.h"
-#include "sim/core/error.h"
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "sim/app/output_directory.h"
+#include "sim/cli/format.h"
+#include "sim/cli/run_options.h"
+#include "sim/cli/study_options.h"
+#include "sim/metrics/output_file.h"
+#include "sim/study/grid.h"
+#include "sim/study/point_simulation.h"
+#include "sim/study/progress_meter.h"
+#include "sim/study/run_plots.h"
+#include "sim/study/summary_columns.h"
+#include "sim/study/sweep_result.h"
 
 namespace servesim::cli {
+namespace {
 
-int run_sweep(CommandContext& /*context*/) {
-  throw UsageError("servesim sweep is not built yet");
+std::string point_name(std::size_t index, const std::vector<GridAxis>& axes,
+                       const GridPoint& point) {
+  std::string name = "grid point " + std::to_string(index) + " (";
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    name += (a == 0 ? "" : ", ") + axes[a].name + "=" + point.labels[a];
+  return name + ")";
+}
+
+void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
+  std::vector<std::string> header{"point"};
+  std::vector<std::size_t> text_columns;
+  for (const auto& axis : sweep.axes) {
+    text_columns.push_back(header.size());
+    header.push_back(axis);
+  }
+  for (const char* column : {"req/s", "tokens/s", "norm ms/tok", "TTFT p50 ms", "TTFT p99 ms",
+                             "TPOT p99 ms", "preempted"}) {
+    header.emplace_back(column);
+  }
+  Table table(header, text_columns);
+  for (std::size_t i = 0; i < sweep.rows.size(); ++i) {
+    const auto& row = sweep.rows[i];
+    std::vector<std::string> cells{std::to_string(i)};
+    cells.insert(cells.end(), row.labels.begin(), row.labels.end());
+    const auto value = [&](const char* path, double scale, int decimals) {
+      cells.push_back(format_fixed(summary_value(row.summary, path) * scale, decimals));
+    };
+    value("throughput_requests_per_s", 1, 3);
+    value("throughput_output_tokens_per_s", 1, 0);
+    value("normalized_latency_s_per_token", 1e3, 2);
+    value("ttft_s.p50", 1e3, 1);
+    value("ttft_s.p99", 1e3, 1);
+    value("tpot_s.p99", 1e3, 2);
+    value("preemptions", 1, 0);
+    table.add_row(cells);
+  }
+  table.print(out);
+}
+
+// Writes a sweep's files (and renders its plots) into `dir`.
+void write_sweep_outputs(const SweepResult& sweep, const std::filesystem::path& dir, bool plots,
+                         std::ostream& warnings) {
+  write_sweep_csv(sweep, dir / "sweep.csv");
+  const auto json_path = dir / "summary.json";
+  auto out = open_output_file(json_path);
+  nlohmann::json document = sweep_to_json(sweep);
+  document["command"] = "sweep";
+  out << document.dump(2) << '\n';
+  close_output_file(out, json_path);
+  if (const auto figure = write_curve_figure(sweep, dir); figure && plots) {
+    render_figures(dir, {*figure}, warnings);
+  }
+}
+
+}  // namespace
+
+int run_sweep(CommandContext& context) {
+  po::options_description options("Options", 100, 50);
+  options.add_options()("grid", po::value<std::vector<std::string>>()->value_name("KEY=V1,V2,..."),
+                        "one axis of the grid (repeatable): a configuration key or a run flag's "
+                        "name (rate, hw, tp, scheduler, block-size, ...), or policy=SCHED:ALLOC")(
+      "grid-file", po::value<std::string>()->value_name("FILE"),
+      "axes from a JSON file: {\"grid\": [{\"key\": \"rate\", \"values\": [1, 2]}, ...]}")(
+      "out", po::value<std::string>()->value_name("DIR"),
+      "write sweep.csv, summary.json and plots (latency_throughput.png/.svg) here")(
+      "no-plots", "write the plot data and gnuplot scripts but do not render them")(
+      "json", "print the sweep's summary.json to stdout instead of the table");
+  add_jobs_option(options);
+  add_run_options(options);
+  const auto vm = parse_options(
+      context, options, "servesim sweep --grid KEY=V1,V2,... [--grid ...] [run options]",
+      "Runs every combination of the grid's values (the last axis varying fastest), each with\n"
+      "the same seed, and writes one CSV row per point with every summary metric. With a rate\n"
+      "axis it draws each policy's latency/throughput curve.\n"
+      "Example: servesim sweep --grid rate=2,4,8,16 --grid scheduler=orca,vllm \\\n"
+      "  --grid allocator=contiguous,paged --set allocator.reservation=max -j 2 --out sweep/");
+  if (!vm) return 0;
+
+  std::vector<GridAxis> axes;
+  if (vm->count("grid-file") != 0) axes = load_grid_file((*vm)["grid-file"].as<std::string>());
+  if (vm->count("grid") != 0) {
+    for (const auto& text : (*vm)["grid"].as<std::vector<std::string>>())
+      axes.push_back(parse_grid_flag(text));
+  }
+  const auto points = expand_grid(axes, axis_overrides);
+  const ConfigSources base = run_config_sources(*vm);
+  std::vector<nlohmann::json> configs;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    names.push_back(point_name(i, axes, points[i]));
+    configs.push_back(study_point_config(base, points[i].overrides, context.data_root, names[i]));
+  }
+
+  const auto executor = executor_from(*vm, context);
+  const auto working_dir = std::filesystem::current_path();
+  ProgressMeter progress(context.err, "sweep", context.terminal);
+  progress.expect(points.size());
+  const auto summaries = executor->evaluate(
+      points.size(),
+      [&](std::size_t i) {
+        return simulate_summary(configs[i], context.data_root, working_dir, names[i]);
+      },
+      &progress);
+
+  SweepResult sweep;
+  for (const auto& axis : axes)
+    sweep.axes.push_back(axis.name);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    sweep.rows.push_back(SweepRow{points[i].labels, points[i].values, summaries[i]});
+  }
+  if (!context.processes.leader()) return 0;
+  if (vm->count("out") != 0) {
+    publish_output((*vm)["out"].as<std::string>(), [&](const std::filesystem::path& staging) {
+      write_sweep_outputs(sweep, staging, vm->count("no-plots") == 0, context.err);
+    });
+  }
+  if (vm->count("json") != 0) {
+    nlohmann::json document = sweep_to_json(sweep);
+    document["command"] = "sweep";
+    context.out << document.dump(2) << '\n';
+  } else {
+    print_sweep_table(context.out, sweep);
+    if (context.processes.size > 1) {
+      context.out << "Ran " << sweep.rows.size() << " points over " << context.processes.size
+                  << " MPI ranks\n";
+    }
+    if (vm->count("out") != 0) {
+      context.out << "Wrote " << (*vm)["out"].as<std::string>()
+                  << "/{sweep.csv, summary.json, latency/throughput plots}\n";
+    }
+  }
+  return 0;
 }
 
 }  // namespace servesim::cli

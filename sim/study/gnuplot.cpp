@@ -1,0 +1,104 @@
+#include "sim/study/gnuplot.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "sim/core/error.h"
+#include "sim/metrics/output_file.h"
+
+extern char** environ;
+
+namespace servesim {
+namespace {
+
+std::filesystem::path find_gnuplot() {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return {};
+  std::stringstream dirs(path);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty()) continue;
+    const auto candidate = std::filesystem::path(dir) / "gnuplot";
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(candidate, ec)) return candidate;
+  }
+  return {};
+}
+
+// Runs `gnuplot -e "cd DIR" SCRIPT` and returns its exit status.
+int run_gnuplot(const std::filesystem::path& gnuplot, const std::filesystem::path& dir,
+                const std::string& script) {
+  const std::string cd = "cd " + gnuplot_quote(dir.string());
+  std::vector<std::string> args{gnuplot.string(), "-e", cd, script};
+  std::vector<char*> argv;
+  for (auto& arg : args)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  // gnuplot's chatter ("empty x range") is not servesim's to print; a failure is reported.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) return -1;
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+std::string gnuplot_quote(const std::string& text) {
+  std::string quoted = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+void write_figure_script(const std::filesystem::path& dir, const Figure& figure) {
+  const auto path = dir / (figure.name + ".gp");
+  auto out = open_output_file(path);
+  out << "# Written by servesim. Render from this folder with: gnuplot " << figure.name << ".gp\n";
+  const std::string size = std::to_string(figure.width_px) + "," + std::to_string(figure.height_px);
+  const struct {
+    const char* terminal;
+    const char* extension;
+  } formats[] = {{"pngcairo noenhanced font \"sans,11\"", "png"},
+                 {"svg dynamic noenhanced font \"sans,11\"", "svg"}};
+  for (const auto& format : formats) {
+    out << "reset\nset terminal " << format.terminal << " size " << size << "\nset output \""
+        << figure.name << '.' << format.extension << "\"\n"
+        << figure.body << "unset multiplot\nunset output\n";
+  }
+  close_output_file(out, path);
+}
+
+bool render_figures(const std::filesystem::path& dir, const std::vector<Figure>& figures,
+                    std::ostream& warnings) {
+  const auto gnuplot = find_gnuplot();
+  if (gnuplot.empty()) {
+    warnings << "servesim: warning: gnuplot not found, so no PNG/SVG plots were drawn; their "
+                "data and .gp scripts are next to the CSVs (apt-get install gnuplot-nox, then "
+                "`servesim plot DIR`)\n";
+    return false;
+  }
+  const auto absolute = std::filesystem::absolute(dir);
+  for (const auto& figure : figures) {
+    if (run_gnuplot(gnuplot, absolute, figure.name + ".gp") != 0) {
+      throw InputError((dir / (figure.name + ".gp")).string(),
+                       "gnuplot failed to render it (run gnuplot on it to see why)");
+    }
+  }
+  return true;
+}
+
+}  // namespace servesim

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace servesim {
+
+// A figure: gnuplot commands that draw it from data files in the same folder.
+struct Figure {
+  std::string name;  // file stem: NAME.gp renders NAME.png and NAME.svg
+  std::string body;  // set title/labels ... plot ... (may use multiplot)
+  int width_px = 1000;
+  int height_px = 620;
+};
+
+// Writes DIR/NAME.gp, a script that renders DIR/NAME.png and DIR/NAME.svg when run from DIR
+// (`cd DIR && gnuplot NAME.gp`).
+void write_figure_script(const std::filesystem::path& dir, const Figure& figure);
+
+// Renders the figures' scripts with gnuplot. When gnuplot is not installed, prints one
+// warning saying how to render them later and returns false; the data and scripts stay.
+bool render_figures(const std::filesystem::path& dir, const std::vector<Figure>& figures,
+                    std::ostream& warnings);
+
+// A string as a gnuplot double-quoted literal.
+std::string gnuplot_quote(const std::string& text);
+
+}  // namespace servesim

@@ -1,0 +1,38 @@
+#include "sim/study/point_simulation.h"
+
+#include "sim/app/simulation.h"
+#include "sim/config/run_config.h"
+#include "sim/core/error.h"
+#include "sim/metrics/summary_json.h"
+
+namespace servesim {
+
+nlohmann::json study_point_config(const ConfigSources& base,
+                                  const std::vector<ConfigOverride>& point_overrides,
+                                  const std::filesystem::path& data_root,
+                                  const std::string& point_name) {
+  ConfigSources sources = base;
+  sources.overrides.insert(sources.overrides.end(), point_overrides.begin(), point_overrides.end());
+  try {
+    nlohmann::json config = assemble_config(sources, data_root);
+    (void)run_config_from_json(config, "configuration");
+    return config;
+  } catch (const Error& error) {
+    throw Error(error.kind(), point_name + ": " + error.what());
+  }
+}
+
+nlohmann::json simulate_summary(nlohmann::json config, const std::filesystem::path& data_root,
+                                const std::filesystem::path& working_dir,
+                                const std::string& point_name) {
+  config["output"]["request_records"] = false;
+  config["output"]["iteration_records"] = false;
+  try {
+    const SimulationOutcome outcome = run_simulation(config, data_root, working_dir);
+    return summary_to_json(outcome.result.summary);
+  } catch (const Error& error) {
+    throw Error(error.kind(), point_name + ": " + error.what());
+  }
+}
+
+}  // namespace servesim

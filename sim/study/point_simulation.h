@@ -1,0 +1,27 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/app/config_assembly.h"
+
+namespace servesim {
+
+// The complete configuration of one study point: the study's sources with the point's
+// overrides applied last. Checked strictly (unknown keys, bad values) before it is returned;
+// errors are prefixed with `point_name` ("grid point 3 (rate=4)").
+nlohmann::json study_point_config(const ConfigSources& base,
+                                  const std::vector<ConfigOverride>& point_overrides,
+                                  const std::filesystem::path& data_root,
+                                  const std::string& point_name);
+
+// Runs one point with per-request and per-iteration records off (a study keeps summaries
+// only) and returns its summary.json content. Errors are prefixed with `point_name`.
+nlohmann::json simulate_summary(nlohmann::json config, const std::filesystem::path& data_root,
+                                const std::filesystem::path& working_dir,
+                                const std::string& point_name);
+
+}  // namespace servesim

@@ -1,0 +1,138 @@
+#include "sim/study/rate_search.h"
+
+#include <cmath>
+
+#include "sim/core/error.h"
+
+namespace servesim {
+namespace {
+
+class Search {
+ public:
+  Search(const SloTarget& target, const RateSearchOptions& options, const RateEvaluator& evaluate)
+      : target_(target), options_(options), evaluate_(evaluate) {}
+
+  RateSearchResult run() {
+    const auto first = round({options_.start_rate_per_s});
+    if (first.front()) {
+      lo_ = options_.start_rate_per_s;
+      if (!climb()) return finish(RateSearchResult::Outcome::AlwaysMet);
+    } else {
+      hi_ = options_.start_rate_per_s;
+      if (!descend()) return finish(RateSearchResult::Outcome::NeverMet);
+    }
+    while ((hi_ - lo_) / lo_ > options_.relative_precision) {
+      if (budget_spent()) return finish(RateSearchResult::Outcome::Unresolved);
+      std::vector<double> rates;
+      const std::size_t k = options_.points_per_round;
+      for (std::size_t j = 1; j <= k; ++j)
+        rates.push_back(lo_ + (hi_ - lo_) * static_cast<double>(j) / static_cast<double>(k + 1));
+      const auto passed = round(rates);
+      for (std::size_t j = 0; j < rates.size(); ++j) {
+        if (!passed[j]) {
+          hi_ = rates[j];
+          break;
+        }
+        lo_ = rates[j];
+      }
+    }
+    return finish(RateSearchResult::Outcome::Found);
+  }
+
+ private:
+  // Doubles up from the highest pass until a rate fails; false if none does.
+  bool climb() {
+    while (true) {
+      if (lo_ >= options_.max_rate_per_s || budget_spent()) return false;
+      std::vector<double> rates;
+      for (std::size_t i = 1; i <= options_.points_per_round; ++i)
+        rates.push_back(lo_ * std::ldexp(1.0, static_cast<int>(i)));
+      const auto passed = round(rates);
+      for (std::size_t i = 0; i < rates.size(); ++i) {
+        if (!passed[i]) {
+          hi_ = rates[i];
+          return true;
+        }
+        lo_ = rates[i];
+      }
+    }
+  }
+
+  // Halves down from the lowest failure until a rate passes; false if none does.
+  bool descend() {
+    while (true) {
+      if (hi_ <= options_.min_rate_per_s || budget_spent()) return false;
+      std::vector<double> rates;
+      for (std::size_t i = 1; i <= options_.points_per_round; ++i)
+        rates.push_back(hi_ * std::ldexp(1.0, -static_cast<int>(i)));
+      const auto passed = round(rates);
+      for (std::size_t i = 0; i < rates.size(); ++i) {
+        if (passed[i]) {
+          lo_ = rates[i];
+          return true;
+        }
+        hi_ = rates[i];
+      }
+    }
+  }
+
+  std::vector<bool> round(const std::vector<double>& rates) {
+    const auto summaries = evaluate_(rates);
+    if (summaries.size() != rates.size()) {
+      throw InvariantError("rate search: " + std::to_string(rates.size()) + " rates, " +
+                           std::to_string(summaries.size()) + " results");
+    }
+    std::vector<bool> passed;
+    for (std::size_t i = 0; i < rates.size(); ++i) {
+      RatePoint point{rates[i], summaries[i], judge(target_, summaries[i])};
+      passed.push_back(point.verdict.met);
+      result_.points.push_back(std::move(point));
+    }
+    return passed;
+  }
+
+  bool budget_spent() const { return result_.points.size() >= options_.max_points; }
+
+  RateSearchResult finish(RateSearchResult::Outcome outcome) {
+    result_.outcome = outcome;
+    result_.passing_rate_per_s = lo_;
+    result_.failing_rate_per_s = hi_;
+    return std::move(result_);
+  }
+
+  const SloTarget& target_;
+  const RateSearchOptions& options_;
+  const RateEvaluator& evaluate_;
+  double lo_ = 0;  // highest passing rate so far
+  double hi_ = 0;  // lowest failing rate above lo_
+  RateSearchResult result_;
+};
+
+}  // namespace
+
+const RatePoint* RateSearchResult::best() const {
+  const RatePoint* best = nullptr;
+  for (const auto& point : points) {
+    if (outcome == Outcome::NeverMet) {
+      if (best == nullptr || point.verdict.worst_ratio < best->verdict.worst_ratio) best = &point;
+    } else if (point.verdict.met && point.rate_per_s == passing_rate_per_s) {
+      best = &point;
+    }
+  }
+  return best;
+}
+
+RateSearchResult search_highest_rate(const SloTarget& target, const RateSearchOptions& options,
+                                     const RateEvaluator& evaluate) {
+  if (target.empty()) throw UsageError("capacity: give at least one --slo");
+  if (!(options.start_rate_per_s > 0) || !std::isfinite(options.start_rate_per_s)) {
+    throw UsageError("capacity: the start rate must be a positive number of requests/s");
+  }
+  if (!(options.relative_precision > 0)) {
+    throw UsageError("capacity: --precision must be a positive fraction");
+  }
+  if (options.points_per_round < 1) throw UsageError("capacity: --points-per-round must be >= 1");
+  return Search(target, options, evaluate).run();
+}
+
+}  // namespace servesim

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/study/slo.h"
+
+namespace servesim {
+
+struct RateSearchOptions {
+  double start_rate_per_s = 1;
+  // Stop when the lowest failing rate is within this fraction above the highest passing one.
+  double relative_precision = 0.02;
+  // Rates tried per round; fixed (not the thread count) so results never depend on -j.
+  std::size_t points_per_round = 3;
+  double min_rate_per_s = 1e-4;
+  double max_rate_per_s = 1e6;
+  std::size_t max_points = 200;
+};
+
+struct RatePoint {
+  double rate_per_s = 0;
+  nlohmann::json summary;
+  SloVerdict verdict;
+};
+
+struct RateSearchResult {
+  enum class Outcome {
+    Found,      // passing_rate_per_s meets the SLO, failing_rate_per_s does not
+    NeverMet,   // even the lowest rate tried fails
+    AlwaysMet,  // even the highest rate tried passes
+    Unresolved  // max_points ran out before the precision was reached
+  };
+  Outcome outcome = Outcome::Found;
+  double passing_rate_per_s = 0;  // highest rate that met the SLO (0 when none)
+  double failing_rate_per_s = 0;  // lowest rate above it that did not (0 when none)
+  std::vector<RatePoint> points;  // in the order evaluated
+  const RatePoint* best() const;  // the answer, or for NeverMet the point closest to passing
+};
+
+// Runs the rates of one round (in any order, possibly in parallel) and returns one run
+// summary per rate, in the same order.
+using RateEvaluator = std::function<std::vector<nlohmann::json>(const std::vector<double>& rates)>;
+
+// Highest arrival rate meeting `target`, assuming latency grows with load: first brackets
+// the boundary by doubling up (or halving down) from the start rate, then narrows the
+// bracket with evenly spaced rates until it is within the precision. The answer is always a
+// rate that was simulated and passed.
+RateSearchResult search_highest_rate(const SloTarget& target, const RateSearchOptions& options,
+                                     const RateEvaluator& evaluate);
+
+}  // namespace servesim

@@ -1,0 +1,196 @@
+#include "sim/study/run_plots.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "sim/metrics/csv_format.h"
+#include "sim/metrics/output_file.h"
+#include "sim/workload/csv_cursor.h"
+
+namespace servesim {
+namespace {
+
+constexpr std::size_t kMaxBins = 400;
+constexpr std::size_t kMaxQuantiles = 500;
+
+// The columns of a CSV file that servesim wrote, by header name.
+class CsvTable {
+ public:
+  explicit CsvTable(const std::filesystem::path& path)
+      : text_(read_text_file(path)), cursor_(text_, path.string()) {
+    if (!cursor_.next_line()) return;
+    for (std::size_t i = 0; i < cursor_.fields().size(); ++i)
+      columns_[std::string(cursor_.fields()[i])] = i;
+  }
+  bool next() { return cursor_.next_line(); }
+  std::size_t column(const std::string& name) const {
+    const auto it = columns_.find(name);
+    if (it == columns_.end()) cursor_.fail("no column \"" + name + "\" in the header");
+    return it->second;
+  }
+  bool empty_at(std::size_t index) const {
+    return index >= cursor_.fields().size() || cursor_.fields()[index].empty();
+  }
+  double number(std::size_t index, std::string_view name) const {
+    return cursor_.finite_number(index, name);
+  }
+
+ private:
+  std::string text_;
+  CsvCursor cursor_;
+  std::map<std::string, std::size_t> columns_;
+};
+
+// (value, cumulative share) pairs of a sorted sample, at most kMaxQuantiles of them.
+void write_cdf_block(std::ostream& out, std::vector<double> values, double scale) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  const std::size_t step = std::max<std::size_t>(1, n / kMaxQuantiles);
+  for (std::size_t i = 0; i < n; i += step) {
+    out << format_9_digits(values[i] * scale) << ' '
+        << format_9_digits(static_cast<double>(i + 1) / static_cast<double>(n)) << '\n';
+  }
+  if (n > 0 && (n - 1) % step != 0) out << format_9_digits(values.back() * scale) << " 1\n";
+  out << "\n\n";
+}
+
+std::optional<Figure> latency_cdf(const std::filesystem::path& dir) {
+  const auto path = dir / "requests.csv";
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  CsvTable table(path);
+  const auto ttft = table.column("ttft_s");
+  const auto tpot = table.column("tpot_s");
+  const auto rejected = table.column("rejected");
+  std::vector<double> ttft_s, tpot_s;
+  while (table.next()) {
+    if (!table.empty_at(rejected) && table.number(rejected, "rejected") != 0) continue;
+    if (!table.empty_at(ttft)) ttft_s.push_back(table.number(ttft, "ttft_s"));
+    if (!table.empty_at(tpot)) tpot_s.push_back(table.number(tpot, "tpot_s"));
+  }
+  if (ttft_s.empty()) return std::nullopt;
+  const auto data = dir / "latency_cdf.dat";
+  auto out = open_output_file(data);
+  out << "# TTFT (ms) and cumulative share of completed requests, then TPOT (ms)\n";
+  write_cdf_block(out, ttft_s, 1e3);
+  write_cdf_block(out, tpot_s, 1e3);
+  close_output_file(out, data);
+  std::string body =
+      "set multiplot layout 1,2 title \"Latency distribution over completed requests\"\n"
+      "set grid\nset key bottom right\nset yrange [0:1]\n"
+      "set ylabel \"fraction of requests\"\n"
+      "set xlabel \"TTFT (ms)\"\nset title \"Time to first token\"\n"
+      "plot \"latency_cdf.dat\" index 0 using 1:2 with lines lw 2 title \"TTFT\"\n"
+      "set xlabel \"TPOT (ms)\"\nset title \"Time per output token\"\n";
+  body += tpot_s.empty() ? "plot NaN title \"no request had 2+ output tokens\"\n"
+                         : "plot \"latency_cdf.dat\" index 1 using 1:2 with lines lw 2 lc 2 "
+                           "title \"TPOT\"\n";
+  return Figure{"latency_cdf", body, 1100, 480};
+}
+
+// Iterations binned by start time; sums weighted by iteration duration.
+struct Bin {
+  std::array<double, 5> kv_token_seconds{};  // token states, reserved, internal, external, free
+  double capacity_token_seconds = 0;
+  double batch_seconds = 0;
+  double seconds = 0;
+};
+
+std::vector<Figure> time_series(const std::filesystem::path& dir) {
+  const auto path = dir / "iterations.csv";
+  if (!std::filesystem::exists(path)) return {};
+  struct Row {
+    double start_s, duration_s, batch, capacity;
+    std::array<double, 5> kv;
+  };
+  std::vector<Row> rows;
+  {
+    CsvTable table(path);
+    const std::array<const char*, 5> names{"kv_token_states", "kv_reserved",
+                                           "kv_internal_fragmentation", "kv_external_fragmentation",
+                                           "kv_free"};
+    std::array<std::size_t, 5> kv{};
+    for (std::size_t c = 0; c < 5; ++c)
+      kv[c] = table.column(names[c]);
+    const auto start = table.column("start_s");
+    const auto duration = table.column("duration_s");
+    const auto batch = table.column("batch_size");
+    const auto capacity = table.column("kv_capacity_tokens");
+    while (table.next()) {
+      Row row{table.number(start, "start_s"),
+              table.number(duration, "duration_s"),
+              table.number(batch, "batch_size"),
+              table.number(capacity, "kv_capacity_tokens"),
+              {}};
+      for (std::size_t c = 0; c < 5; ++c)
+        row.kv[c] = table.number(kv[c], names[c]);
+      rows.push_back(row);
+    }
+  }
+  if (rows.empty()) return {};
+  double end_s = 0;
+  for (const auto& row : rows)
+    end_s = std::max(end_s, row.start_s + row.duration_s);
+  const std::size_t bins = std::min(kMaxBins, rows.size());
+  const double width_s = end_s > 0 ? end_s / static_cast<double>(bins) : 1.0;
+  std::vector<Bin> binned(bins);
+  for (const auto& row : rows) {
+    const auto b = std::min(bins - 1, static_cast<std::size_t>(row.start_s / width_s));
+    Bin& bin = binned[b];
+    for (std::size_t c = 0; c < 5; ++c)
+      bin.kv_token_seconds[c] += row.kv[c] * row.duration_s;
+    bin.capacity_token_seconds += row.capacity * row.duration_s;
+    bin.batch_seconds += row.batch * row.duration_s;
+    bin.seconds += row.duration_s;
+  }
+  const auto data = dir / "timeline.dat";
+  auto out = open_output_file(data);
+  out << "# time_s mean_batch_size, then cumulative KV shares (%): token_states +reserved "
+         "+internal +external +free\n";
+  for (std::size_t b = 0; b < bins; ++b) {
+    const Bin& bin = binned[b];
+    if (bin.seconds <= 0) continue;
+    out << format_9_digits((static_cast<double>(b) + 0.5) * width_s) << ' '
+        << format_9_digits(bin.batch_seconds / bin.seconds);
+    double cumulative = 0;
+    for (std::size_t c = 0; c < 5; ++c) {
+      cumulative += bin.kv_token_seconds[c];
+      out << ' ' << format_9_digits(100.0 * cumulative / bin.capacity_token_seconds);
+    }
+    out << '\n';
+  }
+  close_output_file(out, data);
+
+  const std::string kv_body =
+      "set title \"KV cache memory over time (all replicas, time-weighted)\"\n"
+      "set xlabel \"simulated time (s)\"\nset ylabel \"share of KV capacity (%)\"\n"
+      "set yrange [0:100]\nset autoscale xfix\nset grid\nset key outside right top\n"
+      "set style fill solid 0.85 noborder\n"
+      "plot \"timeline.dat\" using 1:(0):3 with filledcurves title \"token states\", \\\n"
+      "     \"\" using 1:3:4 with filledcurves title \"reserved\", \\\n"
+      "     \"\" using 1:4:5 with filledcurves title \"internal fragmentation\", \\\n"
+      "     \"\" using 1:5:6 with filledcurves title \"external fragmentation\", \\\n"
+      "     \"\" using 1:6:7 with filledcurves title \"free\"\n";
+  const std::string batch_body =
+      "set title \"Batch size over time (mean per iteration, all replicas)\"\n"
+      "set xlabel \"simulated time (s)\"\nset ylabel \"requests in the batch\"\n"
+      "set yrange [0:*]\nset autoscale xfix\nset grid\nset key top right\n"
+      "plot \"timeline.dat\" using 1:2 with lines lw 2 title \"mean batch size\"\n";
+  return {Figure{"kv_memory", kv_body, 1100, 560}, Figure{"batch_size", batch_body}};
+}
+
+}  // namespace
+
+std::vector<Figure> write_run_figures(const std::filesystem::path& run_dir) {
+  std::vector<Figure> figures;
+  if (auto cdf = latency_cdf(run_dir)) figures.push_back(*cdf);
+  for (auto& figure : time_series(run_dir))
+    figures.push_back(std::move(figure));
+  for (const auto& figure : figures)
+    write_figure_script(run_dir, figure);
+  return figures;
+}
+
+}  // namespace servesim

@@ -1,0 +1,115 @@
+#include "sim/study/slo.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "sim/core/error.h"
+#include "sim/metrics/csv_format.h"
+#include "sim/study/summary_columns.h"
+
+namespace servesim {
+namespace {
+
+constexpr std::array<std::string_view, 4> kMetrics{"ttft", "tpot", "itl", "e2e"};
+constexpr std::array<std::string_view, 5> kStatistics{"mean", "p50", "p90", "p99", "max"};
+
+double parse_positive(std::string_view text, const std::string& where) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size() || !std::isfinite(value) ||
+      value <= 0) {
+    throw UsageError(where + ": expected a positive number, got \"" + std::string(text) + "\"");
+  }
+  return value;
+}
+
+}  // namespace
+
+std::string LatencyLimit::text() const {
+  return metric + "_" + statistic + " <= " + format_9_digits(limit_s) + " s";
+}
+
+void add_slo_term(SloTarget& target, std::string_view term, const std::string& origin) {
+  const auto equals = term.find('=');
+  const std::string where = origin + " " + std::string(term);
+  if (equals == std::string_view::npos) {
+    throw UsageError(where +
+                     ": expected METRIC_STAT=SECONDS (e.g. ttft_p99=0.5) or "
+                     "attainment=FRACTION");
+  }
+  const std::string_view name = term.substr(0, equals);
+  const std::string_view value = term.substr(equals + 1);
+  if (name == "attainment") {
+    const double fraction = parse_positive(value, where);
+    if (fraction > 1) throw UsageError(where + ": attainment is a fraction in (0, 1]");
+    target.attainment = fraction;
+    return;
+  }
+  const auto underscore = name.find('_');
+  const std::string_view metric = name.substr(0, underscore);
+  const std::string_view statistic =
+      underscore == std::string_view::npos ? "" : name.substr(underscore + 1);
+  if (std::find(kMetrics.begin(), kMetrics.end(), metric) == kMetrics.end() ||
+      std::find(kStatistics.begin(), kStatistics.end(), statistic) == kStatistics.end()) {
+    throw UsageError(where + ": unknown SLO \"" + std::string(name) +
+                     "\" (metrics ttft, tpot, itl, e2e; statistics mean, p50, p90, p99, max; "
+                     "or attainment)");
+  }
+  target.limits.push_back(
+      LatencyLimit{std::string(metric), std::string(statistic), parse_positive(value, where)});
+}
+
+double attainment_of(const nlohmann::json& summary) {
+  if (!summary.contains("slo_attainment")) {
+    throw UsageError(
+        "an attainment target needs the TTFT and TPOT targets it counts: give --slo-ttft "
+        "and/or --slo-tpot (configuration keys slo.ttft_s, slo.tpot_s)");
+  }
+  const double completed = summary_value(summary, "requests_completed");
+  const double rejected = summary_value(summary, "requests_rejected");
+  const double total = completed + rejected;
+  return total > 0 ? summary_value(summary, "slo_attainment") * completed / total : 0.0;
+}
+
+SloVerdict judge(const SloTarget& target, const nlohmann::json& summary) {
+  SloVerdict verdict;
+  const auto fail = [&](const std::string& why, double ratio) {
+    verdict.met = false;
+    verdict.violations.push_back(why);
+    verdict.worst_ratio = std::max(verdict.worst_ratio, ratio);
+  };
+  const double rejected = summary_value(summary, "requests_rejected");
+  if (rejected > 0) {
+    fail(format_9_digits(rejected) + " requests rejected (they can never be served)",
+         std::numeric_limits<double>::infinity());
+  }
+  for (const auto& limit : target.limits) {
+    const double measured = summary_value(summary, limit.summary_path());
+    const double ratio = measured / limit.limit_s;
+    if (measured > limit.limit_s) {
+      fail(limit.metric + "_" + limit.statistic + " = " + format_9_digits(measured) + " s > " +
+               format_9_digits(limit.limit_s) + " s",
+           ratio);
+    } else {
+      verdict.worst_ratio = std::max(verdict.worst_ratio, ratio);
+    }
+  }
+  if (target.attainment) {
+    const double achieved = attainment_of(summary);
+    const double ratio =
+        achieved > 0 ? *target.attainment / achieved : std::numeric_limits<double>::infinity();
+    if (achieved < *target.attainment) {
+      fail(
+          "attainment = " + format_9_digits(achieved) + " < " + format_9_digits(*target.attainment),
+          ratio);
+    } else {
+      verdict.worst_ratio = std::max(verdict.worst_ratio, ratio);
+    }
+  }
+  return verdict;
+}
+
+}  // namespace servesim

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace servesim {
+
+// One latency limit: a statistic of a latency metric at most `limit_s`. Written
+// "ttft_p99=0.5": metric ttft, tpot, itl or e2e; statistic mean, p50, p90, p99 or max.
+struct LatencyLimit {
+  std::string metric;     // "ttft"
+  std::string statistic;  // "p99"
+  double limit_s = 0;
+  std::string text() const;  // "ttft_p99 <= 0.5 s"
+  std::string summary_path() const { return metric + "_s." + statistic; }
+};
+
+// What a capacity search must meet: every latency limit, and (DistServe's goodput) at least
+// `attainment` of all requests, rejected ones included, meeting both the run's TTFT and
+// TPOT targets (slo.ttft_s and slo.tpot_s of the configuration). A run that rejects any
+// request meets no SLO: it would reject it at every rate.
+struct SloTarget {
+  std::vector<LatencyLimit> limits;
+  std::optional<double> attainment;
+  bool empty() const { return limits.empty() && !attainment; }
+};
+
+// Parses "ttft_p99=0.5" or "attainment=0.9"; `origin` names the flag in errors.
+void add_slo_term(SloTarget& target, std::string_view term, const std::string& origin);
+
+struct SloVerdict {
+  bool met = true;
+  std::vector<std::string> violations;  // "ttft_p99 = 0.71 s > 0.5 s"
+  // The largest measured / limit ratio over the terms (attainment: target / achieved);
+  // below 1 when met. Ranks points that fail by how far.
+  double worst_ratio = 0;
+};
+
+// Judges one run's summary (summary.json's content).
+SloVerdict judge(const SloTarget& target, const nlohmann::json& summary);
+
+// Share of all requests (completed and rejected) that met the TTFT and TPOT targets.
+double attainment_of(const nlohmann::json& summary);
+
+}  // namespace servesim

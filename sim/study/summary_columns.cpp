@@ -1,0 +1,38 @@
+#include "sim/study/summary_columns.h"
+
+#include "sim/core/error.h"
+
+namespace servesim {
+
+std::vector<std::pair<std::string, double>> summary_columns(const nlohmann::json& summary) {
+  std::vector<std::pair<std::string, double>> columns;
+  for (const auto& [key, value] : summary.items()) {
+    if (value.is_object()) {
+      for (const auto& [inner, number] : value.items()) {
+        if (number.is_number()) columns.emplace_back(key + "." + inner, number.get<double>());
+      }
+    } else if (value.is_number()) {
+      columns.emplace_back(key, value.get<double>());
+    }
+  }
+  return columns;
+}
+
+double summary_value(const nlohmann::json& summary, const std::string& dotted_path) {
+  const nlohmann::json* node = &summary;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = dotted_path.find('.', start);
+    const std::string key = dotted_path.substr(start, dot - start);
+    if (!node->is_object() || !node->contains(key)) {
+      throw InvariantError("the run summary has no \"" + dotted_path + "\"");
+    }
+    node = &(*node)[key];
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  if (!node->is_number()) throw InvariantError("summary field " + dotted_path + " is not a number");
+  return node->get<double>();
+}
+
+}  // namespace servesim

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace servesim {
+
+// summary.json flattened to "ttft_s.p99"-style columns, in summary.json's key order.
+std::vector<std::pair<std::string, double>> summary_columns(const nlohmann::json& summary);
+
+// A number at a dotted path of a summary ("ttft_s.p99"); throws InvariantError if absent.
+double summary_value(const nlohmann::json& summary, const std::string& dotted_path);
+
+}  // namespace servesim

@@ -1,0 +1,151 @@
+#include "sim/study/sweep_result.h"
+
+#include <algorithm>
+#include <map>
+
+#include "sim/config/json_reader.h"
+#include "sim/core/error.h"
+#include "sim/metrics/csv_format.h"
+#include "sim/metrics/output_file.h"
+#include "sim/study/summary_columns.h"
+
+namespace servesim {
+
+std::optional<std::size_t> SweepResult::rate_axis() const {
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] == "rate" || axes[i] == "workload.arrival.rate_per_s") return i;
+  }
+  return std::nullopt;
+}
+
+void write_sweep_csv(const SweepResult& sweep, const std::filesystem::path& path) {
+  // Every metric any point reported, in first-seen order.
+  std::vector<std::string> metrics;
+  std::vector<std::map<std::string, double>> values;
+  for (const auto& row : sweep.rows) {
+    auto& point = values.emplace_back();
+    for (const auto& [name, value] : summary_columns(row.summary)) {
+      if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) {
+        metrics.push_back(name);
+      }
+      point[name] = value;
+    }
+  }
+  auto out = open_output_file(path);
+  out << "point";
+  for (const auto& axis : sweep.axes)
+    out << ',' << csv_field(axis);
+  for (const auto& metric : metrics)
+    out << ',' << metric;
+  out << '\n';
+  for (std::size_t i = 0; i < sweep.rows.size(); ++i) {
+    out << i;
+    for (const auto& label : sweep.rows[i].labels)
+      out << ',' << csv_field(label);
+    for (const auto& metric : metrics) {
+      out << ',';
+      if (const auto it = values[i].find(metric); it != values[i].end()) {
+        out << format_round_trip(it->second);
+      }
+    }
+    out << '\n';
+  }
+  close_output_file(out, path);
+}
+
+nlohmann::json sweep_to_json(const SweepResult& sweep) {
+  nlohmann::json points = nlohmann::json::array();
+  for (std::size_t i = 0; i < sweep.rows.size(); ++i) {
+    nlohmann::json values = nlohmann::json::object();
+    for (std::size_t a = 0; a < sweep.axes.size(); ++a)
+      values[sweep.axes[a]] = sweep.rows[i].values[a];
+    points.push_back(
+        {{"point", i}, {"values", std::move(values)}, {"summary", sweep.rows[i].summary}});
+  }
+  return {{"axes", sweep.axes}, {"points", std::move(points)}};
+}
+
+SweepResult sweep_from_json(const nlohmann::json& document, const std::string& source_name) {
+  SweepResult sweep;
+  try {
+    sweep.axes = document.at("axes").get<std::vector<std::string>>();
+    for (const auto& point : document.at("points")) {
+      SweepRow row;
+      row.values = nlohmann::json::array();
+      for (const auto& axis : sweep.axes) {
+        const auto& value = point.at("values").at(axis);
+        row.values.push_back(value);
+        row.labels.push_back(value.is_string() ? value.get<std::string>() : value.dump());
+      }
+      row.summary = point.at("summary");
+      sweep.rows.push_back(std::move(row));
+    }
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(source_name, std::string("not a servesim sweep.json: ") + error.what());
+  }
+  return sweep;
+}
+
+std::optional<Figure> write_curve_figure(const SweepResult& sweep,
+                                         const std::filesystem::path& dir) {
+  const auto rate = sweep.rate_axis();
+  if (!rate) return std::nullopt;
+  // Points grouped by the labels of every other axis, series in first-seen order.
+  std::vector<std::string> series_names;
+  std::map<std::string, std::vector<const SweepRow*>> series;
+  for (const auto& row : sweep.rows) {
+    std::string name;
+    for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
+      if (a == *rate) continue;
+      if (!name.empty()) name += ", ";
+      name += sweep.axes.size() == 2 ? row.labels[a] : sweep.axes[a] + "=" + row.labels[a];
+    }
+    if (name.empty()) name = "all points";
+    if (!series.contains(name)) series_names.push_back(name);
+    series[name].push_back(&row);
+  }
+  const auto data = dir / "curves.dat";
+  auto out = open_output_file(data);
+  out << "# one block per series: rate_per_s throughput_req_per_s normalized_latency_ms_per_token "
+         "ttft_p99_ms tpot_p99_ms\n";
+  for (const auto& name : series_names) {
+    out << "# " << name << '\n';
+    for (const SweepRow* row : series[name]) {
+      out << format_9_digits(row->values[*rate].is_number() ? row->values[*rate].get<double>()
+                                                            : 0.0)
+          << ' ' << format_9_digits(summary_value(row->summary, "throughput_requests_per_s")) << ' '
+          << format_9_digits(summary_value(row->summary, "normalized_latency_s_per_token") * 1e3)
+          << ' ' << format_9_digits(summary_value(row->summary, "ttft_s.p99") * 1e3) << ' '
+          << format_9_digits(summary_value(row->summary, "tpot_s.p99") * 1e3) << '\n';
+    }
+    out << "\n\n";
+  }
+  close_output_file(out, data);
+
+  std::string body =
+      "set multiplot layout 1,3 title \"Latency against achieved throughput\"\n"
+      "set grid\nset key top left\nset xlabel \"throughput (requests/s)\"\n"
+      "set yrange [0:*]\n";
+  const struct {
+    int column;
+    const char* title;
+    const char* ylabel;
+  } panels[] = {{3, "Normalized latency", "mean E2E / output tokens (ms/token)"},
+                {4, "P99 TTFT", "P99 time to first token (ms)"},
+                {5, "P99 TPOT", "P99 time per output token (ms)"}};
+  for (const auto& panel : panels) {
+    body += "set title \"" + std::string(panel.title) + "\"\nset ylabel \"" + panel.ylabel +
+            "\"\nplot ";
+    for (std::size_t s = 0; s < series_names.size(); ++s) {
+      body += (s == 0 ? "" : ", \\\n     ") + std::string("\"curves.dat\" index ") +
+              std::to_string(s) + " using 2:" + std::to_string(panel.column) +
+              " with linespoints lw 2 pt 7 title " + gnuplot_quote(series_names[s]);
+    }
+    body += '\n';
+  }
+  Figure figure{"latency_throughput", body, 1500, 520};
+  write_figure_script(dir, figure);
+  return figure;
+}
+
+}  // namespace servesim

@@ -1,0 +1,137 @@
+#include <cmath>
+
+#include <catch2/catch.hpp>
+
+#include "sim/core/error.h"
+#include "sim/study/rate_search.h"
+#include "sim/study/replica_search.h"
+#include "sim/study/slo.h"
+
+namespace {
+
+// A run summary with the fields an SLO reads.
+nlohmann::json summary(double ttft_p99_s, double rejected = 0) {
+  return {{"requests_completed", 100},
+          {"requests_rejected", rejected},
+          {"ttft_s", {{"p99", ttft_p99_s}, {"mean", ttft_p99_s / 2}}},
+          {"tpot_s", {{"p99", 0.01}}}};
+}
+
+servesim::SloTarget ttft_p99(double limit_s) {
+  servesim::SloTarget target;
+  servesim::add_slo_term(target, "ttft_p99=" + std::to_string(limit_s), "--slo");
+  return target;
+}
+
+// P99 TTFT of a queue that saturates at 10 req/s: 0.1 / (1 - rate / 10), infinite beyond.
+servesim::RateEvaluator queue_like(int* evaluations = nullptr) {
+  return [evaluations](const std::vector<double>& rates) {
+    std::vector<nlohmann::json> out;
+    for (const double rate : rates) {
+      if (evaluations != nullptr) ++*evaluations;
+      out.push_back(summary(rate < 10 ? 0.1 / (1 - rate / 10) : 1e9));
+    }
+    return out;
+  };
+}
+
+}  // namespace
+
+TEST_CASE("SLO terms parse and judge summaries", "[study]") {
+  servesim::SloTarget target;
+  servesim::add_slo_term(target, "ttft_p99=0.5", "--slo");
+  servesim::add_slo_term(target, "tpot_p99=0.05", "--slo");
+  CHECK(servesim::judge(target, summary(0.4)).met);
+  const auto verdict = servesim::judge(target, summary(0.6));
+  CHECK_FALSE(verdict.met);
+  REQUIRE(verdict.violations.size() == 1);
+  CHECK_THAT(verdict.violations[0], Catch::Contains("ttft_p99"));
+  CHECK(verdict.worst_ratio == Approx(1.2));
+  CHECK_FALSE(servesim::judge(target, summary(0.1, 1)).met);  // a rejection fails every SLO
+  CHECK_THROWS_WITH(servesim::add_slo_term(target, "ttft_p42=1", "--slo"),
+                    Catch::Contains("unknown SLO"));
+  CHECK_THROWS_WITH(servesim::add_slo_term(target, "ttft_p99=-1", "--slo"),
+                    Catch::Contains("positive"));
+  CHECK_THROWS_WITH(servesim::add_slo_term(target, "attainment=1.5", "--slo"),
+                    Catch::Contains("fraction"));
+}
+
+TEST_CASE("Attainment counts rejected requests as missing the SLO", "[study]") {
+  nlohmann::json s = summary(0.1, 25);
+  s["requests_completed"] = 75;
+  s["slo_attainment"] = 0.8;
+  CHECK(servesim::attainment_of(s) == Approx(0.6));
+  servesim::SloTarget target;
+  servesim::add_slo_term(target, "attainment=0.9", "--slo");
+  CHECK_THROWS_WITH(servesim::judge(target, summary(0.1)), Catch::Contains("--slo-ttft"));
+}
+
+TEST_CASE("Rate search finds the boundary within its precision", "[study]") {
+  // 0.1 / (1 - r/10) <= 0.25  <=>  r <= 6.
+  servesim::RateSearchOptions options;
+  options.start_rate_per_s = 1;
+  options.relative_precision = 0.01;
+  for (const std::size_t per_round : {1, 3, 5}) {
+    options.points_per_round = per_round;
+    const auto result = servesim::search_highest_rate(ttft_p99(0.25), options, queue_like());
+    REQUIRE(result.outcome == servesim::RateSearchResult::Outcome::Found);
+    CHECK(result.passing_rate_per_s <= 6.0);
+    CHECK(result.failing_rate_per_s > 6.0);
+    CHECK((result.failing_rate_per_s - result.passing_rate_per_s) / result.passing_rate_per_s <=
+          0.01);
+    CHECK(result.best()->rate_per_s == result.passing_rate_per_s);
+  }
+  // Starting above the boundary, it halves down first.
+  options.start_rate_per_s = 50;
+  const auto from_above = servesim::search_highest_rate(ttft_p99(0.25), options, queue_like());
+  CHECK(from_above.passing_rate_per_s == Approx(6).epsilon(0.01));
+}
+
+TEST_CASE("Rate search says when no rate or every rate meets the SLO", "[study]") {
+  servesim::RateSearchOptions options;
+  options.start_rate_per_s = 1;
+  options.min_rate_per_s = 0.01;
+  options.max_rate_per_s = 1000;
+  const auto never = servesim::search_highest_rate(ttft_p99(0.05), options, queue_like());
+  CHECK(never.outcome == servesim::RateSearchResult::Outcome::NeverMet);
+  REQUIRE(never.best() != nullptr);
+  CHECK(never.best()->rate_per_s < 0.02);  // the closest to passing is the lowest rate
+  const auto always =
+      servesim::search_highest_rate(ttft_p99(0.5), options, [](const std::vector<double>& rates) {
+        return std::vector<nlohmann::json>(rates.size(), summary(0.1));
+      });
+  CHECK(always.outcome == servesim::RateSearchResult::Outcome::AlwaysMet);
+  CHECK(always.passing_rate_per_s >= 1000);
+}
+
+TEST_CASE("Rate search stops at its point budget", "[study]") {
+  servesim::RateSearchOptions options;
+  options.relative_precision = 1e-9;
+  options.max_points = 12;
+  int evaluations = 0;
+  const auto result =
+      servesim::search_highest_rate(ttft_p99(0.25), options, queue_like(&evaluations));
+  CHECK(result.outcome == servesim::RateSearchResult::Outcome::Unresolved);
+  CHECK(evaluations <= 14);
+  CHECK(result.passing_rate_per_s <= 6.0);
+}
+
+TEST_CASE("Replica search finds the fewest replicas of each shape", "[study]") {
+  const std::vector<servesim::ReplicaShape> shapes{{"fast", 1, 1}, {"slow", 2, 1}};
+  const auto evaluate = [&](const std::vector<servesim::ReplicaTrial>& trials) {
+    std::vector<nlohmann::json> out;
+    for (const auto& trial : trials) {
+      const std::int64_t needed = trial.shape == 0 ? 7 : 300;
+      out.push_back(summary(trial.replicas >= needed ? 0.1 : 1.0));
+    }
+    return out;
+  };
+  const auto results = servesim::search_fewest_replicas(ttft_p99(0.5), shapes, 64, evaluate);
+  REQUIRE(results.size() == 2);
+  REQUIRE(results[0].replicas);
+  CHECK(*results[0].replicas == 7);
+  CHECK(results[0].answer()->replicas == 7);
+  CHECK(results[0].points.size() <= 6);  // 1, 2, 4, 8 then bisection 6, 7
+  CHECK_FALSE(results[1].replicas);      // needs 300 > 64
+  CHECK(results[1].points.back().replicas == 64);
+}

@@ -1,0 +1,261 @@
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "tests/test_support.h"
+
+namespace {
+
+using servesim::test::run_servesim;
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  return lines;
+}
+
+// A small sharegpt run, quick enough to sweep.
+std::vector<std::string> small_sweep(std::vector<std::string> extra) {
+  std::vector<std::string> args{"sweep", "--num-requests", "300", "--seed", "7"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// Sets PATH for the life of the object, so that later tests in the same process see the old one.
+class PathOverride {
+ public:
+  explicit PathOverride(const std::string& path) {
+    if (const char* old = std::getenv("PATH")) old_ = old;
+    ::setenv("PATH", path.c_str(), 1);
+  }
+  ~PathOverride() {
+    if (old_) ::setenv("PATH", old_->c_str(), 1);
+  }
+  PathOverride(const PathOverride&) = delete;
+  PathOverride& operator=(const PathOverride&) = delete;
+
+ private:
+  std::optional<std::string> old_;
+};
+
+bool gnuplot_installed() {
+  return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+}  // namespace
+
+TEST_CASE("sweep writes one CSV row per grid point with every key and metric", "[study][cli]") {
+  servesim::test::ScratchDir dir("sweep_csv");
+  const auto out = dir.path() / "out";
+  const auto result =
+      run_servesim(small_sweep({"--grid", "rate=2,8", "--grid", "scheduler=vllm,sarathi", "--out",
+                                out.string(), "--no-plots"}));
+  REQUIRE(result.exit_code == 0);
+  const auto lines = lines_of(read_file(out / "sweep.csv"));
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[0].rfind("point,rate,scheduler,", 0) == 0);
+  CHECK_THAT(lines[0], Catch::Contains("ttft_s.p99") && Catch::Contains("kv_memory.free"));
+  CHECK(lines[1].rfind("0,2,vllm,", 0) == 0);
+  CHECK(lines[4].rfind("3,8,sarathi,", 0) == 0);
+  const auto summary = nlohmann::json::parse(read_file(out / "summary.json"));
+  CHECK(summary["command"] == "sweep");
+  REQUIRE(summary["points"].size() == 4);
+  CHECK(summary["points"][3]["values"]["scheduler"] == "sarathi");
+  CHECK(summary["points"][3]["summary"]["requests_completed"] == 300);
+  // A rate axis gives each policy its latency/throughput curve.
+  CHECK(std::filesystem::exists(out / "curves.dat"));
+  CHECK_THAT(read_file(out / "latency_throughput.gp"),
+             Catch::Contains("\"vllm\"") && Catch::Contains("throughput (requests/s)"));
+}
+
+TEST_CASE("sweep results do not depend on the number of threads", "[study][cli]") {
+  servesim::test::ScratchDir dir("sweep_jobs");
+  const auto args =
+      small_sweep({"--grid", "rate=2,4,8", "--grid", "block-size=16,32", "--no-plots", "--out"});
+  auto serial = args, parallel = args;
+  serial.push_back((dir.path() / "serial").string());
+  parallel.push_back((dir.path() / "parallel").string());
+  parallel.insert(parallel.end(), {"-j", "3"});
+  REQUIRE(run_servesim(serial).exit_code == 0);
+  REQUIRE(run_servesim(parallel).exit_code == 0);
+  for (const char* file : {"sweep.csv", "summary.json", "curves.dat"}) {
+    CHECK(read_file(dir.path() / "serial" / file) == read_file(dir.path() / "parallel" / file));
+  }
+}
+
+TEST_CASE("On a fixed seed latency does not fall as the rate rises", "[study][cli]") {
+  const auto result =
+      run_servesim({"sweep", "--grid", "rate=1,2,4,8,16,32", "--num-requests", "600", "--json"});
+  REQUIRE(result.exit_code == 0);
+  const auto points = result.json()["points"];
+  REQUIRE(points.size() == 6);
+  for (std::size_t i = 1; i < points.size(); ++i) {
+    const auto& before = points[i - 1]["summary"];
+    const auto& after = points[i]["summary"];
+    INFO("rate " << points[i]["values"]["rate"]);
+    CHECK(after["normalized_latency_s_per_token"].get<double>() >=
+          before["normalized_latency_s_per_token"].get<double>());
+    CHECK(after["e2e_s"]["mean"].get<double>() >= before["e2e_s"]["mean"].get<double>());
+    CHECK(after["tpot_s"]["mean"].get<double>() >= before["tpot_s"]["mean"].get<double>());
+    // At light load TTFT depends on which iteration a prompt lands in as much as on queueing,
+    // so it may dip by a fraction of an iteration; it never falls by more.
+    CHECK(after["ttft_s"]["mean"].get<double>() >= 0.98 * before["ttft_s"]["mean"].get<double>());
+  }
+}
+
+TEST_CASE("sweep refuses an empty grid and names an unknown key", "[study][cli]") {
+  const auto empty = run_servesim({"sweep"});
+  CHECK(empty.exit_code == 2);
+  CHECK_THAT(empty.err, Catch::Contains("grid is empty"));
+  const auto unknown = run_servesim(small_sweep({"--grid", "schedular.name=vllm,orca"}));
+  CHECK(unknown.exit_code == 3);
+  CHECK_THAT(unknown.err,
+             Catch::Contains("grid point 0 (schedular.name=vllm)") && Catch::Contains("schedular"));
+  const auto bad_value = run_servesim(small_sweep({"--grid", "scheduler=vllm,fifo"}));
+  CHECK(bad_value.exit_code == 3);
+  CHECK_THAT(bad_value.err, Catch::Contains("grid point 1") && Catch::Contains("fifo"));
+}
+
+// M/D/1: one replica serving one request at a time, every request the same prompt and a
+// single output token, so each takes the same service time D; with Poisson arrivals at rate
+// R the mean TTFT is D + R D^2 / (2 (1 - R D)). A mean TTFT limit of 1.5 D is met up to
+// R = 0.5 / D.
+TEST_CASE("capacity finds the M/D/1 rate within its precision", "[study][cli]") {
+  const std::vector<std::string> md1{"--scheduler",     "static", "--batch-size",    "1",
+                                     "--prompt-tokens", "512",    "--output-tokens", "1"};
+  auto single = md1;
+  single.insert(single.begin(), "run");
+  single.insert(single.end(), {"--rate", "inf", "--num-requests", "1", "--json"});
+  const auto one = run_servesim(single);
+  REQUIRE(one.exit_code == 0);
+  const double service_s = one.json()["ttft_s"]["mean"].get<double>();
+  REQUIRE(service_s > 0);
+  const double analytic_rate = 0.5 / service_s;
+
+  auto search = md1;
+  search.insert(search.begin(), "capacity");
+  search.insert(search.end(),
+                {"--rate", "1", "--num-requests", "40000", "--precision", "0.02", "--slo",
+                 "ttft_mean=" + std::to_string(1.5 * service_s), "--json", "-j", "2"});
+  const auto result = run_servesim(search);
+  REQUIRE(result.exit_code == 0);
+  const auto document = result.json();
+  REQUIRE(document["outcome"] == "found");
+  const double found = document["rate_per_s"].get<double>();
+  const double failing = document["failing_rate_per_s"].get<double>();
+  INFO("service " << service_s << " s, analytic " << analytic_rate << " req/s, found " << found);
+  CHECK((failing - found) / found <= 0.02);
+  // The bracket [found, failing] holds the analytic rate, to the precision plus the sampling
+  // noise of 40,000 requests (about 1%).
+  CHECK(found <= analytic_rate * 1.03);
+  CHECK(failing >= analytic_rate * 0.97);
+  CHECK(document["points"].size() >= 4);
+}
+
+TEST_CASE("capacity says when no rate or every rate meets the SLO", "[study][cli]") {
+  const std::vector<std::string> base{"capacity", "--num-requests", "200", "--rate", "4"};
+  auto never = base;
+  never.insert(never.end(), {"--slo", "ttft_p50=0.000001", "--min-rate", "0.5"});
+  const auto none = run_servesim(never);
+  CHECK(none.exit_code == 4);
+  CHECK_THAT(none.err,
+             Catch::Contains("No rate meets the SLO") && Catch::Contains("Closest point"));
+  auto always = base;
+  always.insert(always.end(), {"--slo", "ttft_p99=1000", "--max-rate", "20"});
+  const auto every = run_servesim(always);
+  CHECK(every.exit_code == 0);
+  CHECK_THAT(every.out, Catch::Contains("met at every rate tried, up to 32"));
+  CHECK(run_servesim({"capacity"}).exit_code == 2);  // no SLO
+}
+
+TEST_CASE("capacity finds the fewest replicas and prices them", "[study][cli]") {
+  const auto result =
+      run_servesim({"capacity", "--target-rate", "24", "--num-requests", "1500", "--shapes",
+                    "h100-sxm:1,a100-80gb:1", "--slo", "ttft_p99=2", "--gpu-cost-per-hour", "2.5",
+                    "--json", "--max-replicas", "16"});
+  REQUIRE(result.exit_code == 0);
+  const auto document = result.json();
+  REQUIRE(document["shapes"].size() == 2);
+  for (const auto& shape : document["shapes"]) {
+    INFO(shape["hardware"]);
+    REQUIRE(shape["replicas"].is_number());
+    const auto replicas = shape["replicas"].get<std::int64_t>();
+    bool fewer_failed = replicas == 1;
+    for (const auto& point : shape["points"]) {
+      const auto n = point["replicas"].get<std::int64_t>();
+      CHECK(point["verdict"]["met"].get<bool>() == (n >= replicas));
+      if (n == replicas - 1) fewer_failed = !point["verdict"]["met"].get<bool>();
+    }
+    CHECK(fewer_failed);
+    CHECK(shape["gpus"] == replicas);
+    CHECK(shape["usd_per_hour"].get<double>() == Approx(2.5 * static_cast<double>(replicas)));
+    CHECK(shape["usd_per_million_output_tokens"].get<double>() > 0);
+  }
+  // A slower GPU never needs fewer replicas.
+  CHECK(document["shapes"][1]["replicas"] >= document["shapes"][0]["replicas"]);
+}
+
+TEST_CASE("run --out and plot draw labelled PNG and SVG figures", "[study][cli]") {
+  if (!gnuplot_installed()) {
+    WARN("gnuplot is not installed: skipping the rendering check");
+    return;
+  }
+  servesim::test::ScratchDir dir("plots");
+  const auto out = dir.path() / "run";
+  REQUIRE(run_servesim({"run", "--num-requests", "200", "--out", out.string()}).exit_code == 0);
+  for (const char* figure : {"latency_cdf", "kv_memory", "batch_size"}) {
+    INFO(figure);
+    const std::string png = read_file(out / (std::string(figure) + ".png"));
+    REQUIRE(png.size() > 1000);
+    CHECK(png.substr(1, 3) == "PNG");
+    CHECK_THAT(read_file(out / (std::string(figure) + ".svg")), Catch::Contains("<svg"));
+  }
+  const std::string cdf = read_file(out / "latency_cdf.svg");
+  CHECK_THAT(cdf, Catch::Contains("TTFT (ms)") && Catch::Contains("TPOT (ms)"));
+  CHECK_THAT(read_file(out / "kv_memory.svg"),
+             Catch::Contains("share of KV capacity (%)") && Catch::Contains("token states"));
+
+  std::filesystem::remove(out / "latency_cdf.png");
+  const auto plotted = run_servesim({"plot", out.string()});
+  REQUIRE(plotted.exit_code == 0);
+  CHECK(std::filesystem::exists(out / "latency_cdf.png"));
+  CHECK_THAT(plotted.out, Catch::Contains("kv_memory.png"));
+}
+
+TEST_CASE("Without gnuplot the data and scripts are written with a warning", "[study][cli]") {
+  servesim::test::ScratchDir dir("no_gnuplot");
+  const auto out = dir.path() / "run";
+  std::optional<servesim::test::CliResult> ran;
+  {
+    const PathOverride no_gnuplot(dir.path().string());
+    ran = run_servesim({"run", "--num-requests", "50", "--out", out.string()});
+  }
+  const auto& result = *ran;
+  REQUIRE(result.exit_code == 0);
+  CHECK_THAT(result.err, Catch::Contains("gnuplot not found") && Catch::Contains("gnuplot-nox"));
+  CHECK(std::filesystem::exists(out / "kv_memory.gp"));
+  CHECK(std::filesystem::exists(out / "timeline.dat"));
+  CHECK_FALSE(std::filesystem::exists(out / "kv_memory.png"));
+}
+
+TEST_CASE("plot refuses a folder that is not servesim output", "[study][cli]") {
+  servesim::test::ScratchDir dir("plot_bad");
+  const auto missing = run_servesim({"plot", (dir.path() / "nope").string()});
+  CHECK(missing.exit_code == 3);
+  CHECK_THAT(missing.err, Catch::Contains("nope") && Catch::Contains("not a directory"));
+  const auto empty = run_servesim({"plot", dir.path().string()});
+  CHECK(empty.exit_code == 3);
+  CHECK_THAT(empty.err, Catch::Contains("no summary.json"));
+}
