@@ -97,7 +97,7 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 }
 
 // capacity.csv: the points evaluated, in order, with their key metrics.
-std::string points_csv(const std::vector<std::pair<std::string, std::string>>& keys,
+std::string points_csv(const std::vector<std::string>& keys,
                        const std::vector<std::vector<std::string>>& key_cells,
                        const std::vector<const nlohmann::json*>& summaries,
                        const std::vector<const SloVerdict*>& verdicts) {
@@ -105,7 +105,7 @@ std::string points_csv(const std::vector<std::pair<std::string, std::string>>& k
   std::vector<std::string> metrics;
   for (const auto& [name, value] : summary_columns(*summaries.front()))
     metrics.push_back(name);
-  for (const auto& [name, unused] : keys)
+  for (const auto& name : keys)
     out << name << ',';
   out << "met,violations";
   for (const auto& m : metrics)
@@ -120,6 +120,16 @@ std::string points_csv(const std::vector<std::pair<std::string, std::string>>& k
     out << '\n';
   }
   return out.str();
+}
+
+// Writes capacity.csv and summary.json into --out, when it is given.
+void publish_capacity(const po::variables_map& vm, const std::string& csv,
+                      const nlohmann::json& document) {
+  if (vm.count("out") == 0) return;
+  publish_output(vm["out"].as<std::string>(), [&](const std::filesystem::path& staging) {
+    write_text(staging / "capacity.csv", csv);
+    write_text(staging / "summary.json", document.dump(2) + "\n");
+  });
 }
 
 void add_point_cells(std::vector<std::string>& cells, const nlohmann::json& summary,
@@ -224,13 +234,7 @@ int search_rate(Study& study, const po::variables_map& vm) {
     document["rate_per_s"] = result.passing_rate_per_s;
     if (result.failing_rate_per_s > 0) document["failing_rate_per_s"] = result.failing_rate_per_s;
   }
-  if (vm.count("out") != 0) {
-    const std::string csv = points_csv({{"rate_per_s", ""}}, key_cells, summaries, verdicts);
-    publish_output(vm["out"].as<std::string>(), [&](const std::filesystem::path& staging) {
-      write_text(staging / "capacity.csv", csv);
-      write_text(staging / "summary.json", document.dump(2) + "\n");
-    });
-  }
+  publish_capacity(vm, points_csv({"rate_per_s"}, key_cells, summaries, verdicts), document);
   if (vm.count("json") != 0) {
     study.context.out << document.dump(2) << '\n';
   } else {
@@ -374,14 +378,9 @@ int search_replicas(Study& study, const po::variables_map& vm) {
   const nlohmann::json document{{"command", "capacity"},        {"mode", "replicas"},
                                 {"slo", slo_json(study.slo)},   {"target_rate_per_s", rate},
                                 {"max_replicas", max_replicas}, {"shapes", shapes_json}};
-  if (vm.count("out") != 0) {
-    const std::string csv = points_csv({{"hardware", ""}, {"tp", ""}, {"pp", ""}, {"replicas", ""}},
-                                       key_cells, summaries, verdicts);
-    publish_output(vm["out"].as<std::string>(), [&](const std::filesystem::path& staging) {
-      write_text(staging / "capacity.csv", csv);
-      write_text(staging / "summary.json", document.dump(2) + "\n");
-    });
-  }
+  publish_capacity(vm,
+                   points_csv({"hardware", "tp", "pp", "replicas"}, key_cells, summaries, verdicts),
+                   document);
   if (vm.count("json") != 0) {
     study.context.out << document.dump(2) << '\n';
   } else {

@@ -13,6 +13,7 @@
 #include "sim/metrics/csv_format.h"
 #include "sim/metrics/output_file.h"
 #include "sim/metrics/summary_json.h"
+#include "sim/study/summary_columns.h"
 
 namespace servesim::cli {
 namespace {
@@ -23,30 +24,15 @@ struct Compared {
   nlohmann::json summary;
 };
 
-// summary.json flattened to "ttft_s.p99"-style columns, in a fixed order.
-std::vector<std::pair<std::string, double>> flatten(const nlohmann::json& summary) {
-  std::vector<std::pair<std::string, double>> columns;
-  for (const auto& [key, value] : summary.items()) {
-    if (value.is_object()) {
-      for (const auto& [inner, number] : value.items()) {
-        columns.emplace_back(key + "." + inner, number.get<double>());
-      }
-    } else if (value.is_number()) {
-      columns.emplace_back(key, value.get<double>());
-    }
-  }
-  return columns;
-}
-
 void write_combined_csv(const std::vector<Compared>& runs, const std::filesystem::path& path) {
   auto out = open_output_file(path);
   out << "policy";
-  for (const auto& [name, value] : flatten(runs.front().summary))
+  for (const auto& [name, value] : summary_columns(runs.front().summary))
     out << ',' << name;
   out << '\n';
   for (const auto& run : runs) {
     out << csv_field(run.policy.label);
-    for (const auto& [name, value] : flatten(run.summary))
+    for (const auto& [name, value] : summary_columns(run.summary))
       out << ',' << format_round_trip(value);
     out << '\n';
   }
