@@ -14,6 +14,9 @@ struct BatchShape {
   // Sum over chunks of query-key pairs under the causal mask: c * p + c (c + 1) / 2 for a
   // chunk of c tokens after p cached ones. Attention FLOPs are proportional to it.
   double prefill_attention_pairs = 0;
+  // Sum over chunks of c (c - 1) / 2: the pairs above the causal diagonal of each chunk, work
+  // that an attention kernel which does not skip masked tiles still does.
+  double prefill_masked_pairs = 0;
   std::int64_t decode_sequences = 0;       // sequences generating one token each
   std::int64_t decode_context_tokens = 0;  // sum of their context lengths, new token included
   std::int64_t sampled_sequences = 0;      // sequences whose logits are computed
@@ -27,6 +30,7 @@ struct BatchShape {
     prefill_tokens += chunk_tokens;
     prefill_context_tokens += cached_tokens + chunk_tokens;
     prefill_attention_pairs += c * static_cast<double>(cached_tokens) + c * (c + 1) / 2;
+    prefill_masked_pairs += c * (c - 1) / 2;
     if (completes_prompt) sampled_sequences += 1;
   }
 

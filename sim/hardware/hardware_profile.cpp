@@ -11,6 +11,32 @@ namespace {
 constexpr std::array<DType, 6> kAllDtypes{DType::FP32, DType::BF16, DType::FP16,
                                           DType::FP8,  DType::INT8, DType::INT4};
 
+void read_kernel_class(JsonObjectReader& kernels, std::string_view name, KernelCeilings& k) {
+  auto c = kernels.optional_object(name);
+  if (!c) return;
+  const auto non_negative = [&](std::string_view key, double fallback) {
+    const auto value = c->optional_number(key);
+    if (value && *value < 0) c->fail(key, "expected a non-negative number");
+    return value.value_or(fallback);
+  };
+  k.compute_efficiency = c->optional_fraction("compute_efficiency").value_or(k.compute_efficiency);
+  k.compute_half_size = non_negative("compute_half_size", k.compute_half_size);
+  k.memory_efficiency = c->optional_fraction("memory_efficiency").value_or(k.memory_efficiency);
+  k.memory_half_size = non_negative("memory_half_size", k.memory_half_size);
+  k.fixed_s = non_negative("fixed_s", k.fixed_s);
+  k.masked_pair_weight = non_negative("masked_pair_weight", k.masked_pair_weight);
+  c->reject_unknown_keys();
+}
+
+nlohmann::json kernel_class_to_json(const KernelCeilings& k) {
+  return {{"compute_efficiency", k.compute_efficiency},
+          {"compute_half_size", k.compute_half_size},
+          {"memory_efficiency", k.memory_efficiency},
+          {"memory_half_size", k.memory_half_size},
+          {"fixed_s", k.fixed_s},
+          {"masked_pair_weight", k.masked_pair_weight}};
+}
+
 }  // namespace
 
 HardwareProfile hardware_from_json(const nlohmann::json& document, const std::string& source_name) {
@@ -67,8 +93,24 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
         read("collective_latency_s", p.overheads.collective_latency_s);
     o->reject_unknown_keys();
   }
+  const KernelCeilings gemm{p.efficiency.gemm_compute, 0, p.efficiency.memory_bandwidth, 0,
+                            p.overheads.kernel_launch_s};
+  const KernelCeilings attention{p.efficiency.attention_compute, 0, p.efficiency.memory_bandwidth,
+                                 0, p.overheads.kernel_launch_s};
+  p.kernels = {gemm, attention, attention};
+  if (auto k = r.optional_object("kernels")) {
+    read_kernel_class(*k, "gemm", p.kernels.gemm);
+    read_kernel_class(*k, "decode_attention", p.kernels.decode_attention);
+    read_kernel_class(*k, "prefill_attention", p.kernels.prefill_attention);
+    k->reject_unknown_keys();
+  }
+  if (const nlohmann::json* calibration = r.optional_raw("calibration")) {
+    if (!calibration->is_object()) r.fail("calibration", "expected a JSON object");
+    p.calibration = *calibration;
+  }
   if (auto s = r.optional_object("sources")) {
-    const auto numbers = numeric_key_paths(document, "sources");
+    auto numbers = numeric_key_paths(document, "sources");
+    std::erase_if(numbers, [](const std::string& key) { return key.starts_with("calibration."); });
     for (const auto& [key, value] : document.at("sources").items()) {
       if (!value.is_string()) s->fail(key, "expected a string naming where the number comes from");
       if (std::find(numbers.begin(), numbers.end(), key) == numbers.end()) {
@@ -112,8 +154,13 @@ nlohmann::json hardware_to_json(const HardwareProfile& p) {
         {"iteration_s", p.overheads.iteration_s},
         {"per_sequence_s", p.overheads.per_sequence_s},
         {"collective_latency_s", p.overheads.collective_latency_s}}},
+      {"kernels",
+       {{"gemm", kernel_class_to_json(p.kernels.gemm)},
+        {"decode_attention", kernel_class_to_json(p.kernels.decode_attention)},
+        {"prefill_attention", kernel_class_to_json(p.kernels.prefill_attention)}}},
       {"sources", p.sources},
   };
+  if (!p.calibration.is_null()) j["calibration"] = p.calibration;
   if (p.price_per_gpu_hour_usd) j["price_per_gpu_hour_usd"] = *p.price_per_gpu_hour_usd;
   return j;
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <map>
@@ -30,6 +31,47 @@ struct Overheads {
   double collective_latency_s = 3e-5;  // per collective call (the alpha of alpha-beta)
 };
 
+// Achieved ceilings of one class of kernels (GEMMs, decode attention, prefill attention).
+// Small kernels leave SMs idle, so the achieved fraction of a ceiling rises with the kernel's
+// size (tokens of a GEMM, sequences of a decode attention, chunk tokens of a prefill):
+// efficiency(size) = efficiency * size / (size + half_size); half_size 0 is a flat ceiling.
+// A kernel then takes max(compute time, memory time) plus a fixed per-kernel cost.
+// Attention kernels may also spend time on the query-key pairs the causal mask hides
+// ("masked" work): masked_pair_weight is their cost relative to a computed pair (0: the
+// kernel skips masked tiles; 1: it computes the full rectangle).
+struct KernelCeilings {
+  double compute_efficiency = 0.7;
+  double compute_half_size = 0;
+  double memory_efficiency = 0.75;
+  double memory_half_size = 0;
+  double fixed_s = 2e-6;  // per kernel: launch gap, prologue and tail
+  double masked_pair_weight = 0;
+
+  // Scale a time at the datasheet peak to the achieved ceiling at `size` (>= 1).
+  double compute_s(double peak_s, double size, double masked_peak_s = 0) const noexcept {
+    return (peak_s * (1 + compute_half_size / std::max(size, 1.0)) +
+            masked_pair_weight * masked_peak_s) /
+           compute_efficiency;
+  }
+  double memory_s(double peak_s, double size) const noexcept {
+    return peak_s / memory_efficiency * (1 + memory_half_size / std::max(size, 1.0));
+  }
+  // One kernel whose work takes `compute_peak_s` and `memory_peak_s` at the datasheet peaks.
+  double kernel_s(double compute_peak_s, double memory_peak_s, double size,
+                  double masked_peak_s = 0) const noexcept {
+    return std::max(compute_s(compute_peak_s, size, masked_peak_s), memory_s(memory_peak_s, size)) +
+           fixed_s;
+  }
+};
+
+// Calibrated classes. A profile without a "kernels" section derives them from "efficiency"
+// and "overheads" (flat ceilings), which is the uncalibrated roofline.
+struct KernelClasses {
+  KernelCeilings gemm;
+  KernelCeilings decode_attention;
+  KernelCeilings prefill_attention;
+};
+
 // One accelerator, as loaded from hw_profiles/<name>.json. All rates are SI decimal.
 struct HardwareProfile {
   std::string name;
@@ -46,6 +88,10 @@ struct HardwareProfile {
   std::optional<double> price_per_gpu_hour_usd;
   Efficiency efficiency;
   Overheads overheads;
+  KernelClasses kernels;
+  // What a calibrated profile was fitted from, its residuals and hold-out errors: free-form
+  // metadata written by `servesim calibrate` (null when absent). Its numbers need no source.
+  nlohmann::json calibration;
   // Where each number comes from, keyed by its dotted path in the file.
   std::map<std::string, std::string> sources;
 
@@ -56,5 +102,13 @@ struct HardwareProfile {
 HardwareProfile load_hardware_file(const std::filesystem::path& path);
 HardwareProfile hardware_from_json(const nlohmann::json& document, const std::string& source_name);
 nlohmann::json hardware_to_json(const HardwareProfile& profile);
+
+// Alpha-beta time of one ring all-reduce of `bytes` over `ranks` GPUs of one node: each rank
+// sends and receives 2 (ranks - 1) / ranks of the buffer over its link.
+inline double all_reduce_time_s(const HardwareProfile& profile, double bytes, double ranks) {
+  if (ranks <= 1) return 0;
+  const double link = profile.gpu_link_bandwidth_bytes_per_s * profile.efficiency.gpu_link;
+  return profile.overheads.collective_latency_s + 2 * (ranks - 1) / ranks * bytes / link;
+}
 
 }  // namespace servesim

@@ -31,6 +31,7 @@ TEST_CASE("every shipped profile loads and cites a source for every number", "[h
     REQUIRE(numbers.size() >= 10);
     for (const auto& key : numbers) {
       INFO(key);
+      if (key.starts_with("calibration.")) continue;  // fit metadata, not parameters
       REQUIRE(p.sources.count(key) == 1);
       REQUIRE(p.sources.at(key).size() > 10);
     }
@@ -95,4 +96,41 @@ TEST_CASE("a profile survives a round trip through JSON", "[hardware]") {
   REQUIRE(again.efficiency.gpu_link == h100.efficiency.gpu_link);
   REQUIRE(again.overheads.per_sequence_s == h100.overheads.per_sequence_s);
   REQUIRE(again.sources == h100.sources);
+}
+
+TEST_CASE("kernel classes default to the flat ceilings and read calibrated ones strictly",
+          "[hardware]") {
+  const auto load = [](const std::string& text) {
+    return hardware_from_json(parse_json_text(text, "p.json"), "p.json");
+  };
+  const HardwareProfile flat = load(minimal_profile(
+      R"(, "efficiency": {"gemm_compute": 0.6, "attention_compute": 0.4, "memory_bandwidth": 0.9},
+          "overheads": {"kernel_launch_s": 3e-6})"));
+  CHECK(flat.kernels.gemm.compute_efficiency == 0.6);
+  CHECK(flat.kernels.gemm.memory_efficiency == 0.9);
+  CHECK(flat.kernels.gemm.compute_half_size == 0);
+  CHECK(flat.kernels.decode_attention.compute_efficiency == 0.4);
+  CHECK(flat.kernels.prefill_attention.fixed_s == 3e-6);
+  const HardwareProfile fitted = load(minimal_profile(
+      R"(, "kernels": {"gemm": {"compute_efficiency": 0.75, "compute_half_size": 80},
+                       "prefill_attention": {"masked_pair_weight": 1.2}},
+          "calibration": {"files": ["profiles/x.csv"], "residuals": {"gemm": {"mape": 0.05}}})"));
+  CHECK(fitted.kernels.gemm.compute_efficiency == 0.75);
+  CHECK(fitted.kernels.gemm.compute_half_size == 80);
+  CHECK(fitted.kernels.gemm.memory_efficiency == 0.75);  // the default, not given
+  CHECK(fitted.kernels.prefill_attention.masked_pair_weight == 1.2);
+  CHECK(fitted.calibration.at("files")[0] == "profiles/x.csv");
+  const HardwareProfile again = hardware_from_json(hardware_to_json(fitted), "again");
+  CHECK(again.kernels.gemm.compute_half_size == 80);
+  CHECK(again.calibration == fitted.calibration);
+  CHECK_THROWS_WITH(load(minimal_profile(R"(, "kernels": {"gemm": {"half_size": 1}})")),
+                    Contains("kernels.gemm.half_size") && Contains("unknown key"));
+  CHECK_THROWS_WITH(load(minimal_profile(R"(, "kernels": {"gemm": {"compute_half_size": -1}})")),
+                    Contains("kernels.gemm.compute_half_size") && Contains("non-negative"));
+  CHECK_THROWS_WITH(load(minimal_profile(R"(, "kernels": {"gemm": {"compute_efficiency": 2}})")),
+                    Contains("kernels.gemm.compute_efficiency") && Contains("(0, 1]"));
+  CHECK_THROWS_WITH(load(minimal_profile(R"(, "kernels": {"tensor": {}})")),
+                    Contains("kernels.tensor") && Contains("unknown key"));
+  CHECK_THROWS_WITH(load(minimal_profile(R"(, "calibration": [1])")),
+                    Contains("calibration") && Contains("object"));
 }

@@ -65,11 +65,13 @@ TEST_CASE("operator FLOPs and bytes follow the layer shapes", "[roofline]") {
   CHECK_FALSE(c.at(OperatorKind::TpAllReduce).present());
   CHECK_FALSE(c.at(OperatorKind::AttentionPrefill).present());
 
-  // A memory-bound operator takes bytes over achieved bandwidth plus one launch per layer.
+  // A memory-bound operator takes bytes over achieved bandwidth plus a fixed cost per layer.
   const auto& qkv_op = c.at(OperatorKind::QkvProj);
+  // Ceilings of the GEMM class at 4 tokens.
+  REQUIRE(qkv_op.bound == Bound::Memory);
   const double expected =
-      qkv_op.bytes / (hw.memory_bandwidth_bytes_per_s * hw.efficiency.memory_bandwidth) +
-      l * hw.overheads.kernel_launch_s;
+      hw.kernels.gemm.memory_s(qkv_op.bytes / hw.memory_bandwidth_bytes_per_s, 4) +
+      l * hw.kernels.gemm.fixed_s;
   CHECK(qkv_op.time_s == Approx(expected));
   // Host overhead: per iteration plus per sequence.
   CHECK(c.at(OperatorKind::Overhead).time_s ==
@@ -173,4 +175,32 @@ TEST_CASE("without a KV cache, generation work grows quadratically", "[roofline]
   // The first token costs the same either way: one forward pass over the prompt.
   const GenerationComparison single = compare_generation(roofline, 64, 1);
   CHECK(single.with_cache.flops == single.without_cache.flops);
+}
+
+TEST_CASE("calibrated ceilings price GEMMs by size and attention by its masked work",
+          "[roofline]") {
+  const ModelSpec m = shipped_model("llama-2-7b");
+  HardwareProfile flat = shipped_hardware("a100-80gb");
+  flat.kernels.gemm = {0.7, 0, 0.8, 0, 0};
+  flat.kernels.prefill_attention = {0.5, 0, 0.8, 0, 0, 0};
+  HardwareProfile curved = flat;
+  curved.kernels.gemm.compute_half_size = 100;
+  curved.kernels.prefill_attention.masked_pair_weight = 1;
+  const RooflineModel a(m, flat, RooflineOptions{});
+  const RooflineModel b(m, curved, RooflineOptions{});
+  // At 2,000 tokens the MLP is compute-bound: efficiency 0.7 x 2000 / 2100.
+  const auto up_flat = a.estimate(prefill(2000)).at(OperatorKind::MlpUp);
+  const auto up_curved = b.estimate(prefill(2000)).at(OperatorKind::MlpUp);
+  REQUIRE(up_flat.bound == Bound::Compute);
+  CHECK(up_curved.time_s == Approx(up_flat.time_s * 2100 / 2000));
+  CHECK(up_curved.flops == up_flat.flops);
+  // A kernel that computes the masked half of the causal square does about twice the work.
+  const auto att_flat = a.estimate(prefill(2000)).at(OperatorKind::AttentionPrefill);
+  const auto att_curved = b.estimate(prefill(2000)).at(OperatorKind::AttentionPrefill);
+  REQUIRE(att_flat.bound == Bound::Compute);
+  CHECK(att_curved.time_s / att_flat.time_s == Approx(2.0 * 2000 / 2001));
+  CHECK(att_curved.flops == att_flat.flops);
+  BatchShape shape;
+  shape.add_prefill(100, 50);
+  CHECK(shape.prefill_masked_pairs == 100.0 * 99 / 2);
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/hardware/kernel_work.h"
+
 namespace servesim {
 
 RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hardware,
@@ -35,23 +37,27 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
                                                         : hardware.peak_flops(DType::BF16);
   compute_flops_per_s_ = peak;
   memory_bytes_per_s_ = hardware.memory_bandwidth_bytes_per_s;
+  elementwise_ = {hardware.efficiency.gemm_compute, 0, hardware.efficiency.memory_bandwidth, 0,
+                  hardware.overheads.kernel_launch_s};
 }
 
 double RooflineModel::peak_balance_flops_per_byte() const noexcept {
   return compute_flops_per_s_ / memory_bytes_per_s_;
 }
 
-void RooflineModel::price(OperatorCost& op, double flops, double bytes, double compute_efficiency,
-                          double kernels) const noexcept {
-  const double achieved_flops = compute_flops_per_s_ * compute_efficiency;
-  const double achieved_bytes = memory_bytes_per_s_ * hardware_.efficiency.memory_bandwidth;
-  const double compute_s = flops / achieved_flops;
-  const double memory_s = bytes / achieved_bytes;
+void RooflineModel::price(OperatorCost& op, double flops, double bytes,
+                          const KernelCeilings& ceilings, double size, double kernels,
+                          double masked_flops) const noexcept {
+  const double compute_s =
+      ceilings.compute_s(flops / compute_flops_per_s_, size, masked_flops / compute_flops_per_s_);
+  const double memory_s = ceilings.memory_s(bytes / memory_bytes_per_s_, size);
   op.flops = flops;
   op.bytes = bytes;
-  op.balance_flops_per_byte = achieved_flops / achieved_bytes;
+  // Achieved FLOP/s over achieved bytes/s at this size.
+  op.balance_flops_per_byte = ceilings.memory_s(1 / memory_bytes_per_s_, size) /
+                              ceilings.compute_s(1 / compute_flops_per_s_, size);
   op.bound = compute_s > memory_s ? Bound::Compute : Bound::Memory;
-  op.time_s = std::max(compute_s, memory_s) + kernels * hardware_.overheads.kernel_launch_s;
+  op.time_s = std::max(compute_s, memory_s) + kernels * ceilings.fixed_s;
 }
 
 void RooflineModel::price_collective(OperatorCost& op, double calls, double bytes_per_rank,
@@ -70,34 +76,36 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   const double decode_sequences = static_cast<double>(shape.decode_sequences);
   const double a = activation_bytes_;
   const double l = layers_;
-  const double gemm = hardware_.efficiency.gemm_compute;
-  const double attention = hardware_.efficiency.attention_compute;
+  const KernelCeilings& gemm = hardware_.kernels.gemm;
   const double q_width = heads_ * head_dim_;
   const double kv_width = kv_heads_ * head_dim_;
   const double qkv_width = q_width + 2 * kv_width;
 
-  price(cost.at(OperatorKind::QkvProj), l * 2 * tokens * hidden_ * qkv_width,
-        l * (hidden_ * qkv_width * weight_bytes_ + tokens * (hidden_ + qkv_width) * a), gemm, l);
-
+  // One kernel per layer: the work of one layer times the layers of the stage.
+  const auto per_layer = [&](OperatorKind kind, const KernelWork& w, const KernelCeilings& k,
+                             double size) {
+    price(cost.at(kind), l * w.flops, l * w.bytes, k, size, l, l * w.masked_flops);
+  };
+  per_layer(OperatorKind::QkvProj, gemm_work(tokens, qkv_width, hidden_, weight_bytes_, a), gemm,
+            tokens);
   if (shape.prefill_tokens > 0) {
-    // Q.K^T and P.V: 2 FLOPs per multiply-add, two matmuls, per head and query-key pair.
-    const double flops = l * 4 * q_width * shape.prefill_attention_pairs;
-    const double bytes =
-        l * (prefill_tokens * 2 * q_width * a +
-             static_cast<double>(shape.prefill_context_tokens) * 2 * kv_width * kv_bytes_ +
-             prefill_tokens * 2 * kv_width * kv_bytes_);
-    price(cost.at(OperatorKind::AttentionPrefill), flops, bytes, attention, l);
+    per_layer(
+        OperatorKind::AttentionPrefill,
+        prefill_attention_work(prefill_tokens, static_cast<double>(shape.prefill_context_tokens),
+                               shape.prefill_attention_pairs, shape.prefill_masked_pairs, q_width,
+                               kv_width, a, kv_bytes_),
+        hardware_.kernels.prefill_attention,
+        prefill_tokens / static_cast<double>(shape.prefill_sequences));
   }
   if (shape.decode_sequences > 0) {
-    const double context = static_cast<double>(shape.decode_context_tokens);
-    const double flops = l * 4 * q_width * context;
-    const double bytes = l * (context * 2 * kv_width * kv_bytes_ +
-                              decode_sequences * (2 * q_width * a + 2 * kv_width * kv_bytes_));
-    price(cost.at(OperatorKind::AttentionDecode), flops, bytes, attention, l);
+    per_layer(
+        OperatorKind::AttentionDecode,
+        decode_attention_work(decode_sequences, static_cast<double>(shape.decode_context_tokens),
+                              q_width, kv_width, a, kv_bytes_),
+        hardware_.kernels.decode_attention, decode_sequences);
   }
-
-  price(cost.at(OperatorKind::OutProj), l * 2 * tokens * q_width * hidden_,
-        l * (q_width * hidden_ * weight_bytes_ + tokens * (q_width + hidden_) * a), gemm, l);
+  per_layer(OperatorKind::OutProj, gemm_work(tokens, hidden_, q_width, weight_bytes_, a), gemm,
+            tokens);
 
   // With top-k routing over E experts, T tokens touch E (1 - (1 - k/E)^T) distinct experts
   // in expectation (uniform routing): the weights actually streamed.
@@ -109,23 +117,25 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   price(cost.at(OperatorKind::MlpUp), l * (2 * routed_tokens * hidden_ * up_width + router_flops),
         l * (experts_read * hidden_ * up_width * weight_bytes_ + tokens * hidden_ * a +
              routed_tokens * up_width * a),
-        gemm, moe_ ? 2 * l : l);
+        gemm, tokens, moe_ ? 2 * l : l);
   price(cost.at(OperatorKind::MlpAct), l * 4 * routed_tokens * intermediate_,
-        l * routed_tokens * (up_width + intermediate_) * a, gemm, l);
+        l * routed_tokens * (up_width + intermediate_) * a, elementwise_, tokens, l);
   price(cost.at(OperatorKind::MlpDown), l * 2 * routed_tokens * intermediate_ * hidden_,
         l * (experts_read * intermediate_ * hidden_ * weight_bytes_ +
              routed_tokens * intermediate_ * a + tokens * hidden_ * a),
-        gemm, l);
+        gemm, tokens, l);
 
   // Two norms (read and write the hidden state), two residual adds (read two, write one),
   // rotary embedding of Q and K, and the embedding gather: all streaming kernels.
   const double norm_bytes = tokens * hidden_ * a * (2 * 2 + 2 * 3) + tokens * 2 * qkv_width * a;
-  price(cost.at(OperatorKind::Norms), l * tokens * hidden_ * 20, l * norm_bytes, gemm, 5 * l);
+  price(cost.at(OperatorKind::Norms), l * tokens * hidden_ * 20, l * norm_bytes, elementwise_,
+        tokens, 5 * l);
 
   if (shape.sampled_sequences > 0) {
     const double sampled = static_cast<double>(shape.sampled_sequences);
     price(cost.at(OperatorKind::LmHead), 2 * sampled * hidden_ * vocab_,
-          hidden_ * vocab_ * other_weight_bytes_ + sampled * (hidden_ * a + vocab_ * 4), gemm, 1);
+          hidden_ * vocab_ * other_weight_bytes_ + sampled * (hidden_ * a + vocab_ * 4), gemm,
+          sampled, 1);
   }
 
   const double tp = static_cast<double>(options_.parallelism.tensor);

@@ -15,9 +15,11 @@ struct RooflineOptions {
 };
 
 // Per-operator roofline: each operator takes max(FLOPs / achieved FLOP/s, bytes / achieved
-// bandwidth) plus a launch overhead per kernel; collectives follow an alpha-beta model over
-// the GPU link; host work is a per-iteration plus per-sequence overhead. All shard
-// arithmetic is done once in the constructor so estimate() is a handful of multiplications.
+// bandwidth) plus a fixed cost per kernel, with the achieved ceilings of its kernel class
+// (GEMM, decode or prefill attention; elementwise kernels use the flat "efficiency" ones);
+// collectives follow an alpha-beta model over the GPU link; host work is a per-iteration plus
+// per-sequence overhead. All shard arithmetic is done once in the constructor so estimate() is a
+// handful of multiplications.
 class RooflineModel final : public IExecutionTimeModel {
  public:
   RooflineModel(const ModelSpec& model, const HardwareProfile& hardware,
@@ -31,13 +33,15 @@ class RooflineModel final : public IExecutionTimeModel {
   double peak_balance_flops_per_byte() const noexcept;
 
  private:
-  // Fills `op` from totals for the whole stage; `kernels` counts its launches.
-  void price(OperatorCost& op, double flops, double bytes, double compute_efficiency,
-             double kernels) const noexcept;
+  // Fills `op` from totals for the whole stage under the ceilings of its kernel class at
+  // `size` (see KernelCeilings); `kernels` counts its launches.
+  void price(OperatorCost& op, double flops, double bytes, const KernelCeilings& ceilings,
+             double size, double kernels, double masked_flops = 0) const noexcept;
   void price_collective(OperatorCost& op, double calls, double bytes_per_rank,
                         double ring_factor) const noexcept;
 
   HardwareProfile hardware_;
+  KernelCeilings elementwise_;  // norms, activations, residual adds: flat ceilings
   RooflineOptions options_;
   DType compute_dtype_;
   bool moe_;

@@ -1,0 +1,230 @@
+#include "sim/calibration/calibrate.h"
+
+#include <array>
+#include <optional>
+#include <set>
+
+#include "sim/calibration/ceiling_fit.h"
+#include "sim/calibration/prediction.h"
+#include "sim/core/error.h"
+
+namespace servesim {
+namespace {
+
+enum class Group { Gemm, DecodeAttention, PrefillAttention, Copy, AllReduce, HostOverhead };
+constexpr std::array<Group, 6> kGroups{Group::Gemm, Group::DecodeAttention, Group::PrefillAttention,
+                                       Group::Copy, Group::AllReduce,       Group::HostOverhead};
+
+std::optional<Group> group_of(MeasurementKind kind) {
+  switch (kind) {
+    case MeasurementKind::Gemm:
+      return Group::Gemm;
+    case MeasurementKind::DecodeAttention:
+      return Group::DecodeAttention;
+    case MeasurementKind::PrefillAttention:
+      return Group::PrefillAttention;
+    case MeasurementKind::MemcpyD2D:
+    case MeasurementKind::CopyKernelD2D:
+      return Group::Copy;
+    case MeasurementKind::AllReduce:
+      return Group::AllReduce;
+    case MeasurementKind::HostOverhead:
+      return Group::HostOverhead;
+    case MeasurementKind::Iteration:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string group_name(Group g) {
+  switch (g) {
+    case Group::Gemm:
+      return "gemm";
+    case Group::DecodeAttention:
+      return "decode_attention";
+    case Group::PrefillAttention:
+      return "prefill_attention";
+    case Group::Copy:
+      return "copy";
+    case Group::AllReduce:
+      return "all_reduce";
+    case Group::HostOverhead:
+      return "host_overhead";
+  }
+  return "?";
+}
+
+using Records = std::vector<const Measurement*>;
+
+std::string files_of(const Records& records) {
+  std::set<std::string> files;
+  for (const Measurement* m : records)
+    files.insert(m->source);
+  std::string out;
+  for (const auto& f : files)
+    out += (out.empty() ? "" : ", ") + f;
+  return out;
+}
+
+// Linear fit y = sum beta_j x_j over non-negative coefficients, for the two-parameter groups.
+std::vector<double> fit_linear(const Records& records,
+                               const std::function<std::vector<double>(const Measurement&)>& f) {
+  std::vector<std::vector<double>> rows;
+  std::vector<double> y;
+  for (const Measurement* m : records) {
+    rows.push_back(f(*m));
+    y.push_back(m->median_s);
+  }
+  return fit_nonnegative_relative(rows, y);
+}
+
+// Fits one group into `profile`; returns the keys it set.
+std::vector<std::string> fit_group(Group group, const Records& records, HardwareProfile& profile) {
+  const std::string what = group_name(group) + " fit of " + files_of(records);
+  const auto kernels = [&](KernelCeilings& k, const std::string& prefix) {
+    std::vector<CeilingPoint> points;
+    points.reserve(records.size());
+    for (const Measurement* m : records)
+      points.push_back({kernel_sample(*m, profile), m->median_s, m});
+    k = fit_kernel_ceilings(points, k, what);
+    std::vector<std::string> keys;
+    for (const char* key : {"compute_efficiency", "compute_half_size", "memory_efficiency",
+                            "memory_half_size", "fixed_s", "masked_pair_weight"})
+      keys.push_back(prefix + key);
+    return keys;
+  };
+  switch (group) {
+    case Group::Gemm:
+      return kernels(profile.kernels.gemm, "kernels.gemm.");
+    case Group::DecodeAttention:
+      return kernels(profile.kernels.decode_attention, "kernels.decode_attention.");
+    case Group::PrefillAttention:
+      return kernels(profile.kernels.prefill_attention, "kernels.prefill_attention.");
+    case Group::Copy: {
+      const double bandwidth = profile.memory_bandwidth_bytes_per_s;
+      const auto beta = fit_linear(records, [&](const Measurement& m) {
+        return std::vector<double>{1, 2 * m.size_bytes / bandwidth};
+      });
+      profile.overheads.kernel_launch_s = beta[0];
+      profile.efficiency.memory_bandwidth =
+          efficiency_from_inverse(beta[1], what, "bandwidth of " + records.front()->where);
+      return {"overheads.kernel_launch_s", "efficiency.memory_bandwidth"};
+    }
+    case Group::AllReduce: {
+      const double link = profile.gpu_link_bandwidth_bytes_per_s;
+      const auto beta = fit_linear(records, [&](const Measurement& m) {
+        const double ranks = static_cast<double>(m.ranks);
+        return std::vector<double>{1, 2 * (ranks - 1) / ranks * m.size_bytes / link};
+      });
+      profile.overheads.collective_latency_s = beta[0];
+      profile.efficiency.gpu_link =
+          efficiency_from_inverse(beta[1], what, "bus bandwidth of " + records.front()->where);
+      return {"overheads.collective_latency_s", "efficiency.gpu_link"};
+    }
+    case Group::HostOverhead: {
+      const auto beta = fit_linear(records, [](const Measurement& m) {
+        return std::vector<double>{1, static_cast<double>(m.batch)};
+      });
+      profile.overheads.iteration_s = beta[0];
+      profile.overheads.per_sequence_s = beta[1];
+      return {"overheads.iteration_s", "overheads.per_sequence_s"};
+    }
+  }
+  return {};
+}
+
+std::map<Group, Records> group_records(std::span<const Measurement> measurements) {
+  std::map<Group, Records> groups;
+  for (const Measurement& m : measurements) {
+    if (const auto g = group_of(m.kind)) groups[*g].push_back(&m);
+  }
+  return groups;
+}
+
+}  // namespace
+
+HardwareProfile fit_profile(std::span<const Measurement> measurements, const HardwareProfile& base,
+                            const std::string& sources_note) {
+  HardwareProfile profile = base;
+  for (const auto& [group, records] : group_records(measurements)) {
+    for (const std::string& key : fit_group(group, records, profile)) {
+      profile.sources[key] = "fitted by servesim calibrate (least squares of relative errors) to " +
+                             std::to_string(records.size()) + " " + group_name(group) + " records" +
+                             sources_note;
+    }
+  }
+  // A calibrated profile writes every kernel class; those without records keep the flat
+  // ceilings of the uncalibrated roofline, and say so.
+  for (const char* group : {"gemm", "decode_attention", "prefill_attention"}) {
+    for (const char* key : {"compute_efficiency", "compute_half_size", "memory_efficiency",
+                            "memory_half_size", "fixed_s", "masked_pair_weight"}) {
+      profile.sources.emplace(std::string("kernels.") + group + "." + key,
+                              std::string("not fitted (no ") + group +
+                                  " records): the uncalibrated roofline's value, from "
+                                  "efficiency and overheads.kernel_launch_s");
+    }
+  }
+  return profile;
+}
+
+CalibrationReport calibrate(std::span<const Measurement> measurements, const HardwareProfile& base,
+                            const std::vector<std::string>& files) {
+  CalibrationReport report;
+  report.profile = fit_profile(measurements, base, " (files: calibration.files)");
+  ErrorTable fit, holdout;
+  for (const Measurement& m : measurements) {
+    if (!group_of(m.kind)) continue;
+    fit.add(m.class_name(), predict_seconds(m, report.profile), m.median_s);
+  }
+  for (const auto& [group, records] : group_records(measurements)) {
+    std::set<std::string> models;
+    bool all_named = true;
+    for (const Measurement* m : records) {
+      if (m->model.empty()) all_named = false;
+      models.insert(m->model);
+    }
+    const bool by_model = all_named && models.size() >= 2;
+    // Each fold: the records fitted and the records predicted.
+    std::vector<std::pair<Records, Records>> folds;
+    if (by_model) {
+      for (const std::string& held : models) {
+        auto& [train, test] = folds.emplace_back();
+        for (const Measurement* m : records)
+          (m->model == held ? test : train).push_back(m);
+      }
+    } else if (records.size() >= 4) {
+      for (std::size_t parity = 0; parity < 2; ++parity) {
+        auto& [train, test] = folds.emplace_back();
+        for (std::size_t i = 0; i < records.size(); ++i)
+          (i % 2 == parity ? test : train).push_back(records[i]);
+      }
+    }
+    for (const auto& [train, test] : folds) {
+      HardwareProfile fold = base;
+      fit_group(group, train, fold);
+      for (const Measurement* m : test) {
+        holdout.add(m->class_name(), predict_seconds(*m, fold), m->median_s);
+        report.method[m->class_name()] =
+            by_model ? "leave-one-model-out (" + std::to_string(models.size()) + " models)"
+                     : "two-fold (even/odd records)";
+      }
+    }
+  }
+  report.fit = fit.summarize();
+  report.holdout = holdout.summarize();
+
+  nlohmann::json residuals = nlohmann::json::object();
+  for (const auto& [name, stats] : report.fit)
+    residuals[name] = error_stats_to_json(stats);
+  nlohmann::json held = nlohmann::json::object();
+  for (const auto& [name, stats] : report.holdout) {
+    held[name] = error_stats_to_json(stats);
+    held[name]["method"] = report.method[name];
+  }
+  report.profile.calibration = {
+      {"tool", "servesim calibrate"},   {"base_profile", base.name}, {"files", files},
+      {"records", measurements.size()}, {"residuals", residuals},    {"holdout", held}};
+  return report;
+}
+
+}  // namespace servesim

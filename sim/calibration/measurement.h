@@ -1,0 +1,81 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/hardware/batch_shape.h"
+#include "sim/model/dtype.h"
+
+namespace servesim {
+
+// What a measured record timed. Every record but `Iteration` and `HostOverhead` is one
+// kernel (or one collective, one copy) on one GPU: a GEMM record is one matrix multiply of
+// one layer of one tensor-parallel shard, not a whole forward pass.
+enum class MeasurementKind {
+  Gemm,              // one [m x k] x [k x n] matrix multiply
+  DecodeAttention,   // one attention kernel over `batch` sequences decoding one token each
+  PrefillAttention,  // one attention kernel over `batch` chunks of `chunk_tokens` tokens
+  MemcpyD2D,         // cudaMemcpy device to device of size_bytes
+  CopyKernelD2D,     // a copy kernel moving size_bytes
+  AllReduce,         // one all-reduce of size_bytes over `ranks` GPUs
+  Iteration,         // one whole forward pass of a replica: BatchShape fields
+  HostOverhead,      // host work of one engine iteration (schedule, prepare, sample, output)
+};
+std::string_view measurement_kind_name(MeasurementKind kind) noexcept;
+
+// One record of a servesim-measurements file (docs/measurements.md). Fields that do not
+// belong to the record's kind keep their defaults.
+struct Measurement {
+  MeasurementKind kind = MeasurementKind::Gemm;
+  std::string where;   // file and record ("f.json: measurements[3]", "mlp.csv:12") for errors
+  std::string source;  // file it was read from
+  std::string device_name;
+  std::int64_t repeats = 1;
+  double median_s = 0;
+  std::optional<double> min_s;
+  std::optional<double> max_s;
+  std::string model;  // for leave-one-model-out; empty when unknown
+  std::int64_t tp = 1;
+  std::string gemm_operator;  // gemm: qkv, o, mlp_up, mlp_down, lm_head or empty
+  DType dtype = DType::FP16;
+  // gemm
+  std::int64_t m = 0, n = 0, k = 0;
+  // attention: batch sequences; each decode sequence has context_tokens of KV; each prefill
+  // chunk of chunk_tokens follows context_tokens already cached.
+  std::int64_t batch = 1, context_tokens = 0, chunk_tokens = 0;
+  std::int64_t num_heads = 0, num_kv_heads = 0, head_dim = 0, block_size = 0;
+  // copies and collectives
+  double size_bytes = 0;
+  std::optional<double> bandwidth_bytes_per_s;
+  std::int64_t ranks = 0;
+  // iteration
+  std::int64_t pp = 1;
+  BatchShape shape;
+  std::optional<double> predicted_s;
+
+  // The class it is reported under: "gemm.qkv", "decode_attention", ...
+  std::string class_name() const;
+};
+
+// The kinds' JSON names, for error messages and docs.
+std::string_view measurement_kind_list() noexcept;
+
+// Reads {"format": "servesim-measurements", "version": 1, "device": ..., "measurements":
+// [...]}. Every error names the file and the record (measurements[i]) and the field.
+std::vector<Measurement> read_measurements_file(const std::filesystem::path& path);
+std::vector<Measurement> measurements_from_json(const nlohmann::json& document,
+                                                const std::string& source_name);
+
+// Writes the same format; the reader reads back what the writer wrote.
+void write_measurements_json(std::ostream& out, std::string_view device,
+                             std::span<const Measurement> measurements);
+
+}  // namespace servesim

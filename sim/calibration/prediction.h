@@ -1,0 +1,33 @@
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "sim/calibration/measurement.h"
+#include "sim/hardware/hardware_profile.h"
+#include "sim/model/model_spec.h"
+
+namespace servesim {
+
+// Resolves the model of an iteration record (a name from the catalog or a path).
+using ModelResolver = std::function<ModelSpec(const std::string& name)>;
+
+// A kernel record (gemm, decode_attention, prefill_attention) reduced to what its class's
+// KernelCeilings price: its times at the datasheet peaks and its size.
+struct KernelSample {
+  double compute_peak_s = 0;
+  double memory_peak_s = 0;
+  double size = 1;
+  double masked_peak_s = 0;  // prefill attention: the pairs above the causal diagonal
+};
+bool is_kernel_record(const Measurement& m) noexcept;
+KernelSample kernel_sample(const Measurement& m, const HardwareProfile& profile);
+// The ceilings of the record's class in `profile`.
+const KernelCeilings& kernel_class(const Measurement& m, const HardwareProfile& profile);
+
+// Predicted seconds of one record under `profile`, with the formulas the simulator prices
+// iterations with. An iteration record needs `models`; without it, it is an InputError.
+double predict_seconds(const Measurement& m, const HardwareProfile& profile,
+                       const ModelResolver* models = nullptr);
+
+}  // namespace servesim
