@@ -38,6 +38,11 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
     c.memory.max_batched_tokens_reserve =
         positive_or(*m, "max_batched_tokens_reserve", c.memory.max_batched_tokens_reserve);
     c.memory.swap_space_gib = m->optional_positive_number("swap_space_gib").value_or(4.0);
+    // Sizes become token counts; beyond 1e9 GiB (an exabyte) they would overflow them.
+    if (c.memory.kv_capacity_gib && *c.memory.kv_capacity_gib > 1e9) {
+      m->fail("kv_capacity_gib", "expected at most 1e9 GiB");
+    }
+    if (c.memory.swap_space_gib > 1e9) m->fail("swap_space_gib", "expected at most 1e9 GiB");
     m->reject_unknown_keys();
   }
   if (auto s = r.optional_object("scheduler")) {
