@@ -36,7 +36,8 @@ std::vector<std::string> mutants(const std::string& seed, std::mt19937_64& rng) 
   std::vector<std::string> out;
   for (std::size_t i = 0; i < 16; ++i)
     out.push_back(seed.substr(0, seed.size() * i / 16));
-  constexpr std::string_view kSpecial{"\"{}[],:.-+eE019\0\xff\xc3\r\n", 22};
+  static constexpr char kSpecialBytes[] = "\"{}[],:.-+eE019\0\xff\xc3\r\n";
+  constexpr std::string_view kSpecial{kSpecialBytes, sizeof kSpecialBytes - 1};
   for (int copy = 0; copy < 64 && !seed.empty(); ++copy) {
     std::string text = seed;
     const int flips = 1 + static_cast<int>(rng() % 4);
