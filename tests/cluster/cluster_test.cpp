@@ -7,6 +7,7 @@
 #include "sim/cluster/impl/round_robin_router.h"
 #include "sim/memory/impl/paged_allocator.h"
 #include "sim/scheduler/impl/vllm_scheduler.h"
+#include "tests/cluster/scripted_source.h"
 
 using namespace servesim;
 
@@ -27,20 +28,6 @@ class FixedTimeModel final : public IExecutionTimeModel {
  private:
   double iteration_s_;
   double per_prefill_token_s_;
-};
-
-class ScriptedSource final : public IWorkloadSource {
- public:
-  explicit ScriptedSource(std::vector<RequestSpec> requests) : requests_(std::move(requests)) {}
-  std::optional<RequestSpec> next() override {
-    if (next_ == requests_.size()) return std::nullopt;
-    return requests_[next_++];
-  }
-  bool exhausted() const override { return next_ == requests_.size(); }
-
- private:
-  std::vector<RequestSpec> requests_;
-  std::size_t next_ = 0;
 };
 
 struct Recorder final : IServingObserver {
@@ -68,7 +55,7 @@ struct Setup {
   std::int64_t max_len = 4096;
 
   ClusterRunStats run(std::vector<RequestSpec> requests, std::int64_t replicas = 1) {
-    ScriptedSource source(std::move(requests));
+    test::ScriptedSource source(std::move(requests));
     std::vector<std::unique_ptr<Replica>> list;
     for (std::int32_t i = 0; i < replicas; ++i) {
       list.push_back(
@@ -181,7 +168,7 @@ TEST_CASE("swapping takes the time the host link implies", "[cluster]") {
   list.push_back(std::make_unique<Replica>(0, std::make_unique<PagedAllocator>(64, 16, 0.0),
                                            std::make_unique<VllmScheduler>(VllmSchedulerOptions{}),
                                            model, 1, 4096, recorder, link));
-  ScriptedSource source({at(0, 0, 32, 4), at(0, 1, 32, 4)});
+  test::ScriptedSource source({at(0, 0, 32, 4), at(0, 1, 32, 4)});
   Cluster cluster(std::move(list), std::make_unique<RoundRobinRouter>(), source, recorder);
   const auto stats = cluster.run();
   CHECK(stats.finished == 2);

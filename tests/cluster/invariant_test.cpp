@@ -10,6 +10,7 @@
 #include "sim/core/event_queue.h"
 #include "sim/memory/impl/paged_allocator.h"
 #include "sim/scheduler/impl/vllm_scheduler.h"
+#include "tests/cluster/scripted_source.h"
 
 using namespace servesim;
 using Catch::Matchers::Contains;
@@ -23,20 +24,6 @@ class ConstantTimeModel final : public IExecutionTimeModel {
     cost.total_time_s = 0.010;
     return cost;
   }
-};
-
-class ListSource final : public IWorkloadSource {
- public:
-  explicit ListSource(std::vector<RequestSpec> requests) : requests_(std::move(requests)) {}
-  std::optional<RequestSpec> next() override {
-    if (next_ == requests_.size()) return std::nullopt;
-    return requests_[next_++];
-  }
-  bool exhausted() const override { return next_ == requests_.size(); }
-
- private:
-  std::vector<RequestSpec> requests_;
-  std::size_t next_ = 0;
 };
 
 struct NullObserver final : IServingObserver {
@@ -108,7 +95,7 @@ std::string violation(std::unique_ptr<IKvCacheAllocator> allocator,
   std::vector<std::unique_ptr<Replica>> replicas;
   replicas.push_back(std::make_unique<Replica>(0, std::move(allocator), std::move(scheduler), model,
                                                1, 4096, observer));
-  ListSource source(
+  test::ScriptedSource source(
       {{0, SimTime::from_seconds(1.5), 20, 4}, {1, SimTime::from_seconds(1.5), 20, 4}});
   Cluster cluster(std::move(replicas), std::make_unique<RoundRobinRouter>(), source, observer);
   try {
