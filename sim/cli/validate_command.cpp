@@ -5,6 +5,7 @@
 #include "sim/calibration/prediction.h"
 #include "sim/cli/command.h"
 #include "sim/cli/format.h"
+#include "sim/cli/measurement_options.h"
 #include "sim/cli/options.h"
 #include "sim/core/error.h"
 
@@ -14,14 +15,8 @@ int run_validate(CommandContext& context) {
   po::options_description options("Options", 100, 50);
   options.add_options()("hw", po::value<std::string>()->value_name("NAME|PATH")->required(),
                         "hardware profile whose predictions are checked")(
-      "measurements",
-      po::value<std::vector<std::string>>()->value_name("FILE_OR_DIR")->multitoken(),
-      "servesim-measurements JSON files, vidur CSV tables, or folders of them")(
-      "vidur", po::value<std::string>()->value_name("DIR"),
-      "vidur's profiles folder: check against the tables of --device")(
-      "device", po::value<std::string>()->value_name("NAME"),
-      "vidur device folder: a100, h100 (with --vidur; labels CSV records)")(
       "json", "print one JSON object instead of a table");
+  add_measurement_options(options);
   const auto vm = parse_options(
       context, options, "servesim validate --hw PROFILE --measurements FILE_OR_DIR... [--json]",
       "Predicts every measured record with the profile, using the formulas the simulator\n"
@@ -31,14 +26,7 @@ int run_validate(CommandContext& context) {
       "Example: servesim validate --hw a100-80gb --vidur ../shared/data/profiles/vidur "
       "--device a100");
   if (!vm) return 0;
-  std::vector<std::filesystem::path> inputs;
-  if (vm->count("measurements") != 0) {
-    for (const auto& p : (*vm)["measurements"].as<std::vector<std::string>>())
-      inputs.emplace_back(p);
-  }
-  const LoadedMeasurements loaded =
-      load_measurement_inputs(inputs, vm->count("vidur") ? (*vm)["vidur"].as<std::string>() : "",
-                              vm->count("device") ? (*vm)["device"].as<std::string>() : "");
+  const LoadedMeasurements loaded = measurements_from_options(*vm);
   const HardwareProfile hardware = load_hardware((*vm)["hw"].as<std::string>(), context);
   const ModelResolver models = [&](const std::string& name) { return load_model(name, context); };
 
