@@ -26,14 +26,15 @@ std::int64_t count_field(const CsvCursor& csv, std::size_t index, std::string_vi
 
 // Attention pairs of `sequences` chunks sharing `tokens` new and `cached` cached tokens as
 // evenly as possible, as replay will run them.
-double even_attention_pairs(std::int64_t sequences, std::int64_t tokens, std::int64_t cached) {
-  if (sequences == 0) return 0.0;
+// The prompt chunks of an iteration whose file gives only their sums, split evenly.
+BatchShape even_prefill(std::int64_t sequences, std::int64_t tokens, std::int64_t cached) {
   BatchShape shape;
+  if (sequences == 0) return shape;
   const auto chunks = split_evenly(tokens, sequences);
   const auto prefixes = split_evenly(cached, sequences);
   for (std::size_t i = 0; i < chunks.size(); ++i)
     shape.add_prefill(chunks[i], prefixes[i]);
-  return shape.prefill_attention_pairs;
+  return shape;
 }
 
 }  // namespace
@@ -87,14 +88,14 @@ IterationsFile parse_iterations_csv(std::string_view text, const std::string& so
     if (shape.prefill_context_tokens < shape.prefill_tokens) {
       csv.fail("prefill_context_tokens is smaller than prefill_tokens");
     }
-    if (column("prefill_attention_pairs") != kMissing) {
-      shape.prefill_attention_pairs =
-          csv.finite_number(column("prefill_attention_pairs"), "prefill_attention_pairs");
-    } else {
-      shape.prefill_attention_pairs =
-          even_attention_pairs(shape.prefill_sequences, shape.prefill_tokens,
-                               shape.prefill_context_tokens - shape.prefill_tokens);
-    }
+    const BatchShape even = even_prefill(shape.prefill_sequences, shape.prefill_tokens,
+                                         shape.prefill_context_tokens - shape.prefill_tokens);
+    const auto pairs = [&](std::string_view name, double fallback) {
+      const std::size_t index = column(name);
+      return index == kMissing ? fallback : csv.finite_number(index, name);
+    };
+    shape.prefill_attention_pairs = pairs("prefill_attention_pairs", even.prefill_attention_pairs);
+    shape.prefill_masked_pairs = pairs("prefill_masked_pairs", even.prefill_masked_pairs);
     if (decode_context != kMissing) {
       shape.decode_context_tokens = count_field(csv, decode_context, "decode_context_tokens");
     } else if (shape.decode_sequences > 0) {

@@ -73,7 +73,7 @@ void Replica::check_iteration(const BatchPlan& plan, const KvUsage& usage, SimTi
 }
 
 IterationRecord Replica::record_of(SimTime start, SimTime duration, const BatchPlan& plan,
-                                   const KvUsage& usage) const {
+                                   const KvUsage& usage, std::int64_t decode_round) const {
   IterationRecord record;
   record.replica = id_;
   record.start_s = start.seconds();
@@ -87,6 +87,14 @@ IterationRecord Replica::record_of(SimTime start, SimTime duration, const BatchP
   record.kv_memory =
       KvMemoryTokens{usage.token_states, usage.reserved, usage.internal_fragmentation,
                      usage.external_fragmentation, usage.free};
+  const BatchShape& shape = plan.shape;
+  record.prefill_sequences = shape.prefill_sequences;
+  record.prefill_context_tokens = shape.prefill_context_tokens;
+  record.prefill_attention_pairs = shape.prefill_attention_pairs;
+  record.prefill_masked_pairs = shape.prefill_masked_pairs;
+  record.decode_context_tokens =
+      shape.decode_context_tokens + decode_round * shape.decode_sequences;
+  record.sampled_sequences = shape.sampled_sequences;
   return record;
 }
 
@@ -249,7 +257,7 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
           const auto k = static_cast<std::size_t>(round);
           check_iteration(plan, usage, run_.ends[k - 1]);
           observer_.on_iteration(
-              record_of(run_.ends[k - 1], run_.ends[k] - run_.ends[k - 1], plan, usage));
+              record_of(run_.ends[k - 1], run_.ends[k] - run_.ends[k - 1], plan, usage, round));
           ++iterations_;
         });
     const auto count = static_cast<std::int64_t>(plan.work.size());

@@ -103,8 +103,10 @@ class Replica {
   };
   void plan_decode_run(std::int64_t batch, const BatchPlan& plan, SimTime first_end);
   void check_iteration(const BatchPlan& plan, const KvUsage& usage, SimTime now) const;
+  // `decode_round` counts the iterations of a decode run before this one: each grew every
+  // decoding context by one token.
   IterationRecord record_of(SimTime start, SimTime duration, const BatchPlan& plan,
-                            const KvUsage& usage) const;
+                            const KvUsage& usage, std::int64_t decode_round = 0) const;
   void emit_tokens(const BatchPlan& plan, SimTime at);
   std::int64_t next_final_tokens() const {
     return queues_.waiting.empty() ? 0 : queues_.waiting.front()->final_tokens();

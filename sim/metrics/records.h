@@ -43,6 +43,14 @@ struct IterationRecord {
   std::int64_t kv_used_tokens = 0;  // token slots allocated at the end of the iteration
   std::int64_t kv_capacity_tokens = 0;
   KvMemoryTokens kv_memory;  // at the start of the iteration, after the batch took its memory
+  // The sums the cost model priced (sim/hardware/batch_shape.h), so that the iteration can be
+  // replayed exactly (validation/ replay).
+  std::int64_t prefill_sequences = 0;
+  std::int64_t prefill_context_tokens = 0;
+  double prefill_attention_pairs = 0;
+  double prefill_masked_pairs = 0;
+  std::int64_t decode_context_tokens = 0;
+  std::int64_t sampled_sequences = 0;
   double kv_utilization() const {
     return kv_capacity_tokens > 0
                ? static_cast<double>(kv_used_tokens) / static_cast<double>(kv_capacity_tokens)

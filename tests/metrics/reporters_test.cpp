@@ -145,11 +145,27 @@ TEST_CASE("CsvReporter writes one sorted row per request and per iteration", "[m
 
   const auto iterations = read_csv(dir.path() / "iterations.csv");
   REQUIRE(iterations.size() == 3);
-  CHECK(iterations[0] == std::vector<std::string>{
-                             "replica", "start_s", "duration_s", "batch_size", "prefill_tokens",
-                             "decode_tokens", "preempted", "kv_used_tokens", "kv_capacity_tokens",
-                             "kv_utilization", "kv_token_states", "kv_reserved",
-                             "kv_internal_fragmentation", "kv_external_fragmentation", "kv_free"});
+  CHECK(iterations[0] == std::vector<std::string>{"replica",
+                                                  "start_s",
+                                                  "duration_s",
+                                                  "batch_size",
+                                                  "prefill_tokens",
+                                                  "decode_tokens",
+                                                  "preempted",
+                                                  "kv_used_tokens",
+                                                  "kv_capacity_tokens",
+                                                  "kv_utilization",
+                                                  "kv_token_states",
+                                                  "kv_reserved",
+                                                  "kv_internal_fragmentation",
+                                                  "kv_external_fragmentation",
+                                                  "kv_free",
+                                                  "prefill_sequences",
+                                                  "prefill_context_tokens",
+                                                  "prefill_attention_pairs",
+                                                  "prefill_masked_pairs",
+                                                  "decode_context_tokens",
+                                                  "sampled_sequences"});
   CHECK(iterations[2][0] == "1");
   CHECK(iterations[2][9] == "0.1");
 }

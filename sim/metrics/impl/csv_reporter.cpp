@@ -43,13 +43,27 @@ std::string request_row(const RequestRecord& r) {
 
 std::string iteration_row(const IterationRecord& it) {
   using std::to_string;
-  return join({to_string(it.replica), format_round_trip(it.start_s),
-               format_round_trip(it.duration_s), to_string(it.batch_size),
-               to_string(it.prefill_tokens), to_string(it.decode_tokens), to_string(it.preempted),
-               to_string(it.kv_used_tokens), to_string(it.kv_capacity_tokens),
-               format_9_digits(it.kv_utilization()), to_string(it.kv_memory.token_states),
-               to_string(it.kv_memory.reserved), to_string(it.kv_memory.internal_fragmentation),
-               to_string(it.kv_memory.external_fragmentation), to_string(it.kv_memory.free)});
+  return join({to_string(it.replica),
+               format_round_trip(it.start_s),
+               format_round_trip(it.duration_s),
+               to_string(it.batch_size),
+               to_string(it.prefill_tokens),
+               to_string(it.decode_tokens),
+               to_string(it.preempted),
+               to_string(it.kv_used_tokens),
+               to_string(it.kv_capacity_tokens),
+               format_9_digits(it.kv_utilization()),
+               to_string(it.kv_memory.token_states),
+               to_string(it.kv_memory.reserved),
+               to_string(it.kv_memory.internal_fragmentation),
+               to_string(it.kv_memory.external_fragmentation),
+               to_string(it.kv_memory.free),
+               to_string(it.prefill_sequences),
+               to_string(it.prefill_context_tokens),
+               format_round_trip(it.prefill_attention_pairs),
+               format_round_trip(it.prefill_masked_pairs),
+               to_string(it.decode_context_tokens),
+               to_string(it.sampled_sequences)});
 }
 
 }  // namespace
@@ -75,7 +89,9 @@ void write_iterations_csv(const MetricsCollector& collector, const std::filesyst
   auto out = open_output_file(path);
   out << "replica,start_s,duration_s,batch_size,prefill_tokens,decode_tokens,preempted,"
          "kv_used_tokens,kv_capacity_tokens,kv_utilization,kv_token_states,kv_reserved,"
-         "kv_internal_fragmentation,kv_external_fragmentation,kv_free\n";
+         "kv_internal_fragmentation,kv_external_fragmentation,kv_free,prefill_sequences,"
+         "prefill_context_tokens,prefill_attention_pairs,prefill_masked_pairs,"
+         "decode_context_tokens,sampled_sequences\n";
   // By start time, then replica: how replicas' reports interleave is not part of the result.
   const auto& records = collector.iteration_records();
   std::vector<std::size_t> order(records.size());
