@@ -33,6 +33,13 @@ class IKvCacheAllocator {
   // Space for `tokens` more tokens of an admitted sequence.
   virtual bool can_grow(std::int64_t sequence, std::int64_t tokens) const = 0;
   virtual void grow(std::int64_t sequence, std::int64_t tokens) = 0;
+  // grow when can_grow would allow it; whether it did. The scheduler's per-token path: an
+  // allocator can answer both with one look-up.
+  virtual bool try_grow(std::int64_t sequence, std::int64_t tokens) {
+    if (!can_grow(sequence, tokens)) return false;
+    grow(sequence, tokens);
+    return true;
+  }
   // Frees everything the sequence holds (finished or preempted).
   virtual void release(std::int64_t sequence) = 0;
 

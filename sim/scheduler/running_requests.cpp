@@ -27,15 +27,10 @@ bool any_in_flight(const RequestQueues& queues) {
 
 }  // namespace
 
-bool preempted_in(const BatchPlan& plan, const Request* request) {
-  return std::find(plan.preempted.begin(), plan.preempted.end(), request) != plan.preempted.end();
-}
-
 GrowthOutcome grow_or_preempt(Request* request, std::int64_t tokens, RequestQueues& queues,
                               IKvCacheAllocator& allocator, BatchPlan& plan) {
-  if (!allocator.can_grow(request->spec.id, tokens) && any_in_flight(queues)) {
-    return GrowthOutcome::NoRoom;
-  }
+  if (allocator.try_grow(request->spec.id, tokens)) return GrowthOutcome::Grown;
+  if (any_in_flight(queues)) return GrowthOutcome::NoRoom;
   while (!allocator.can_grow(request->spec.id, tokens)) {
     Request* victim = newest_preemptible(queues, plan);
     if (victim == nullptr) return GrowthOutcome::NoRoom;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -15,7 +16,10 @@ std::vector<Request*> schedulable_oldest_first(const RequestQueues& queues);
 
 // True when `request` was preempted while forming `plan`: it then waits, and a walk over a
 // copy of the running list must skip it.
-bool preempted_in(const BatchPlan& plan, const Request* request);
+inline bool preempted_in(const BatchPlan& plan, const Request* request) {
+  return !plan.preempted.empty() &&
+         std::find(plan.preempted.begin(), plan.preempted.end(), request) != plan.preempted.end();
+}
 
 enum class GrowthOutcome {
   Grown,          // the allocator now holds `tokens` more tokens for the request

@@ -17,12 +17,12 @@ ContiguousAllocator::ContiguousAllocator(std::unique_ptr<IReservationPolicy> res
 }
 
 const ContiguousAllocator::Held& ContiguousAllocator::held(std::int64_t sequence) const {
-  const auto it = held_.find(sequence);
-  if (it == held_.end()) {
+  const Held* h = held_.find(sequence);
+  if (h == nullptr) {
     throw InvariantError("contiguous allocator: sequence " + std::to_string(sequence) +
                          " holds no region");
   }
-  return it->second;
+  return *h;
 }
 
 bool ContiguousAllocator::fits_when_empty(std::int64_t final_tokens) const {
@@ -58,7 +58,7 @@ void ContiguousAllocator::admit(std::int64_t sequence, std::int64_t tokens,
                          " tokens) without room");
   }
   const Held h{*region, tokens, final_tokens};
-  held_.emplace(sequence, h);
+  *held_.emplace(sequence) = h;
   allocated_tokens_ += region->size_tokens;
   account(h, 1);
   check_conservation();
@@ -76,7 +76,7 @@ void ContiguousAllocator::grow(std::int64_t sequence, std::int64_t tokens) {
                              std::to_string(sequence) + " by " + std::to_string(tokens) +
                              " tokens");
   }
-  Held& h = held_.find(sequence)->second;
+  Held& h = held(sequence);
   account(h, -1);
   h.tokens += tokens;
   account(h, 1);
@@ -140,7 +140,7 @@ void ContiguousAllocator::grow_decode_rounds(
     after_round(round, u);
   }
   for (const std::int64_t sequence : sequences)
-    held_.find(sequence)->second.tokens += rounds;
+    held(sequence).tokens += rounds;
   token_states_ += rounds * count;
   reserved_ -= rounds * count;
   check_conservation();

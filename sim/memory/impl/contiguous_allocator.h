@@ -2,11 +2,12 @@
 
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
+#include <utility>
 
 #include "sim/memory/address_space.h"
 #include "sim/memory/kv_cache_allocator.h"
 #include "sim/memory/reservation_policy.h"
+#include "sim/memory/sequence_table.h"
 
 namespace servesim {
 
@@ -60,13 +61,16 @@ class ContiguousAllocator final : public IKvCacheAllocator {
   // The reservation for an admission, or 0 when the policy's reservation cannot serve it.
   std::int64_t admission_reservation(std::int64_t tokens, std::int64_t final_tokens) const;
   const Held& held(std::int64_t sequence) const;
+  Held& held(std::int64_t sequence) {
+    return const_cast<Held&>(std::as_const(*this).held(sequence));
+  }
   // Adds (sign 1) or removes (sign -1) a sequence's share of the running usage sums.
   void account(const Held& h, std::int64_t sign);
   void check_conservation() const;
 
   std::unique_ptr<IReservationPolicy> reservation_;
   std::unique_ptr<IAddressSpace> space_;
-  std::unordered_map<std::int64_t, Held> held_;
+  SequenceTable<Held> held_;
   // Running sums, so usage() costs O(holes), not O(sequences).
   std::int64_t allocated_tokens_ = 0;
   std::int64_t token_states_ = 0;

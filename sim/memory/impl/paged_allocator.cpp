@@ -32,16 +32,9 @@ PagedAllocator::PagedAllocator(std::int64_t capacity_tokens, std::int64_t block_
   }
 }
 
-PagedAllocator::BlockTable& PagedAllocator::table(std::int64_t sequence) const {
-  if (sequence == cached_sequence_) return *cached_table_;
-  const auto it = tables_.find(sequence);
-  if (it == tables_.end()) {
-    throw InvariantError("paged allocator: sequence " + std::to_string(sequence) +
-                         " holds no blocks");
-  }
-  cached_sequence_ = sequence;
-  cached_table_ = const_cast<BlockTable*>(&it->second);
-  return *cached_table_;
+void PagedAllocator::throw_unknown(std::int64_t sequence) {
+  throw InvariantError("paged allocator: sequence " + std::to_string(sequence) +
+                       " holds no blocks");
 }
 
 bool PagedAllocator::fits_when_empty(std::int64_t final_tokens) const {
@@ -60,48 +53,59 @@ void PagedAllocator::admit(std::int64_t sequence, std::int64_t tokens, std::int6
     throw InvariantError("kv_within_capacity", "paged allocator: admitted sequence " +
                                                    std::to_string(sequence) + " without room");
   }
-  if (!tables_.emplace(sequence, BlockTable{}).second) {
+  ++epoch_;
+  BlockTable* t = tables_.emplace(sequence);
+  if (t == nullptr) {
     throw InvariantError("paged allocator: sequence " + std::to_string(sequence) +
                          " admitted twice");
   }
+  t->tokens = 0;
+  t->spare = 0;
+  t->blocks.clear();  // a pooled table keeps its capacity
   grow(sequence, tokens);
 }
 
 bool PagedAllocator::can_grow(std::int64_t sequence, std::int64_t tokens) const {
-  const BlockTable& t = table(sequence);
-  return blocks_for(t.tokens + tokens) - static_cast<std::int64_t>(t.blocks.size()) <= free_blocks_;
+  return fits(table(sequence), tokens);
 }
 
 void PagedAllocator::grow(std::int64_t sequence, std::int64_t tokens) {
   BlockTable& t = table(sequence);
-  const std::int64_t new_blocks =
-      blocks_for(t.tokens + tokens) - static_cast<std::int64_t>(t.blocks.size());
-  if (new_blocks > free_blocks_) {
+  if (tokens < 0 || !fits(t, tokens)) {
     throw InvariantError("kv_within_capacity", "paged allocator: no free block to grow sequence " +
-                                                   std::to_string(sequence));
+                                                   std::to_string(sequence) + " by " +
+                                                   std::to_string(tokens) + " tokens");
   }
-  t.tokens += tokens;
+  grow(t, tokens);
+}
+
+bool PagedAllocator::try_grow(std::int64_t sequence, std::int64_t tokens) {
+  BlockTable& t = table(sequence);
+  if (tokens < 0 || !fits(t, tokens)) return false;
+  grow(t, tokens);
+  return true;
+}
+
+void PagedAllocator::take_blocks(BlockTable& t, std::int64_t uncovered_tokens) {
+  const std::int64_t new_blocks = blocks_for(uncovered_tokens);
+  t.spare = new_blocks * block_size_ - uncovered_tokens;
   for (std::int64_t i = 0; i < new_blocks; ++i) {
     t.blocks.push_back(free_list_.back());
     free_list_.pop_back();
   }
   free_blocks_ -= new_blocks;
   used_blocks_ += new_blocks;
-  token_states_ += tokens;
-  check_conservation();
 }
 
 void PagedAllocator::release(std::int64_t sequence) {
-  const auto it = tables_.find(sequence);
-  if (it == tables_.end()) (void)table(sequence);  // throws
-  if (cached_sequence_ == sequence) cached_sequence_ = -1;
-  const BlockTable& t = it->second;
+  ++epoch_;
+  const BlockTable& t = table(sequence);
   const auto blocks = static_cast<std::int64_t>(t.blocks.size());
   free_list_.insert(free_list_.end(), t.blocks.rbegin(), t.blocks.rend());
   free_blocks_ += blocks;
   used_blocks_ -= blocks;
   token_states_ -= t.tokens;
-  tables_.erase(it);
+  tables_.erase(sequence);
   check_conservation();
 }
 
@@ -116,16 +120,40 @@ void PagedAllocator::check_conservation() const {
   }
 }
 
+void PagedAllocator::group_by_residue(std::span<const std::int64_t> sequences) const {
+  DecodeGroups& d = decode_groups_;
+  if (d.epoch == epoch_ &&
+      std::equal(sequences.begin(), sequences.end(), d.sequences.begin(), d.sequences.end())) {
+    return;  // decode_rounds_available grouped them, and nothing changed since
+  }
+  const auto groups = static_cast<std::size_t>(block_size_);
+  d.epoch = epoch_;
+  d.sequences.assign(sequences.begin(), sequences.end());
+  d.tables.clear();
+  d.group_start.assign(groups + 1, 0);
+  for (const std::int64_t sequence : sequences) {
+    BlockTable* t = const_cast<BlockTable*>(&table(sequence));
+    d.tables.push_back(t);
+    ++d.group_start[static_cast<std::size_t>(t->residue(block_size_)) + 1];
+  }
+  for (std::size_t g = 0; g < groups; ++g)
+    d.group_start[g + 1] += d.group_start[g];
+  d.grouped.resize(d.tables.size());
+  d.fill.assign(d.group_start.begin(), d.group_start.end() - 1);
+  for (BlockTable* t : d.tables)
+    d.grouped[d.fill[static_cast<std::size_t>(t->residue(block_size_))]++] = t;
+}
+
 std::int64_t PagedAllocator::decode_rounds_available(std::span<const std::int64_t> sequences,
                                                      std::int64_t max_rounds) const {
-  std::vector<std::int64_t> by_residue(static_cast<std::size_t>(block_size_), 0);
-  for (const std::int64_t sequence : sequences)
-    ++by_residue[static_cast<std::size_t>(table(sequence).tokens % block_size_)];
+  group_by_residue(sequences);
+  const std::vector<std::size_t>& group_start = decode_groups_.group_start;
   std::int64_t taken = 0;
   for (std::int64_t round = 1; round <= max_rounds; ++round) {
     // Round r grows t + r - 1 tokens to t + r: a new block when t + r - 1 = 0 mod block size.
-    taken += by_residue[static_cast<std::size_t>((block_size_ - (round - 1) % block_size_) %
-                                                 block_size_)];
+    const auto g =
+        static_cast<std::size_t>((block_size_ - (round - 1) % block_size_) % block_size_);
+    taken += static_cast<std::int64_t>(group_start[g + 1] - group_start[g]);
     if (taken > free_blocks_) return round - 1;
   }
   return max_rounds;
@@ -134,24 +162,10 @@ std::int64_t PagedAllocator::decode_rounds_available(std::span<const std::int64_
 void PagedAllocator::grow_decode_rounds(
     std::span<const std::int64_t> sequences, std::int64_t rounds, std::int64_t next_final_tokens,
     const std::function<void(std::int64_t round, const KvUsage& usage)>& after_round) {
-  // The sequences grouped by tokens modulo the block size, each group in the given order, so
-  // that the blocks of one round go out in the order single grows would hand them out.
-  const auto groups = static_cast<std::size_t>(block_size_);
-  std::vector<std::size_t> group_start(groups + 1, 0);
-  std::vector<BlockTable*> tables;
-  tables.reserve(sequences.size());
-  for (const std::int64_t sequence : sequences) {
-    BlockTable* t = &table(sequence);
-    tables.push_back(t);
-    ++group_start[static_cast<std::size_t>(t->tokens % block_size_) + 1];
-  }
-  for (std::size_t g = 0; g < groups; ++g)
-    group_start[g + 1] += group_start[g];
-  std::vector<BlockTable*> grouped(tables.size());
-  std::vector<std::size_t> fill(group_start.begin(), group_start.end() - 1);
-  for (BlockTable* t : tables)
-    grouped[fill[static_cast<std::size_t>(t->tokens % block_size_)]++] = t;
-
+  group_by_residue(sequences);
+  ++epoch_;
+  const std::vector<std::size_t>& group_start = decode_groups_.group_start;
+  const std::vector<BlockTable*>& grouped = decode_groups_.grouped;
   const auto count = static_cast<std::int64_t>(sequences.size());
   for (std::int64_t round = 1; round <= rounds; ++round) {
     const auto g =
@@ -169,13 +183,16 @@ void PagedAllocator::grow_decode_rounds(
     token_states_ += count;
     after_round(round, usage(next_final_tokens));
   }
-  for (BlockTable* t : tables)
+  for (BlockTable* t : decode_groups_.tables) {
     t->tokens += rounds;
+    t->spare = static_cast<std::int64_t>(t->blocks.size()) * block_size_ - t->tokens;
+  }
   check_conservation();
 }
 
 // Any free block serves any request, so paging has no external fragmentation.
 KvUsage PagedAllocator::usage(std::int64_t /*next_final_tokens*/) const {
+  check_conservation();
   KvUsage u;
   u.capacity_tokens = capacity_tokens();
   u.token_states = token_states_;

@@ -1,10 +1,11 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim/memory/kv_cache_allocator.h"
+#include "sim/memory/sequence_table.h"
 
 namespace servesim {
 
@@ -22,6 +23,7 @@ class PagedAllocator final : public IKvCacheAllocator {
   void admit(std::int64_t sequence, std::int64_t tokens, std::int64_t final_tokens) override;
   bool can_grow(std::int64_t sequence, std::int64_t tokens) const override;
   void grow(std::int64_t sequence, std::int64_t tokens) override;
+  bool try_grow(std::int64_t sequence, std::int64_t tokens) override;
   void release(std::int64_t sequence) override;
 
   KvUsage usage(std::int64_t next_final_tokens) const override;
@@ -48,14 +50,43 @@ class PagedAllocator final : public IKvCacheAllocator {
  private:
   struct BlockTable {
     std::int64_t tokens = 0;
+    std::int64_t spare = 0;            // free slots in the last block: blocks x block size - tokens
     std::vector<std::int32_t> blocks;  // physical block ids, in logical order
+    // tokens modulo the block size, without dividing
+    std::int64_t residue(std::int64_t block_size) const {
+      return spare == 0 ? 0 : block_size - spare;
+    }
   };
   std::int64_t blocks_for(std::int64_t tokens) const {
     return (tokens + block_size_ - 1) / block_size_;
   }
-  // The sequence's table; throws for an unknown one. Remembers the last one found: the
-  // scheduler asks can_grow and then grows the same sequence.
-  BlockTable& table(std::int64_t sequence) const;
+  // Room for `tokens` more: the spare slots, then whole free blocks (no division).
+  bool fits(const BlockTable& t, std::int64_t tokens) const {
+    return tokens - t.spare <= free_blocks_ * block_size_;
+  }
+  // The per-token path: conservation is checked with every usage() (once an iteration).
+  void grow(BlockTable& t, std::int64_t tokens) {
+    ++epoch_;
+    t.tokens += tokens;
+    token_states_ += tokens;
+    if (tokens <= t.spare) {
+      t.spare -= tokens;
+    } else {
+      take_blocks(t, tokens - t.spare);
+    }
+  }
+  // Whole blocks for the tokens the last block's spare slots do not cover.
+  void take_blocks(BlockTable& t, std::int64_t uncovered_tokens);
+  // The sequence's table; throws for an unknown one.
+  const BlockTable& table(std::int64_t sequence) const {
+    const BlockTable* t = tables_.find(sequence);
+    if (t == nullptr) throw_unknown(sequence);
+    return *t;
+  }
+  [[noreturn]] static void throw_unknown(std::int64_t sequence);
+  BlockTable& table(std::int64_t sequence) {
+    return const_cast<BlockTable&>(std::as_const(*this).table(sequence));
+  }
   void check_conservation() const;
 
   std::int64_t block_size_;
@@ -64,10 +95,22 @@ class PagedAllocator final : public IKvCacheAllocator {
   std::int64_t free_blocks_;
   std::int64_t used_blocks_ = 0;
   std::int64_t token_states_ = 0;
-  std::unordered_map<std::int64_t, BlockTable> tables_;
-  mutable std::int64_t cached_sequence_ = -1;
-  mutable BlockTable* cached_table_ = nullptr;  // map nodes stay put until erased
-  std::vector<std::int32_t> free_list_;         // free block ids; taken from the back
+  SequenceTable<BlockTable> tables_;
+  std::vector<std::int32_t> free_list_;  // free block ids; taken from the back
+  // Bumped by every change to a block table, so that the grouping below is known current.
+  std::uint64_t epoch_ = 0;
+  // The sequences of a decode run grouped by tokens modulo the block size, each group in the
+  // given order, so that the blocks of one round go out in the order single grows would hand
+  // them out. decode_rounds_available builds it and grow_decode_rounds reuses it; kept so
+  // that a decode run neither allocates nor looks its sequences up twice.
+  struct DecodeGroups {
+    std::uint64_t epoch = ~std::uint64_t{0};
+    std::vector<std::int64_t> sequences;
+    std::vector<BlockTable*> tables, grouped;
+    std::vector<std::size_t> group_start, fill;
+  };
+  mutable DecodeGroups decode_groups_;
+  void group_by_residue(std::span<const std::int64_t> sequences) const;
 };
 
 }  // namespace servesim
