@@ -28,9 +28,14 @@ std::vector<AttentionQuery> prefill_queries(std::span<const std::int64_t> chunk_
 // sum to `total`: how replay turns a batch's summed lengths back into sequences.
 std::vector<std::int64_t> split_evenly(std::int64_t total, std::int64_t parts);
 
-// The sequences of one replayed iteration. A BatchShape keeps only sums, so replay spreads
-// each sum evenly: every decoding sequence gets an equal share of decode_context_tokens, every
-// prefill chunk an equal share of the new and of the cached tokens. The sums are exact.
+// The sequences of one replayed iteration, rebuilt from the sums a BatchShape keeps so that
+// the replayed batch has the sums the simulator priced. Token and context sums are always
+// exact: every decoding sequence gets an equal share of decode_context_tokens (decode
+// attention work is linear in it). Prefill chunks are equal when the shape's pair sums say
+// they were; otherwise one chunk is made longer than the others, as far as gives the shape's
+// prefill_masked_pairs (the sum of c (c - 1) / 2 fixes the sum of squared chunk lengths), and
+// the cached tokens are placed so that the query-key pairs approach prefill_attention_pairs
+// (exact when the priced batch was one long chunk beside equal ones, the usual mix).
 struct ReplaySequences {
   std::vector<std::int64_t> decode_context_tokens;  // per decoding sequence, new token included
   std::vector<std::int64_t> prefill_chunk_tokens;   // per prefill chunk

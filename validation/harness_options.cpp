@@ -30,6 +30,8 @@ subcommands:
               measured against predicted iteration time
               --model M --iterations FILE [--tp T] [--pp P] [--max-iterations 50]
               [--decode-context-tokens N] [--block-size 16] [--dtype bf16|fp16]
+              (--decode-context-tokens: tokens per decoding sequence, only for files
+              written before iterations.csv had a decode_context_tokens column)
 
 options for every subcommand:
   --repeats R   timed repeats after warm-up; median, min and max are reported

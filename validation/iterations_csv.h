@@ -31,10 +31,12 @@ struct IterationsFile {
 // duration_s, batch_size, prefill_tokens, decode_tokens. Used when present, reconstructed
 // when absent: decode_sequences (= decode_tokens), prefill_sequences (= batch_size -
 // decode_sequences), prefill_context_tokens (= prefill_tokens: no cached prefix),
-// prefill_attention_pairs (from chunks of equal length), sampled_sequences (every sequence),
-// and decode_context_tokens (= assumed_decode_context_tokens x decode_sequences; without
-// the column or the assumption, a file with decode tokens is refused). Errors are
-// InputErrors naming the file and line.
+// prefill_attention_pairs and prefill_masked_pairs (from chunks of equal length),
+// sampled_sequences (every sequence), and decode_context_tokens (=
+// assumed_decode_context_tokens x decode_sequences, only for files written before servesim
+// run wrote the column; without the column or the assumption, a file with decode tokens is
+// refused). A file with the columns gives the sums the simulator priced, and the assumption
+// is not used. Errors are InputErrors naming the file and line.
 IterationsFile parse_iterations_csv(std::string_view text, const std::string& source_name,
                                     std::optional<std::int64_t> assumed_decode_context_tokens);
 IterationsFile read_iterations_csv(const std::filesystem::path& path,

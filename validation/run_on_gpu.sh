@@ -47,11 +47,12 @@ step attention_fp16 "$harness" attention --model "$model" --dtype fp16 --batch 8
   --context 1024 --block-size 32 --chunk 256 --prefill-context 0 --repeats 10 \
   --out "$out/attention_${model}_fp16.json"
 
-# A short simulated run supplies iterations.csv for the replay.
+# A short simulated run supplies iterations.csv for the replay; it carries the batch sums the
+# simulator priced, so no --decode-context-tokens assumption is needed.
 step simulate "$build/sim/servesim" run --model "$model" --hw h200 --num-requests 200 \
   --rate 20 --out "$out/sim_run"
 step replay "$harness" replay --model "$model" --iterations "$out/sim_run/iterations.csv" \
-  --decode-context-tokens 600 --max-iterations 40 --repeats 5 --out "$out/replay_${model}.json"
+  --max-iterations 40 --repeats 5 --out "$out/replay_${model}.json"
 
 # Predicted against measured, if the simulator side can read the files already.
 step validate_replay "$build/sim/servesim" validate --hw h200 \

@@ -11,9 +11,49 @@
 namespace servesim {
 namespace {
 
-enum class Group { Gemm, DecodeAttention, PrefillAttention, Copy, AllReduce, HostOverhead };
-constexpr std::array<Group, 6> kGroups{Group::Gemm, Group::DecodeAttention, Group::PrefillAttention,
-                                       Group::Copy, Group::AllReduce,       Group::HostOverhead};
+// Every GEMM record fits "gemm" (the LM head's and unnamed GEMMs' class); a record naming a
+// layer operator also fits that operator's own class, which is what predicts it.
+enum class Group {
+  Gemm,
+  GemmQkv,
+  GemmOut,
+  GemmMlpUp,
+  GemmMlpDown,
+  DecodeAttention,
+  PrefillAttention,
+  Copy,
+  AllReduce,
+  HostOverhead
+};
+
+std::optional<GemmOperator> operator_of(Group g) {
+  switch (g) {
+    case Group::GemmQkv:
+      return GemmOperator::Qkv;
+    case Group::GemmOut:
+      return GemmOperator::Out;
+    case Group::GemmMlpUp:
+      return GemmOperator::MlpUp;
+    case Group::GemmMlpDown:
+      return GemmOperator::MlpDown;
+    default:
+      return std::nullopt;
+  }
+}
+
+Group group_of(GemmOperator op) {
+  switch (op) {
+    case GemmOperator::Qkv:
+      return Group::GemmQkv;
+    case GemmOperator::Out:
+      return Group::GemmOut;
+    case GemmOperator::MlpUp:
+      return Group::GemmMlpUp;
+    case GemmOperator::MlpDown:
+      return Group::GemmMlpDown;
+  }
+  return Group::Gemm;
+}
 
 std::optional<Group> group_of(MeasurementKind kind) {
   switch (kind) {
@@ -40,6 +80,11 @@ std::string group_name(Group g) {
   switch (g) {
     case Group::Gemm:
       return "gemm";
+    case Group::GemmQkv:
+    case Group::GemmOut:
+    case Group::GemmMlpUp:
+    case Group::GemmMlpDown:
+      return "gemm_" + std::string(gemm_operator_name(*operator_of(g)));
     case Group::DecodeAttention:
       return "decode_attention";
     case Group::PrefillAttention:
@@ -85,17 +130,28 @@ std::vector<std::string> fit_group(Group group, const Records& records, Hardware
     std::vector<CeilingPoint> points;
     points.reserve(records.size());
     for (const Measurement* m : records)
-      points.push_back({kernel_sample(*m, profile), m->median_s, m});
+      points.push_back({kernel_sample(*m, profile, &k), m->median_s, m});
     k = fit_kernel_ceilings(points, k, what);
     std::vector<std::string> keys;
     for (const char* key : {"compute_efficiency", "compute_half_size", "memory_efficiency",
                             "memory_half_size", "fixed_s", "masked_pair_weight"})
       keys.push_back(prefix + key);
+    if (prefix.starts_with("kernels.gemm")) keys.push_back(prefix + "quantization_weight");
     return keys;
   };
   switch (group) {
     case Group::Gemm:
       return kernels(profile.kernels.gemm, "kernels.gemm.");
+    case Group::GemmQkv:
+    case Group::GemmOut:
+    case Group::GemmMlpUp:
+    case Group::GemmMlpDown: {
+      // Kernel samples depend on the class's tiling: take the class before sampling.
+      const GemmOperator op = *operator_of(group);
+      auto& own = profile.kernels.gemm_operators[static_cast<std::size_t>(op)];
+      if (!own) own = profile.kernels.gemm;
+      return kernels(*own, "kernels." + group_name(group) + ".");
+    }
     case Group::DecodeAttention:
       return kernels(profile.kernels.decode_attention, "kernels.decode_attention.");
     case Group::PrefillAttention:
@@ -137,8 +193,16 @@ std::map<Group, Records> group_records(std::span<const Measurement> measurements
   std::map<Group, Records> groups;
   for (const Measurement& m : measurements) {
     if (const auto g = group_of(m.kind)) groups[*g].push_back(&m);
+    if (const auto op = gemm_operator_of(m)) groups[group_of(*op)].push_back(&m);
   }
   return groups;
+}
+
+// Whether `group`'s ceilings are the ones that predict `m` (GEMM records naming an operator
+// are predicted by that operator's class, not by "gemm").
+bool predicts(Group group, const Measurement& m) {
+  if (group != Group::Gemm) return true;
+  return !gemm_operator_of(m).has_value();
 }
 
 }  // namespace
@@ -146,11 +210,41 @@ std::map<Group, Records> group_records(std::span<const Measurement> measurements
 HardwareProfile fit_profile(std::span<const Measurement> measurements, const HardwareProfile& base,
                             const std::string& sources_note) {
   HardwareProfile profile = base;
-  for (const auto& [group, records] : group_records(measurements)) {
+  const std::map<Group, Records> groups = group_records(measurements);
+  if (groups.contains(Group::Gemm)) {
+    // An operator class of the base without records of its own would price that operator
+    // with stale ceilings: the operator follows the refitted "gemm" instead.
+    for (const GemmOperator op : kGemmOperators) {
+      if (groups.contains(group_of(op))) continue;
+      profile.kernels.gemm_operators[static_cast<std::size_t>(op)].reset();
+      const std::string prefix = "kernels.gemm_" + std::string(gemm_operator_name(op)) + ".";
+      std::erase_if(profile.sources,
+                    [&](const auto& source) { return source.first.starts_with(prefix); });
+    }
+  }
+  for (const auto& [group, records] : groups) {
     for (const std::string& key : fit_group(group, records, profile)) {
       profile.sources[key] = "fitted by servesim calibrate (least squares of relative errors) to " +
                              std::to_string(records.size()) + " " + group_name(group) + " records" +
                              sources_note;
+    }
+  }
+  // Say which fitted efficiencies sit at the datasheet bound (see fit_kernel_ceilings).
+  const auto note_bound = [&](const std::string& name, const KernelCeilings& k) {
+    for (const auto& [key, value] : {std::pair{"compute_efficiency", k.compute_efficiency},
+                                     std::pair{"memory_efficiency", k.memory_efficiency}}) {
+      const auto source = profile.sources.find("kernels." + name + "." + key);
+      if (value == 1.0 && source != profile.sources.end() && source->second.starts_with("fitted")) {
+        source->second += "; held at the datasheet ceiling (the unbounded fit lands above it)";
+      }
+    }
+  };
+  note_bound("gemm", profile.kernels.gemm);
+  note_bound("decode_attention", profile.kernels.decode_attention);
+  note_bound("prefill_attention", profile.kernels.prefill_attention);
+  for (const GemmOperator op : kGemmOperators) {
+    if (const auto& own = profile.kernels.gemm_operators[static_cast<std::size_t>(op)]) {
+      note_bound("gemm_" + std::string(gemm_operator_name(op)), *own);
     }
   }
   // A calibrated profile writes every kernel class; those without records keep the flat
@@ -162,6 +256,22 @@ HardwareProfile fit_profile(std::span<const Measurement> measurements, const Har
                               std::string("not fitted (no ") + group +
                                   " records): the uncalibrated roofline's value, from "
                                   "efficiency and overheads.kernel_launch_s");
+    }
+  }
+  std::vector<std::string> gemm_classes{"gemm"};
+  for (const GemmOperator op : kGemmOperators) {
+    if (profile.kernels.gemm_operators[static_cast<std::size_t>(op)]) {
+      gemm_classes.push_back("gemm_" + std::string(gemm_operator_name(op)));
+    }
+  }
+  for (const std::string& group : gemm_classes) {
+    const std::string prefix = "kernels." + group + ".";
+    profile.sources.emplace(prefix + "quantization_weight",
+                            "not fitted (no " + group + " records): the base profile's value");
+    for (const char* key : {"tile_m", "tile_n"}) {
+      profile.sources.emplace(prefix + key,
+                              "not fitted: the output tile the quantization term assumes (default "
+                              "128 x 128, a common cuBLAS/CUTLASS tile for 16-bit GEMMs)");
     }
   }
   return profile;
@@ -203,6 +313,7 @@ CalibrationReport calibrate(std::span<const Measurement> measurements, const Har
       HardwareProfile fold = base;
       fit_group(group, train, fold);
       for (const Measurement* m : test) {
+        if (!predicts(group, *m)) continue;
         holdout.add(m->class_name(), predict_seconds(*m, fold), m->median_s);
         report.method[m->class_name()] =
             by_model ? "leave-one-model-out (" + std::to_string(models.size()) + " models)"

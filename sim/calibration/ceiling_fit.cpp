@@ -12,7 +12,8 @@
 namespace servesim {
 
 std::vector<double> fit_nonnegative_relative(const std::vector<std::vector<double>>& rows,
-                                             const std::vector<double>& y) {
+                                             const std::vector<double>& y,
+                                             std::span<const double> offset) {
   const std::size_t n = rows.size();
   const std::size_t p = n == 0 ? 0 : rows.front().size();
   std::vector<double> beta(p, 0.0);
@@ -24,7 +25,9 @@ std::vector<double> fit_nonnegative_relative(const std::vector<std::vector<doubl
       x(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = rows[i][j] / y[i];
     }
   }
-  const Eigen::VectorXd ones = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(n));
+  Eigen::VectorXd ones = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(n));
+  for (std::size_t i = 0; i < offset.size() && i < n; ++i)
+    ones(static_cast<Eigen::Index>(i)) -= offset[i] / y[i];
   std::vector<bool> free(p);
   for (std::size_t j = 0; j < p; ++j)
     free[j] = x.col(static_cast<Eigen::Index>(j)).norm() > 0;
@@ -82,21 +85,31 @@ double efficiency_from_inverse(double inverse, const std::string& what,
 
 namespace {
 
-// The parameters in the form in which each bound is linear: 1/e, half/e, masked weight/e.
-enum Parameter { kFixed, kComputeInverse, kComputeHalf, kMasked, kMemoryInverse, kMemoryHalf };
+// The parameters in the form in which each bound is linear: 1/e, half/e, masked weight/e,
+// quantization weight/e.
+enum Parameter {
+  kFixed,
+  kComputeInverse,
+  kComputeHalf,
+  kMasked,
+  kIdle,
+  kMemoryInverse,
+  kMemoryHalf
+};
 
 std::vector<double> to_parameters(const KernelCeilings& k) {
   return {k.fixed_s,
           1 / k.compute_efficiency,
           k.compute_half_size / k.compute_efficiency,
           k.masked_pair_weight / k.compute_efficiency,
+          k.quantization_weight / k.compute_efficiency,
           1 / k.memory_efficiency,
           k.memory_half_size / k.memory_efficiency};
 }
 
 double compute_term(const std::vector<double>& p, const KernelSample& s) {
   return s.compute_peak_s * (p[kComputeInverse] + p[kComputeHalf] / s.size) +
-         s.masked_peak_s * p[kMasked];
+         s.masked_peak_s * p[kMasked] + s.idle_peak_s * p[kIdle];
 }
 
 double memory_term(const std::vector<double>& p, const KernelSample& s) {
@@ -144,9 +157,22 @@ struct Attempt {
   bool have_memory = false;
 };
 
-// Alternates solving and classifying from the given classes until they are stable.
+// The highest fraction of a datasheet peak any record achieves.
+double fastest_fraction(std::span<const CeilingPoint> points) {
+  double fraction = 0;
+  for (const CeilingPoint& point : points) {
+    fraction =
+        std::max(fraction, std::max(point.sample.compute_peak_s, point.sample.memory_peak_s) /
+                               point.measured_s);
+  }
+  return fraction;
+}
+
+// Alternates solving and classifying from the given classes until they are stable. With
+// `bounded`, an inverse efficiency below 1 (above the datasheet) is held at 1 and the rest
+// refitted.
 Attempt alternate(std::span<const CeilingPoint> points, std::vector<double> p,
-                  std::vector<bool> classes) {
+                  std::vector<bool> classes, bool bounded) {
   Attempt best{p};
   for (int iteration = 0; iteration < 100; ++iteration) {
     std::vector<std::vector<double>> rows;
@@ -157,20 +183,42 @@ Attempt alternate(std::span<const CeilingPoint> points, std::vector<double> p,
     for (std::size_t i = 0; i < points.size(); ++i) {
       const KernelSample& s = points[i].sample;
       if (classes[i]) {
-        rows.push_back({1, s.compute_peak_s, s.compute_peak_s / s.size, s.masked_peak_s, 0, 0});
+        rows.push_back(
+            {1, s.compute_peak_s, s.compute_peak_s / s.size, s.masked_peak_s, s.idle_peak_s, 0, 0});
         any_compute = true;
       } else {
-        rows.push_back({1, 0, 0, 0, s.memory_peak_s, s.memory_peak_s / s.size});
+        rows.push_back({1, 0, 0, 0, 0, s.memory_peak_s, s.memory_peak_s / s.size});
         any_memory = true;
       }
       y.push_back(points[i].measured_s);
     }
     std::vector<double> next = fit_nonnegative_relative(rows, y);
+    if (bounded) {
+      std::vector<double> offset(rows.size(), 0.0);
+      bool pinned = false;
+      for (const Parameter inverse : {kComputeInverse, kMemoryInverse}) {
+        if (!(next[inverse] > 0 && next[inverse] < 1)) continue;
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+          offset[i] += rows[i][inverse];
+          rows[i][inverse] = 0;
+        }
+        pinned = true;
+      }
+      if (pinned) {
+        const std::vector<double> held = fit_nonnegative_relative(rows, y, offset);
+        for (std::size_t j = 0; j < held.size(); ++j) {
+          const bool at_bound =
+              (j == kComputeInverse || j == kMemoryInverse) && next[j] > 0 && next[j] < 1;
+          next[j] = at_bound ? 1.0 : held[j];
+        }
+      }
+    }
     // A side without points keeps its current estimate.
     if (!any_compute) {
       next[kComputeInverse] = p[kComputeInverse];
       next[kComputeHalf] = p[kComputeHalf];
       next[kMasked] = p[kMasked];
+      next[kIdle] = p[kIdle];
     }
     if (!any_memory) {
       next[kMemoryInverse] = p[kMemoryInverse];
@@ -202,9 +250,11 @@ KernelCeilings fit_kernel_ceilings(std::span<const CeilingPoint> points,
   std::vector<bool> classes(points.size());
   for (std::size_t i = 0; i < points.size(); ++i)
     classes[i] = compute_bound(p, points[i].sample);
-  Attempt best = alternate(points, p, classes);
+  // Records above a datasheet peak mean a unit or device error: fit unbounded and refuse.
+  const bool bounded = fastest_fraction(points) <= 1.0;
+  Attempt best = alternate(points, p, classes, bounded);
   for (const bool all_compute : {true, false}) {
-    Attempt a = alternate(points, p, std::vector<bool>(points.size(), all_compute));
+    Attempt a = alternate(points, p, std::vector<bool>(points.size(), all_compute), bounded);
     if (a.sse < best.sse) best = std::move(a);
   }
   if (!std::isfinite(best.sse)) {
@@ -222,6 +272,10 @@ KernelCeilings fit_kernel_ceilings(std::span<const CeilingPoint> points,
                                           : start.compute_half_size;
   k.masked_pair_weight = best.have_compute ? best.parameters[kMasked] * k.compute_efficiency
                                            : start.masked_pair_weight;
+  k.quantization_weight =
+      best.have_compute ? best.parameters[kIdle] * k.compute_efficiency : start.quantization_weight;
+  k.tile_m = start.tile_m;  // the tiling is the profile's, not fitted
+  k.tile_n = start.tile_n;
   k.memory_efficiency = best.have_memory ? efficiency_from_inverse(best.parameters[kMemoryInverse],
                                                                    class_name + " memory", evidence)
                                          : start.memory_efficiency;

@@ -13,8 +13,11 @@ namespace servesim {
 // Least squares of relative errors, sum ((x_i . beta - y_i) / y_i)^2, with every coefficient
 // >= 0 (active set: a negative coefficient is pinned to 0 and the rest refitted). Rows are
 // features; y holds the measured seconds (positive). Columns that are all zero keep 0.
+// `offset` (empty, or one per row) is a known part of each row's prediction:
+// sum ((x_i . beta + offset_i - y_i) / y_i)^2.
 std::vector<double> fit_nonnegative_relative(const std::vector<std::vector<double>>& rows,
-                                             const std::vector<double>& y);
+                                             const std::vector<double>& y,
+                                             std::span<const double> offset = {});
 
 // One measured kernel with its sample under the profile being fitted.
 struct CeilingPoint {
@@ -23,14 +26,17 @@ struct CeilingPoint {
   const Measurement* record = nullptr;
 };
 
-// Fits the six numbers of a KernelCeilings to measured kernels of one class: a kernel is
-// compute- or memory-bound under the current estimate, each bound is linear in its
-// parameters (1/e, half/e, masked weight/e) and the fixed cost, so the fit alternates classifying
+// Fits the seven numbers of a KernelCeilings to measured kernels of one class (the GEMM
+// tiling is kept from `start`): a kernel is compute- or memory-bound under the current
+// estimate, each bound is linear in its parameters (1/e, half/e, masked weight/e,
+// quantization weight/e) and the fixed cost, so the fit alternates classifying
 // and solving until the classification is stable (a least-squares fit of a max of two linear
 // models). Without points on one side of the roofline, that side keeps `start`. Throws
 // InputError naming the class, the files and the fastest record (highest achieved fraction
 // of the datasheet peak) when the data imply a ceiling that is negative, infinite or above
-// the datasheet (efficiency > 1: usually times in the wrong unit).
+// the datasheet (efficiency > 1: usually times in the wrong unit). When no record runs above
+// the datasheet peaks, a side whose best fit lands just above the datasheet (a kernel served
+// partly from L2, say) is held at efficiency 1 instead: a bounded least-squares fit.
 KernelCeilings fit_kernel_ceilings(std::span<const CeilingPoint> points,
                                    const KernelCeilings& start, const std::string& class_name);
 

@@ -22,7 +22,16 @@ bool is_kernel_record(const Measurement& m) noexcept {
          m.kind == MeasurementKind::PrefillAttention;
 }
 
+std::optional<GemmOperator> gemm_operator_of(const Measurement& m) noexcept {
+  if (m.kind != MeasurementKind::Gemm) return std::nullopt;
+  for (const GemmOperator op : kGemmOperators) {
+    if (m.gemm_operator == gemm_operator_name(op)) return op;
+  }
+  return std::nullopt;
+}
+
 const KernelCeilings& kernel_class(const Measurement& m, const HardwareProfile& profile) {
+  if (const auto op = gemm_operator_of(m)) return profile.kernels.gemm_for(*op);
   switch (m.kind) {
     case MeasurementKind::DecodeAttention:
       return profile.kernels.decode_attention;
@@ -33,7 +42,8 @@ const KernelCeilings& kernel_class(const Measurement& m, const HardwareProfile& 
   }
 }
 
-KernelSample kernel_sample(const Measurement& m, const HardwareProfile& profile) {
+KernelSample kernel_sample(const Measurement& m, const HardwareProfile& profile,
+                           const KernelCeilings* ceilings) {
   const double peak = peak_flops_for(profile, m.dtype);
   const double bandwidth = profile.memory_bandwidth_bytes_per_s;
   const double a = activation_bytes(m.dtype);
@@ -46,7 +56,8 @@ KernelSample kernel_sample(const Measurement& m, const HardwareProfile& profile)
   const double batch = d(m.batch);
   switch (m.kind) {
     case MeasurementKind::Gemm:
-      work = gemm_work(d(m.m), d(m.n), d(m.k), element, a);
+      work = gemm_work(d(m.m), d(m.n), d(m.k), element, a,
+                       gemm_tiling(profile, ceilings ? *ceilings : kernel_class(m, profile)));
       size = d(m.m);
       break;
     case MeasurementKind::DecodeAttention:
@@ -65,7 +76,8 @@ KernelSample kernel_sample(const Measurement& m, const HardwareProfile& profile)
     default:
       throw InvariantError("kernel_sample: " + m.where + " is not a kernel record");
   }
-  return {work.flops / peak, work.bytes / bandwidth, size, work.masked_flops / peak};
+  return {work.flops / peak, work.bytes / bandwidth, size, work.masked_flops / peak,
+          work.idle_flops / peak};
 }
 
 double predict_seconds(const Measurement& m, const HardwareProfile& profile,
@@ -73,7 +85,7 @@ double predict_seconds(const Measurement& m, const HardwareProfile& profile,
   if (is_kernel_record(m)) {
     const KernelSample s = kernel_sample(m, profile);
     return kernel_class(m, profile)
-        .kernel_s(s.compute_peak_s, s.memory_peak_s, s.size, s.masked_peak_s);
+        .kernel_s(s.compute_peak_s, s.memory_peak_s, s.size, s.masked_peak_s, s.idle_peak_s);
   }
   switch (m.kind) {
     case MeasurementKind::MemcpyD2D:

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "sim/calibration/measurement.h"
@@ -19,11 +20,17 @@ struct KernelSample {
   double memory_peak_s = 0;
   double size = 1;
   double masked_peak_s = 0;  // prefill attention: the pairs above the causal diagonal
+  double idle_peak_s = 0;    // GEMM: the tile slots quantization leaves idle
 };
 bool is_kernel_record(const Measurement& m) noexcept;
-KernelSample kernel_sample(const Measurement& m, const HardwareProfile& profile);
-// The ceilings of the record's class in `profile`.
+// `ceilings` (default: the record's class, see kernel_class) gives the GEMM tiling.
+KernelSample kernel_sample(const Measurement& m, const HardwareProfile& profile,
+                           const KernelCeilings* ceilings = nullptr);
+// The ceilings of the record's class in `profile`: a GEMM record naming one of the layer
+// operators (qkv, o, mlp_up, mlp_down) uses that operator's ceilings.
 const KernelCeilings& kernel_class(const Measurement& m, const HardwareProfile& profile);
+// The layer operator a GEMM record names; empty for other records, lm_head and unnamed GEMMs.
+std::optional<GemmOperator> gemm_operator_of(const Measurement& m) noexcept;
 
 // Predicted seconds of one record under `profile`, with the formulas the simulator prices
 // iterations with. An iteration record needs `models`; without it, it is an InputError.

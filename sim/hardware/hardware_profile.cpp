@@ -1,6 +1,8 @@
 #include "sim/hardware/hardware_profile.h"
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
 
 #include "sim/config/json_reader.h"
 #include "sim/core/error.h"
@@ -11,9 +13,11 @@ namespace {
 constexpr std::array<DType, 6> kAllDtypes{DType::FP32, DType::BF16, DType::FP16,
                                           DType::FP8,  DType::INT8, DType::INT4};
 
-void read_kernel_class(JsonObjectReader& kernels, std::string_view name, KernelCeilings& k) {
+// Reads the class `name` over `k` (its defaults); false when the profile has no such class.
+bool read_kernel_class(JsonObjectReader& kernels, std::string_view name, KernelCeilings& k,
+                       bool gemm) {
   auto c = kernels.optional_object(name);
-  if (!c) return;
+  if (!c) return false;
   const auto non_negative = [&](std::string_view key, double fallback) {
     const auto value = c->optional_number(key);
     if (value && *value < 0) c->fail(key, "expected a non-negative number");
@@ -25,19 +29,54 @@ void read_kernel_class(JsonObjectReader& kernels, std::string_view name, KernelC
   k.memory_half_size = non_negative("memory_half_size", k.memory_half_size);
   k.fixed_s = non_negative("fixed_s", k.fixed_s);
   k.masked_pair_weight = non_negative("masked_pair_weight", k.masked_pair_weight);
+  if (gemm) {
+    k.quantization_weight = non_negative("quantization_weight", k.quantization_weight);
+    for (auto [key, tile] : {std::pair{"tile_m", &k.tile_m}, std::pair{"tile_n", &k.tile_n}}) {
+      const auto value = c->optional_number(key);
+      if (value && !(*value >= 1 && *value == std::floor(*value) && *value <= 4096)) {
+        c->fail(key, "expected a whole number of rows or columns in [1, 4096]");
+      }
+      *tile = value.value_or(*tile);
+    }
+  }
   c->reject_unknown_keys();
+  return true;
 }
 
-nlohmann::json kernel_class_to_json(const KernelCeilings& k) {
-  return {{"compute_efficiency", k.compute_efficiency},
-          {"compute_half_size", k.compute_half_size},
-          {"memory_efficiency", k.memory_efficiency},
-          {"memory_half_size", k.memory_half_size},
-          {"fixed_s", k.fixed_s},
-          {"masked_pair_weight", k.masked_pair_weight}};
+std::string gemm_operator_key(GemmOperator op) {
+  return "gemm_" + std::string(gemm_operator_name(op));
+}
+
+nlohmann::json kernel_class_to_json(const KernelCeilings& k, bool gemm) {
+  nlohmann::json j = {{"compute_efficiency", k.compute_efficiency},
+                      {"compute_half_size", k.compute_half_size},
+                      {"memory_efficiency", k.memory_efficiency},
+                      {"memory_half_size", k.memory_half_size},
+                      {"fixed_s", k.fixed_s},
+                      {"masked_pair_weight", k.masked_pair_weight}};
+  if (gemm) {
+    j["quantization_weight"] = k.quantization_weight;
+    j["tile_m"] = k.tile_m;
+    j["tile_n"] = k.tile_n;
+  }
+  return j;
 }
 
 }  // namespace
+
+std::string_view gemm_operator_name(GemmOperator op) noexcept {
+  switch (op) {
+    case GemmOperator::Qkv:
+      return "qkv";
+    case GemmOperator::Out:
+      return "o";
+    case GemmOperator::MlpUp:
+      return "mlp_up";
+    case GemmOperator::MlpDown:
+      return "mlp_down";
+  }
+  return "?";
+}
 
 HardwareProfile hardware_from_json(const nlohmann::json& document, const std::string& source_name) {
   JsonObjectReader r(document, source_name);
@@ -54,6 +93,12 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
     r.fail("runtime_reserved_bytes", "expected a value in [0, memory_capacity_bytes)");
   }
   p.price_per_gpu_hour_usd = r.optional_positive_number("price_per_gpu_hour_usd");
+  if (const auto sms = r.optional_number("sm_count")) {
+    if (!(*sms >= 1 && *sms == std::floor(*sms) && *sms <= 100000)) {
+      r.fail("sm_count", "expected a whole number of streaming multiprocessors (at least 1)");
+    }
+    p.sm_count = *sms;
+  }
 
   JsonObjectReader peaks = r.object("peak_flops_per_s");
   for (const DType d : kAllDtypes) {
@@ -97,11 +142,18 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
                             p.overheads.kernel_launch_s};
   const KernelCeilings attention{p.efficiency.attention_compute, 0, p.efficiency.memory_bandwidth,
                                  0, p.overheads.kernel_launch_s};
-  p.kernels = {gemm, attention, attention};
+  p.kernels = {gemm, {}, attention, attention};
   if (auto k = r.optional_object("kernels")) {
-    read_kernel_class(*k, "gemm", p.kernels.gemm);
-    read_kernel_class(*k, "decode_attention", p.kernels.decode_attention);
-    read_kernel_class(*k, "prefill_attention", p.kernels.prefill_attention);
+    read_kernel_class(*k, "gemm", p.kernels.gemm, true);
+    // An operator's own class starts from "gemm": it may give only what differs.
+    for (const GemmOperator op : kGemmOperators) {
+      KernelCeilings own = p.kernels.gemm;
+      if (read_kernel_class(*k, gemm_operator_key(op), own, true)) {
+        p.kernels.gemm_operators[static_cast<std::size_t>(op)] = own;
+      }
+    }
+    read_kernel_class(*k, "decode_attention", p.kernels.decode_attention, false);
+    read_kernel_class(*k, "prefill_attention", p.kernels.prefill_attention, false);
     k->reject_unknown_keys();
   }
   if (const nlohmann::json* calibration = r.optional_raw("calibration")) {
@@ -155,11 +207,17 @@ nlohmann::json hardware_to_json(const HardwareProfile& p) {
         {"per_sequence_s", p.overheads.per_sequence_s},
         {"collective_latency_s", p.overheads.collective_latency_s}}},
       {"kernels",
-       {{"gemm", kernel_class_to_json(p.kernels.gemm)},
-        {"decode_attention", kernel_class_to_json(p.kernels.decode_attention)},
-        {"prefill_attention", kernel_class_to_json(p.kernels.prefill_attention)}}},
+       {{"gemm", kernel_class_to_json(p.kernels.gemm, true)},
+        {"decode_attention", kernel_class_to_json(p.kernels.decode_attention, false)},
+        {"prefill_attention", kernel_class_to_json(p.kernels.prefill_attention, false)}}},
       {"sources", p.sources},
   };
+  for (const GemmOperator op : kGemmOperators) {
+    if (const auto& own = p.kernels.gemm_operators[static_cast<std::size_t>(op)]) {
+      j["kernels"][gemm_operator_key(op)] = kernel_class_to_json(*own, true);
+    }
+  }
+  if (p.sm_count > 0) j["sm_count"] = p.sm_count;
   if (!p.calibration.is_null()) j["calibration"] = p.calibration;
   if (p.price_per_gpu_hour_usd) j["price_per_gpu_hour_usd"] = *p.price_per_gpu_hour_usd;
   return j;

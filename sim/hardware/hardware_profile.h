@@ -6,9 +6,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "sim/hardware/kernel_work.h"
 #include "sim/model/dtype.h"
 
 namespace servesim {
@@ -38,7 +40,11 @@ struct Overheads {
 // A kernel then takes max(compute time, memory time) plus a fixed per-kernel cost.
 // Attention kernels may also spend time on the query-key pairs the causal mask hides
 // ("masked" work): masked_pair_weight is their cost relative to a computed pair (0: the
-// kernel skips masked tiles; 1: it computes the full rectangle).
+// kernel skips masked tiles; 1: it computes the full rectangle). GEMMs compute whole output
+// tiles in waves of one tile per SM, so the padding of the last tile row and column and the
+// idle SMs of the last wave ("idle" work, see gemm_idle_flops in kernel_work.h) cost
+// quantization_weight times a useful FLOP (0: no quantization effect; 1: every idle slot
+// costs in full; libraries that pick tiles per shape recover part of it).
 struct KernelCeilings {
   double compute_efficiency = 0.7;
   double compute_half_size = 0;
@@ -46,11 +52,16 @@ struct KernelCeilings {
   double memory_half_size = 0;
   double fixed_s = 2e-6;  // per kernel: launch gap, prologue and tail
   double masked_pair_weight = 0;
+  double quantization_weight = 0;  // GEMMs: cost of idle tile slots per useful FLOP
+  double tile_m = 128;             // GEMMs: output tile rows (tokens) of one SM's work
+  double tile_n = 128;             // GEMMs: output tile columns
 
   // Scale a time at the datasheet peak to the achieved ceiling at `size` (>= 1).
-  double compute_s(double peak_s, double size, double masked_peak_s = 0) const noexcept {
+  // `masked_peak_s` and `idle_peak_s` are the masked and idle work at the peak.
+  double compute_s(double peak_s, double size, double masked_peak_s = 0,
+                   double idle_peak_s = 0) const noexcept {
     return (peak_s * (1 + compute_half_size / std::max(size, 1.0)) +
-            masked_pair_weight * masked_peak_s) /
+            masked_pair_weight * masked_peak_s + quantization_weight * idle_peak_s) /
            compute_efficiency;
   }
   double memory_s(double peak_s, double size) const noexcept {
@@ -58,18 +69,35 @@ struct KernelCeilings {
   }
   // One kernel whose work takes `compute_peak_s` and `memory_peak_s` at the datasheet peaks.
   double kernel_s(double compute_peak_s, double memory_peak_s, double size,
-                  double masked_peak_s = 0) const noexcept {
-    return std::max(compute_s(compute_peak_s, size, masked_peak_s), memory_s(memory_peak_s, size)) +
+                  double masked_peak_s = 0, double idle_peak_s = 0) const noexcept {
+    return std::max(compute_s(compute_peak_s, size, masked_peak_s, idle_peak_s),
+                    memory_s(memory_peak_s, size)) +
            fixed_s;
   }
 };
 
+// The GEMMs of a decoder layer, which may have ceilings of their own: measured kernels of
+// the same shape run at different speeds per operator (on H100, the down projection, whose
+// input is the gated activation, sustains a higher fraction of the peak than the others).
+enum class GemmOperator { Qkv, Out, MlpUp, MlpDown };
+inline constexpr std::array<GemmOperator, 4> kGemmOperators{
+    GemmOperator::Qkv, GemmOperator::Out, GemmOperator::MlpUp, GemmOperator::MlpDown};
+// "qkv", "o", "mlp_up", "mlp_down": the names of measurement records' `operator`.
+std::string_view gemm_operator_name(GemmOperator op) noexcept;
+
 // Calibrated classes. A profile without a "kernels" section derives them from "efficiency"
-// and "overheads" (flat ceilings), which is the uncalibrated roofline.
+// and "overheads" (flat ceilings), which is the uncalibrated roofline. A GEMM operator
+// without its own ceilings ("gemm_qkv", ...) uses "gemm", as does the LM head.
 struct KernelClasses {
   KernelCeilings gemm;
+  std::array<std::optional<KernelCeilings>, 4> gemm_operators;
   KernelCeilings decode_attention;
   KernelCeilings prefill_attention;
+
+  const KernelCeilings& gemm_for(GemmOperator op) const noexcept {
+    const auto& own = gemm_operators[static_cast<std::size_t>(op)];
+    return own ? *own : gemm;
+  }
 };
 
 // One accelerator, as loaded from hw_profiles/<name>.json. All rates are SI decimal.
@@ -85,6 +113,9 @@ struct HardwareProfile {
   double gpu_link_bandwidth_bytes_per_s = 0;   // per direction, GPU to GPU
   double host_link_bandwidth_bytes_per_s = 0;  // per direction, GPU to host
   double runtime_reserved_bytes = 0;           // CUDA context, library workspaces, graphs: never KV
+  // Streaming multiprocessors (datasheet): GEMM tiles run in waves of one per SM. 0 when
+  // unknown, which turns the GEMM wave quantization term off.
+  double sm_count = 0;
   std::optional<double> price_per_gpu_hour_usd;
   Efficiency efficiency;
   Overheads overheads;
@@ -98,6 +129,11 @@ struct HardwareProfile {
   double peak_flops(DType dtype) const { return peak_flops_per_s[static_cast<std::size_t>(dtype)]; }
   bool supports(DType dtype) const { return peak_flops(dtype) > 0; }
 };
+
+// The tiling a GEMM class prices quantization with on this device.
+inline GemmTiling gemm_tiling(const HardwareProfile& profile, const KernelCeilings& k) noexcept {
+  return {k.tile_m, k.tile_n, profile.sm_count};
+}
 
 HardwareProfile load_hardware_file(const std::filesystem::path& path);
 HardwareProfile hardware_from_json(const nlohmann::json& document, const std::string& source_name);

@@ -34,9 +34,7 @@ TEST_CASE("calibrated A100 and H100 profiles meet the leave-one-model-out target
     for (const char* name : kGemmClasses) {
       INFO(name);
       REQUIRE(report.method.at(name).starts_with("leave-one-model-out"));
-      // Known miss: H100 mlp_down is at 10.9% (small TP-8 GEMMs and wave quantization).
-      const bool known_miss = std::string(device) == "h100" && std::string(name) == "gemm.mlp_down";
-      CHECK(report.holdout.at(name).mape <= (known_miss ? 0.11 : 0.10));
+      CHECK(report.holdout.at(name).mape <= 0.10);
     }
     CHECK(report.holdout.at("all_reduce").mape <= 0.15);
     if (std::string(device) == "a100") {

@@ -15,6 +15,7 @@ namespace {
 HardwareProfile truth_profile() {
   HardwareProfile p = test::shipped_hardware("a100-80gb");
   p.kernels.gemm = {0.72, 90, 0.81, 3, 5e-6};
+  p.kernels.gemm.quantization_weight = 0.3;  // a100-80gb has its SM count: waves count
   p.kernels.decode_attention = {0.45, 0, 0.78, 1.5, 9e-6};
   p.kernels.prefill_attention = {0.4, 200, 0.6, 0, 4e-6};
   p.efficiency.gpu_link = 0.55;
@@ -95,6 +96,7 @@ void check_same(const KernelCeilings& fitted, const KernelCeilings& truth) {
   CHECK(fitted.memory_efficiency == Approx(truth.memory_efficiency).epsilon(1e-6));
   CHECK(fitted.memory_half_size == Approx(truth.memory_half_size).epsilon(1e-6).margin(1e-6));
   CHECK(fitted.fixed_s == Approx(truth.fixed_s).epsilon(1e-6).margin(1e-12));
+  CHECK(fitted.quantization_weight == Approx(truth.quantization_weight).epsilon(1e-6).margin(1e-9));
 }
 
 }  // namespace
@@ -116,6 +118,14 @@ TEST_CASE("the fit recovers the parameters that generated the measurements", "[c
         std::string::npos);
   // Untouched numbers stay as they were.
   CHECK(fitted.efficiency.host_link == base.efficiency.host_link);
+  // The base's per-operator GEMM classes have no records here: the operators follow the
+  // refitted "gemm" rather than keep stale ceilings.
+  REQUIRE(base.kernels.gemm_operators[static_cast<std::size_t>(GemmOperator::MlpDown)]);
+  for (const GemmOperator op : kGemmOperators) {
+    CHECK(&fitted.kernels.gemm_for(op) == &fitted.kernels.gemm);
+    CHECK_FALSE(fitted.sources.contains("kernels.gemm_" + std::string(gemm_operator_name(op)) +
+                                        ".compute_efficiency"));
+  }
   // The fitted profile prices the simulator's iterations with the new ceilings and loads back.
   const HardwareProfile again = hardware_from_json(hardware_to_json(fitted), "again");
   check_same(again.kernels.gemm, truth.kernels.gemm);
@@ -163,4 +173,74 @@ TEST_CASE("non-negative least squares pins negative coefficients to zero", "[cal
   const auto exact = fit_nonnegative_relative({{1, 1}, {1, 3}}, {3, 7});
   CHECK(exact[0] == Approx(1));
   CHECK(exact[1] == Approx(2));
+}
+
+TEST_CASE("GEMM records naming an operator fit that operator's own ceilings", "[calibration]") {
+  HardwareProfile truth = test::shipped_hardware("h100-sxm");
+  truth.kernels.gemm = {0.7, 120, 0.85, 0, 6e-6};
+  truth.kernels.gemm_operators = {};
+  KernelCeilings down = truth.kernels.gemm;
+  down.compute_efficiency = 0.8;
+  down.compute_half_size = 60;
+  down.quantization_weight = 0.25;
+  truth.kernels.gemm_operators[static_cast<std::size_t>(GemmOperator::MlpDown)] = down;
+  std::vector<Measurement> records;
+  for (const char* op : {"qkv", "mlp_down"}) {
+    for (std::int64_t tokens : {1, 8, 32, 64, 128, 200, 256, 384, 520, 1024, 2048, 4096}) {
+      for (const std::int64_t n : {4096, 8192, 14336}) {
+        Measurement m;
+        m.kind = MeasurementKind::Gemm;
+        m.gemm_operator = op;
+        m.m = tokens;
+        m.n = n;
+        m.k = 4096;
+        m.where = "synthetic[" + std::to_string(records.size()) + "]";
+        m.median_s = predict_seconds(m, truth);
+        records.push_back(m);
+      }
+    }
+  }
+  HardwareProfile base = test::shipped_hardware("h100-sxm");
+  base.kernels.gemm_operators = {};
+  const HardwareProfile fitted = fit_profile(records, base);
+  const KernelCeilings& fitted_down = fitted.kernels.gemm_for(GemmOperator::MlpDown);
+  CHECK(fitted_down.compute_efficiency == Approx(0.8).epsilon(1e-6));
+  CHECK(fitted_down.compute_half_size == Approx(60).epsilon(1e-6));
+  CHECK(fitted_down.quantization_weight == Approx(0.25).epsilon(1e-6));
+  CHECK(fitted.kernels.gemm_for(GemmOperator::Qkv).compute_efficiency == Approx(0.7).epsilon(1e-6));
+  CHECK(fitted.sources.at("kernels.gemm_mlp_down.quantization_weight").find("gemm_mlp_down") !=
+        std::string::npos);
+  CHECK_FALSE(fitted.kernels.gemm_operators[static_cast<std::size_t>(GemmOperator::Out)]);
+  for (const Measurement& m : records) {
+    INFO(m.where);
+    CHECK(predict_seconds(m, fitted) == Approx(m.median_s).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("a fit landing just above the datasheet is held at the datasheet ceiling",
+          "[calibration]") {
+  // Streaming kernels (no compute) that take half their time at the peak bandwidth plus 20 us (as
+  // if partly served from a cache): no record beats the peak, but the unbounded line would claim
+  // twice the peak bandwidth.
+  Measurement record;
+  record.where = "cached[0]";
+  std::vector<CeilingPoint> points;
+  for (const double stream_s : {1e-6, 3e-6, 8e-6, 15e-6, 30e-6}) {
+    for (const double size : {1.0, 4.0, 16.0}) {
+      const double measured_s = 0.5 * stream_s + 20e-6;
+      REQUIRE(stream_s < measured_s);
+      points.push_back({KernelSample{0, stream_s, size, 0, 0}, measured_s, &record});
+    }
+  }
+  const KernelCeilings start;
+  KernelCeilings fitted;
+  REQUIRE_NOTHROW(fitted = fit_kernel_ceilings(points, start, "cached"));
+  CHECK(fitted.memory_efficiency == 1.0);
+  CHECK(fitted.memory_half_size == 0);
+  CHECK(fitted.fixed_s > 5e-6);  // the rest of the 20 us goes to the fixed cost
+  CHECK(fitted.fixed_s < 20e-6);
+  // Without the bound the same data would be refused as above the datasheet.
+  for (CeilingPoint& p : points)
+    p.measured_s = 0.5 * p.sample.memory_peak_s + 1e-9;
+  CHECK_THROWS_WITH(fit_kernel_ceilings(points, start, "cached"), Contains("above 1"));
 }

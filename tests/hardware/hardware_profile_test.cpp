@@ -134,3 +134,46 @@ TEST_CASE("kernel classes default to the flat ceilings and read calibrated ones 
   CHECK_THROWS_WITH(load(minimal_profile(R"(, "calibration": [1])")),
                     Contains("calibration") && Contains("object"));
 }
+
+TEST_CASE("GEMM operators may have their own ceilings and the wave term its SM count",
+          "[hardware]") {
+  const auto load = [](const std::string& text) {
+    return hardware_from_json(parse_json_text(text, "p.json"), "p.json");
+  };
+  const HardwareProfile plain = load(minimal_profile(""));
+  CHECK(plain.sm_count == 0);  // unknown: no wave quantization
+  CHECK(plain.kernels.gemm.quantization_weight == 0);
+  CHECK(plain.kernels.gemm.tile_m == 128);
+  CHECK(&plain.kernels.gemm_for(GemmOperator::MlpDown) == &plain.kernels.gemm);
+
+  const HardwareProfile split = load(minimal_profile(
+      R"(, "sm_count": 132,
+          "kernels": {"gemm": {"compute_efficiency": 0.75, "quantization_weight": 0.2,
+                               "tile_n": 256},
+                      "gemm_mlp_down": {"compute_efficiency": 0.8}})"));
+  CHECK(split.sm_count == 132);
+  const KernelCeilings& down = split.kernels.gemm_for(GemmOperator::MlpDown);
+  CHECK(down.compute_efficiency == 0.8);
+  CHECK(down.quantization_weight == 0.2);  // what it does not give comes from "gemm"
+  CHECK(down.tile_n == 256);
+  CHECK(split.kernels.gemm_for(GemmOperator::Qkv).compute_efficiency == 0.75);
+  CHECK(gemm_tiling(split, down).sm_count == 132);
+  const HardwareProfile again = hardware_from_json(hardware_to_json(split), "again");
+  CHECK(again.sm_count == 132);
+  CHECK(again.kernels.gemm_for(GemmOperator::MlpDown).compute_efficiency == 0.8);
+  CHECK_FALSE(again.kernels.gemm_operators[0].has_value());
+
+  CHECK_THROWS_WITH(load(minimal_profile(R"(, "sm_count": 0)")),
+                    Contains("p.json") && Contains("sm_count") && Contains("whole number"));
+  CHECK_THROWS_WITH(load(minimal_profile(R"(, "sm_count": 13.5)")), Contains("sm_count"));
+  CHECK_THROWS_WITH(load(minimal_profile(R"(, "kernels": {"gemm": {"tile_m": 0}})")),
+                    Contains("kernels.gemm.tile_m") && Contains("whole number"));
+  CHECK_THROWS_WITH(
+      load(minimal_profile(R"(, "kernels": {"gemm_o": {"quantization_weight": -0.1}})")),
+      Contains("kernels.gemm_o.quantization_weight") && Contains("non-negative"));
+  // Tiles and quantization belong to GEMMs only.
+  CHECK_THROWS_WITH(load(minimal_profile(R"(, "kernels": {"decode_attention": {"tile_m": 64}})")),
+                    Contains("kernels.decode_attention.tile_m") && Contains("unknown key"));
+  CHECK_THROWS_WITH(load(minimal_profile(R"(, "kernels": {"gemm_lm_head": {}})")),
+                    Contains("kernels.gemm_lm_head") && Contains("unknown key"));
+}

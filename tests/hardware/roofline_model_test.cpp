@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <tuple>
+#include <vector>
 
 #include "sim/hardware/generation_cost.h"
 #include "sim/hardware/impl/roofline_model.h"
@@ -69,9 +71,9 @@ TEST_CASE("operator FLOPs and bytes follow the layer shapes", "[roofline]") {
   const auto& qkv_op = c.at(OperatorKind::QkvProj);
   // Ceilings of the GEMM class at 4 tokens.
   REQUIRE(qkv_op.bound == Bound::Memory);
+  const KernelCeilings& qkv_class = hw.kernels.gemm_for(GemmOperator::Qkv);
   const double expected =
-      hw.kernels.gemm.memory_s(qkv_op.bytes / hw.memory_bandwidth_bytes_per_s, 4) +
-      l * hw.kernels.gemm.fixed_s;
+      qkv_class.memory_s(qkv_op.bytes / hw.memory_bandwidth_bytes_per_s, 4) + l * qkv_class.fixed_s;
   CHECK(qkv_op.time_s == Approx(expected));
   // Host overhead: per iteration plus per sequence.
   CHECK(c.at(OperatorKind::Overhead).time_s ==
@@ -182,6 +184,7 @@ TEST_CASE("calibrated ceilings price GEMMs by size and attention by its masked w
   const ModelSpec m = shipped_model("llama-2-7b");
   HardwareProfile flat = shipped_hardware("a100-80gb");
   flat.kernels.gemm = {0.7, 0, 0.8, 0, 0};
+  flat.kernels.gemm_operators = {};  // every GEMM operator uses "gemm"
   flat.kernels.prefill_attention = {0.5, 0, 0.8, 0, 0, 0};
   HardwareProfile curved = flat;
   curved.kernels.gemm.compute_half_size = 100;
@@ -203,4 +206,70 @@ TEST_CASE("calibrated ceilings price GEMMs by size and attention by its masked w
   BatchShape shape;
   shape.add_prefill(100, 50);
   CHECK(shape.prefill_masked_pairs == 100.0 * 99 / 2);
+}
+
+TEST_CASE("GEMM tiles run in waves: idle tile slots cost their quantization weight", "[roofline]") {
+  // One full wave of 128 x 128 tiles on 108 SMs wastes nothing; one more token row adds a
+  // second row of tiles and a second wave.
+  const GemmTiling a100{128, 128, 108};
+  CHECK(gemm_idle_flops(128, 108 * 128, 4096, a100) == 0);
+  CHECK(gemm_idle_flops(129, 108 * 128, 4096, a100) ==
+        2.0 * 4096 * (2 * 108 * 128 * 128 - 129.0 * 108 * 128));
+  CHECK(gemm_idle_flops(1, 4096, 4096, GemmTiling{128, 128, 0}) == 0);  // SMs unknown: off
+  CHECK(gemm_work(129, 108 * 128, 4096, 2, 2, a100).idle_flops ==
+        gemm_idle_flops(129, 108 * 128, 4096, a100));
+
+  // The MLP up projection of Llama-2-7B at 2,000 tokens: [2000 x 4096] x [4096 x 22016] in
+  // 16 x 172 = 2,752 tiles, 26 waves of 108, so 2,808 tile slots.
+  const ModelSpec m = shipped_model("llama-2-7b");
+  HardwareProfile hw = shipped_hardware("a100-80gb");
+  hw.sm_count = 108;
+  hw.kernels.gemm = {0.7, 0, 0.8, 0, 0};
+  hw.kernels.gemm_operators = {};
+  HardwareProfile quantized = hw;
+  quantized.kernels.gemm.quantization_weight = 1;
+  const auto plain = RooflineModel(m, hw, RooflineOptions{}).estimate(prefill(2000));
+  const auto waves = RooflineModel(m, quantized, RooflineOptions{}).estimate(prefill(2000));
+  const auto& up = plain.at(OperatorKind::MlpUp);
+  REQUIRE(up.bound == Bound::Compute);
+  const double idle = 32 * 2.0 * 4096 * (2808.0 * 128 * 128 - 2000.0 * 22016);
+  const double peak = hw.peak_flops(DType::FP16);
+  CHECK(waves.at(OperatorKind::MlpUp).time_s - up.time_s == Approx(idle / peak / 0.7));
+  CHECK(waves.at(OperatorKind::MlpUp).flops == up.flops);  // idle slots are not work
+
+  // An operator's own class prices that operator only.
+  HardwareProfile own = hw;
+  KernelCeilings down = hw.kernels.gemm;
+  down.compute_efficiency = 0.35;
+  own.kernels.gemm_operators[static_cast<std::size_t>(GemmOperator::MlpDown)] = down;
+  const auto split = RooflineModel(m, own, RooflineOptions{}).estimate(prefill(2000));
+  CHECK(split.at(OperatorKind::MlpUp).time_s == up.time_s);
+  CHECK(split.at(OperatorKind::MlpDown).time_s - 32 * down.fixed_s ==
+        Approx(2 * (plain.at(OperatorKind::MlpDown).time_s - 32 * down.fixed_s)));
+}
+
+TEST_CASE("a decode run is priced exactly as its iterations one by one", "[roofline]") {
+  // Bulk decoding prices a run with estimate_decode_run; step-by-step runs call estimate().
+  // Byte-identical outputs need the two to agree to the last bit, for dense and MoE models,
+  // tensor parallelism and calibrated profiles.
+  for (const auto& [model_name, hw_name, tp] :
+       {std::tuple{"llama-3-8b", "h100-sxm", 1}, std::tuple{"llama-2-70b", "a100-80gb", 4},
+        std::tuple{"mixtral-8x7b", "h200", 2}}) {
+    INFO(model_name << " on " << hw_name << ", TP " << tp);
+    RooflineOptions options;
+    options.parallelism.tensor = tp;
+    const RooflineModel model(shipped_model(model_name), shipped_hardware(hw_name), options);
+    BatchShape first;
+    for (int s = 0; s < 37; ++s)
+      first.add_decode(100 + 31 * s);
+    std::vector<double> durations(300);
+    model.estimate_decode_run(first, durations);
+    BatchShape shape = first;
+    for (std::size_t step = 0; step < durations.size(); ++step) {
+      INFO("step " << step);
+      REQUIRE(durations[step] == model.estimate(shape).total_time_s);
+      shape.decode_context_tokens += shape.decode_sequences;
+    }
+    CHECK(durations.back() > durations.front());  // longer contexts read more KV
+  }
 }

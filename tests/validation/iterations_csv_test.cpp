@@ -12,7 +12,7 @@ namespace sv = servesim::validation;
 
 namespace {
 
-// The header servesim run writes today (sim/metrics/impl/csv_reporter.cpp).
+// The header servesim run wrote before iterations.csv carried the batch sums it priced.
 const std::string kHeader =
     "replica,start_s,duration_s,batch_size,prefill_tokens,decode_tokens,preempted,"
     "kv_used_tokens,kv_capacity_tokens,kv_utilization,kv_token_states,kv_reserved,"
@@ -25,7 +25,7 @@ std::string row(const std::string& duration, int batch, int prefill, int decode)
 
 }  // namespace
 
-TEST_CASE("iterations.csv as servesim run writes it reads with an assumed decode context",
+TEST_CASE("an older iterations.csv reads with an assumed decode context",
           "[validation][iterations]") {
   const std::string text =
       kHeader + row("0.025", 2, 700, 0) + row("0.0125", 5, 0, 5) + row("0.03", 4, 300, 3);
@@ -70,7 +70,11 @@ TEST_CASE("iterations.csv with the batch-shape columns is read exactly",
   CHECK(s.prefill_context_tokens == 1024);
   CHECK(s.prefill_attention_pairs == 393472.0);
   CHECK(s.decode_context_tokens == 3001);
-  CHECK(s.sampled_sequences == 2);  // the chunk did not finish its prompt
+  CHECK(s.sampled_sequences == 2);                   // the chunk did not finish its prompt
+  CHECK(s.prefill_masked_pairs == 512.0 * 511 / 2);  // one chunk: no other split
+  // With the column, an assumed decode context is not used.
+  const sv::IterationsFile assumed = sv::parse_iterations_csv(text, "exact.csv", 7);
+  CHECK(assumed.rows[0].shape.decode_context_tokens == 3001);
 }
 
 TEST_CASE("bad iterations.csv input names the file, line and column", "[validation][iterations]") {
@@ -127,12 +131,18 @@ TEST_CASE("iterations.csv from a real servesim run reads back", "[validation][it
     WARN("servesim run wrote no iterations.csv, skipping");
     return;
   }
-  const sv::IterationsFile file = sv::read_iterations_csv(path, 1024);
+  // servesim run writes the batch sums: no assumed decode context is needed.
+  const sv::IterationsFile file = sv::read_iterations_csv(path, std::nullopt);
+  CHECK(file.exact_shapes);
   REQUIRE_FALSE(file.rows.empty());
+  bool decoded = false;
   for (const auto& r : file.rows) {
     CHECK(r.predicted_s > 0);
     CHECK_FALSE(r.shape.empty());
+    CHECK(r.shape.decode_context_tokens >= r.shape.decode_sequences);
+    decoded = decoded || r.shape.decode_sequences > 0;
   }
+  CHECK(decoded);
 }
 
 TEST_CASE("the replay fixture reads with exact batch shapes", "[validation][iterations]") {

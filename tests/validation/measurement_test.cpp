@@ -6,7 +6,6 @@
 #include <span>
 #include <sstream>
 #include <stdexcept>
-#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -46,14 +45,19 @@ TEST_CASE("copy bandwidth counts read plus write against the median", "[validati
   // 64 MiB in a 31.2 us median: 2 x 67108864 / 31.2e-6 B/s, about 4.3 TB/s.
   const std::vector<double> samples_s{40e-6, 31.2e-6, 30e-6};
   const sv::Measurement m = sv::make_copy_measurement("H200", "memcpy_d2d", 64ull << 20, samples_s);
+  CHECK(m.kind == servesim::MeasurementKind::MemcpyD2D);
   CHECK(m.repeats == 3);
   CHECK(m.median_s == 31.2e-6);
   CHECK(m.min_s == 30e-6);
   CHECK(m.max_s == 40e-6);
-  const auto& copy = std::get<sv::CopyRecord>(m.record);
-  CHECK(copy.size_bytes == 64ull << 20);
-  CHECK(copy.bandwidth_bytes_per_s == Approx(2.0 * 67108864 / 31.2e-6));
-  CHECK(copy.bandwidth_bytes_per_s == Approx(4.30e12).epsilon(0.01));
+  CHECK(m.size_bytes == 67108864.0);
+  REQUIRE(m.bandwidth_bytes_per_s.has_value());
+  CHECK(*m.bandwidth_bytes_per_s == Approx(2.0 * 67108864 / 31.2e-6));
+  CHECK(*m.bandwidth_bytes_per_s == Approx(4.30e12).epsilon(0.01));
+  CHECK(sv::make_copy_measurement("H200", servesim::MeasurementKind::CopyKernelD2D, 4096, samples_s)
+            .kind == servesim::MeasurementKind::CopyKernelD2D);
+  CHECK_THROWS_AS(sv::make_copy_measurement("H200", "gemm", 4096, samples_s),
+                  std::invalid_argument);
 }
 
 TEST_CASE("measurement JSON round-trips through a parser", "[validation]") {
@@ -93,7 +97,6 @@ TEST_CASE("GEMM and attention records carry the shape fields of the contract", "
   sv::Measurement gemm = sv::make_measurement(
       "NVIDIA H100", sv::GemmShape{"mlp_up", 16, 28672, 4096, sv::ElementType::BF16}, samples);
   gemm.model = "llama-3-8b";
-  gemm.tp = 1;
   const sv::HeadShape heads{32, 8, 128};
   const sv::Measurement decode = sv::make_measurement(
       "NVIDIA H100", sv::DecodeAttentionShape{8, 2048, heads, 16, sv::ElementType::FP16}, samples);
@@ -114,7 +117,7 @@ TEST_CASE("GEMM and attention records carry the shape fields of the contract", "
   CHECK(g.at("k") == 4096);
   CHECK(g.at("dtype") == "bf16");
   CHECK(g.at("model") == "llama-3-8b");
-  CHECK(g.at("tp") == 1);
+  CHECK_FALSE(g.contains("tp"));  // 1, the format's default
   CHECK(g.at("median_s").get<double>() == 2e-5);
   CHECK(g.at("repeats") == 3);
 
@@ -161,6 +164,44 @@ TEST_CASE("iteration records carry the batch shape and the prediction", "[valida
   CHECK(r.at("decode_context_tokens") == 1200);
   CHECK(r.at("predicted_s").get<double>() == 0.031);
   CHECK(r.at("median_s").get<double>() == Approx(0.032));
+}
+
+// The harness writes with the simulator's writer: what it writes, calibrate and validate read.
+TEST_CASE("the harness's records read back through the simulator's reader", "[validation]") {
+  const std::vector<double> samples{3e-5, 1e-5, 2e-5};
+  sv::Measurement gemm = sv::make_measurement(
+      "NVIDIA H200", sv::GemmShape{"mlp_down", 64, 4096, 14336, sv::ElementType::BF16}, samples);
+  gemm.model = "llama-3-8b";
+  gemm.tp = 2;
+  servesim::BatchShape shape;
+  shape.add_prefill(100, 28);
+  shape.add_decode(500);
+  sv::Measurement iteration =
+      sv::make_measurement("NVIDIA H200", sv::IterationRecord{1, shape, 0.02}, samples);
+  iteration.model = "llama-3-8b";
+  const sv::Measurement copy =
+      sv::make_copy_measurement("NVIDIA H200", "copy_kernel_d2d", 1 << 20, samples);
+  std::ostringstream out;
+  sv::write_measurements_json(out, "NVIDIA H200",
+                              std::vector<sv::Measurement>{gemm, iteration, copy});
+  const std::vector<servesim::Measurement> back =
+      servesim::measurements_from_json(nlohmann::json::parse(out.str()), "harness.json");
+  REQUIRE(back.size() == 3);
+  CHECK(back[0].kind == servesim::MeasurementKind::Gemm);
+  CHECK(back[0].class_name() == "gemm.mlp_down");
+  CHECK(back[0].m == 64);
+  CHECK(back[0].k == 14336);
+  CHECK(back[0].dtype == servesim::DType::BF16);
+  CHECK(back[0].tp == 2);
+  CHECK(back[0].model == "llama-3-8b");
+  CHECK(back[0].median_s == 2e-5);
+  CHECK(back[0].repeats == 3);
+  CHECK(back[1].kind == servesim::MeasurementKind::Iteration);
+  CHECK(back[1].shape.prefill_attention_pairs == shape.prefill_attention_pairs);
+  CHECK(back[1].shape.decode_context_tokens == 500);
+  CHECK(back[1].predicted_s == 0.02);
+  CHECK(back[2].kind == servesim::MeasurementKind::CopyKernelD2D);
+  CHECK(back[2].size_bytes == 1 << 20);
 }
 
 TEST_CASE("an empty measurement list still writes a valid document", "[validation]") {

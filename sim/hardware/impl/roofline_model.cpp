@@ -47,9 +47,10 @@ double RooflineModel::peak_balance_flops_per_byte() const noexcept {
 
 void RooflineModel::price(OperatorCost& op, double flops, double bytes,
                           const KernelCeilings& ceilings, double size, double kernels,
-                          double masked_flops) const noexcept {
+                          double masked_flops, double idle_flops) const noexcept {
   const double compute_s =
-      ceilings.compute_s(flops / compute_flops_per_s_, size, masked_flops / compute_flops_per_s_);
+      ceilings.compute_s(flops / compute_flops_per_s_, size, masked_flops / compute_flops_per_s_,
+                         idle_flops / compute_flops_per_s_);
   const double memory_s = ceilings.memory_s(bytes / memory_bytes_per_s_, size);
   op.flops = flops;
   op.bytes = bytes;
@@ -73,10 +74,14 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   if (shape.empty()) return cost;
   const double tokens = static_cast<double>(shape.tokens());
   const double prefill_tokens = static_cast<double>(shape.prefill_tokens);
-  const double decode_sequences = static_cast<double>(shape.decode_sequences);
   const double a = activation_bytes_;
   const double l = layers_;
-  const KernelCeilings& gemm = hardware_.kernels.gemm;
+  const KernelClasses& classes = hardware_.kernels;
+  const KernelCeilings& qkv = classes.gemm_for(GemmOperator::Qkv);
+  const KernelCeilings& out = classes.gemm_for(GemmOperator::Out);
+  const KernelCeilings& up = classes.gemm_for(GemmOperator::MlpUp);
+  const KernelCeilings& down = classes.gemm_for(GemmOperator::MlpDown);
+  const auto tiling = [this](const KernelCeilings& k) { return gemm_tiling(hardware_, k); };
   const double q_width = heads_ * head_dim_;
   const double kv_width = kv_heads_ * head_dim_;
   const double qkv_width = q_width + 2 * kv_width;
@@ -84,10 +89,11 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   // One kernel per layer: the work of one layer times the layers of the stage.
   const auto per_layer = [&](OperatorKind kind, const KernelWork& w, const KernelCeilings& k,
                              double size) {
-    price(cost.at(kind), l * w.flops, l * w.bytes, k, size, l, l * w.masked_flops);
+    price(cost.at(kind), l * w.flops, l * w.bytes, k, size, l, l * w.masked_flops,
+          l * w.idle_flops);
   };
-  per_layer(OperatorKind::QkvProj, gemm_work(tokens, qkv_width, hidden_, weight_bytes_, a), gemm,
-            tokens);
+  per_layer(OperatorKind::QkvProj,
+            gemm_work(tokens, qkv_width, hidden_, weight_bytes_, a, tiling(qkv)), qkv, tokens);
   if (shape.prefill_tokens > 0) {
     per_layer(
         OperatorKind::AttentionPrefill,
@@ -97,15 +103,10 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
         hardware_.kernels.prefill_attention,
         prefill_tokens / static_cast<double>(shape.prefill_sequences));
   }
-  if (shape.decode_sequences > 0) {
-    per_layer(
-        OperatorKind::AttentionDecode,
-        decode_attention_work(decode_sequences, static_cast<double>(shape.decode_context_tokens),
-                              q_width, kv_width, a, kv_bytes_),
-        hardware_.kernels.decode_attention, decode_sequences);
-  }
-  per_layer(OperatorKind::OutProj, gemm_work(tokens, hidden_, q_width, weight_bytes_, a), gemm,
-            tokens);
+  if (shape.decode_sequences > 0)
+    price_decode_attention(cost.at(OperatorKind::AttentionDecode), shape);
+  per_layer(OperatorKind::OutProj,
+            gemm_work(tokens, hidden_, q_width, weight_bytes_, a, tiling(out)), out, tokens);
 
   // With top-k routing over E experts, T tokens touch E (1 - (1 - k/E)^T) distinct experts
   // in expectation (uniform routing): the weights actually streamed.
@@ -114,16 +115,20 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   const double routed_tokens = tokens * experts_per_token_;
   const double up_width = (gated_ ? 2 : 1) * intermediate_;
   const double router_flops = moe_ ? 2 * tokens * hidden_ * experts_ : 0;
+  // Each expert read runs one GEMM over its share of the routed tokens.
+  const double expert_tokens = routed_tokens / experts_read;
   price(cost.at(OperatorKind::MlpUp), l * (2 * routed_tokens * hidden_ * up_width + router_flops),
         l * (experts_read * hidden_ * up_width * weight_bytes_ + tokens * hidden_ * a +
              routed_tokens * up_width * a),
-        gemm, tokens, moe_ ? 2 * l : l);
+        up, tokens, moe_ ? 2 * l : l, 0,
+        l * experts_read * gemm_idle_flops(expert_tokens, up_width, hidden_, tiling(up)));
   price(cost.at(OperatorKind::MlpAct), l * 4 * routed_tokens * intermediate_,
         l * routed_tokens * (up_width + intermediate_) * a, elementwise_, tokens, l);
   price(cost.at(OperatorKind::MlpDown), l * 2 * routed_tokens * intermediate_ * hidden_,
         l * (experts_read * intermediate_ * hidden_ * weight_bytes_ +
              routed_tokens * intermediate_ * a + tokens * hidden_ * a),
-        gemm, tokens, l);
+        down, tokens, l, 0,
+        l * experts_read * gemm_idle_flops(expert_tokens, hidden_, intermediate_, tiling(down)));
 
   // Two norms (read and write the hidden state), two residual adds (read two, write one),
   // rotary embedding of Q and K, and the embedding gather: all streaming kernels.
@@ -134,8 +139,9 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   if (shape.sampled_sequences > 0) {
     const double sampled = static_cast<double>(shape.sampled_sequences);
     price(cost.at(OperatorKind::LmHead), 2 * sampled * hidden_ * vocab_,
-          hidden_ * vocab_ * other_weight_bytes_ + sampled * (hidden_ * a + vocab_ * 4), gemm,
-          sampled, 1);
+          hidden_ * vocab_ * other_weight_bytes_ + sampled * (hidden_ * a + vocab_ * 4),
+          classes.gemm, sampled, 1, 0,
+          gemm_idle_flops(sampled, vocab_, hidden_, tiling(classes.gemm)));
   }
 
   const double tp = static_cast<double>(options_.parallelism.tensor);
@@ -153,9 +159,46 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
                     hardware_.overheads.per_sequence_s * static_cast<double>(shape.sequences());
   overhead.bound = Bound::Overhead;
 
-  for (const auto& op : cost.operators)
-    cost.total_time_s += op.time_s;
+  cost.total_time_s =
+      total_without_decode_attention(cost) + cost.at(OperatorKind::AttentionDecode).time_s;
   return cost;
+}
+
+void RooflineModel::price_decode_attention(OperatorCost& op,
+                                           const BatchShape& shape) const noexcept {
+  const double sequences = static_cast<double>(shape.decode_sequences);
+  const KernelWork w = decode_attention_work(
+      sequences, static_cast<double>(shape.decode_context_tokens), heads_ * head_dim_,
+      kv_heads_ * head_dim_, activation_bytes_, kv_bytes_);
+  price(op, layers_ * w.flops, layers_ * w.bytes, hardware_.kernels.decode_attention, sequences,
+        layers_, layers_ * w.masked_flops, layers_ * w.idle_flops);
+}
+
+double RooflineModel::total_without_decode_attention(const IterationCost& cost) noexcept {
+  double total_s = 0;
+  for (std::size_t kind = 0; kind < kOperatorCount; ++kind) {
+    if (kind != static_cast<std::size_t>(OperatorKind::AttentionDecode)) {
+      total_s += cost.operators[kind].time_s;
+    }
+  }
+  return total_s;
+}
+
+void RooflineModel::estimate_decode_run(const BatchShape& first,
+                                        std::span<double> durations_s) const {
+  if (durations_s.empty()) return;
+  if (first.prefill_sequences > 0 || first.decode_sequences == 0) {
+    IExecutionTimeModel::estimate_decode_run(first, durations_s);
+    return;
+  }
+  const double others_s = total_without_decode_attention(estimate(first));
+  BatchShape shape = first;
+  OperatorCost attention;
+  for (double& duration_s : durations_s) {
+    price_decode_attention(attention, shape);
+    duration_s = others_s + attention.time_s;
+    shape.decode_context_tokens += shape.decode_sequences;
+  }
 }
 
 }  // namespace servesim

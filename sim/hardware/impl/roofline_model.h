@@ -25,6 +25,9 @@ class RooflineModel final : public IExecutionTimeModel {
   RooflineModel(const ModelSpec& model, const HardwareProfile& hardware,
                 const RooflineOptions& options);
   IterationCost estimate(const BatchShape& shape) const override;
+  // Decode attention is the only operator whose cost depends on the contexts: the rest is
+  // priced once for the run.
+  void estimate_decode_run(const BatchShape& first, std::span<double> durations_s) const override;
 
   // The numeric format the tensor cores run in: fp8 weights use fp8 units where the device
   // has them; other narrow formats are weight-only (dequantised to 16 bits).
@@ -36,9 +39,14 @@ class RooflineModel final : public IExecutionTimeModel {
   // Fills `op` from totals for the whole stage under the ceilings of its kernel class at
   // `size` (see KernelCeilings); `kernels` counts its launches.
   void price(OperatorCost& op, double flops, double bytes, const KernelCeilings& ceilings,
-             double size, double kernels, double masked_flops = 0) const noexcept;
+             double size, double kernels, double masked_flops = 0,
+             double idle_flops = 0) const noexcept;
   void price_collective(OperatorCost& op, double calls, double bytes_per_rank,
                         double ring_factor) const noexcept;
+  void price_decode_attention(OperatorCost& op, const BatchShape& shape) const noexcept;
+  // The total is summed as (every operator but decode attention, in order) + decode
+  // attention, so that estimate_decode_run reproduces it exactly.
+  static double total_without_decode_attention(const IterationCost& cost) noexcept;
 
   HardwareProfile hardware_;
   KernelCeilings elementwise_;  // norms, activations, residual adds: flat ceilings
