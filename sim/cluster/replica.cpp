@@ -45,10 +45,11 @@ ReplicaLoad Replica::load() const {
 }
 
 void Replica::check_iteration(const BatchPlan& plan, const KvUsage& usage, SimTime now) const {
-  const std::string where = "replica " + std::to_string(id_) + ": ";
+  // Checked every iteration: the message is built only when a check fails.
+  const auto where = [this] { return "replica " + std::to_string(id_) + ": "; };
   if (usage.used() > usage.capacity_tokens) {
     throw InvariantError("kv_within_capacity",
-                         where + std::to_string(usage.used()) + " KV slots in use of " +
+                         where() + std::to_string(usage.used()) + " KV slots in use of " +
                              std::to_string(usage.capacity_tokens),
                          now);
   }
@@ -56,7 +57,7 @@ void Replica::check_iteration(const BatchPlan& plan, const KvUsage& usage, SimTi
       usage.external_fragmentation < 0 || usage.free < 0 ||
       usage.used() + usage.external_fragmentation + usage.free != usage.capacity_tokens) {
     throw InvariantError("blocks_conserved",
-                         where + "KV usage categories do not add up to the capacity of " +
+                         where() + "KV usage categories do not add up to the capacity of " +
                              std::to_string(usage.capacity_tokens) + " slots",
                          now);
   }
@@ -64,7 +65,7 @@ void Replica::check_iteration(const BatchPlan& plan, const KvUsage& usage, SimTi
   if (plan.shape.prefill_tokens > budget.prefill_tokens || plan.shape.tokens() > budget.tokens ||
       plan.shape.sequences() > budget.sequences) {
     throw InvariantError("batch_token_budget",
-                         where + "a batch of " + std::to_string(plan.shape.sequences()) +
+                         where() + "a batch of " + std::to_string(plan.shape.sequences()) +
                              " sequences, " + std::to_string(plan.shape.tokens()) + " tokens (" +
                              std::to_string(plan.shape.prefill_tokens) +
                              " prompt) exceeds the scheduler's budget",
@@ -166,13 +167,12 @@ void Replica::plan_decode_run(std::int64_t batch, const BatchPlan& plan, SimTime
   run_.ends.push_back(first_end);
   // Every context grows by one token per iteration; each iteration is priced and rounded on
   // its own, exactly as it would be launched alone.
-  BatchShape shape = plan.shape;
-  const std::int64_t sequences = shape.decode_sequences;
-  for (std::int64_t step = 2; step <= steps; ++step) {
-    shape.decode_context_tokens += sequences;
-    run_.ends.push_back(run_.ends.back() +
-                        SimTime::duration_from_seconds(time_model_.estimate(shape).total_time_s));
-  }
+  BatchShape second = plan.shape;
+  second.decode_context_tokens += second.decode_sequences;
+  run_.durations_s.resize(static_cast<std::size_t>(steps - 1));
+  time_model_.estimate_decode_run(second, run_.durations_s);
+  for (const double duration_s : run_.durations_s)
+    run_.ends.push_back(run_.ends.back() + SimTime::duration_from_seconds(duration_s));
 }
 
 std::optional<Replica::Launch> Replica::cut_decode_run(SimTime now) {

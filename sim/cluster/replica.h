@@ -97,6 +97,7 @@ class Replica {
     std::int64_t batch = -1;  // -1: none in flight
     std::vector<SimTime> ends;
     std::vector<std::int64_t> sequences;  // in plan order
+    std::vector<double> durations_s;      // working space for pricing iterations 2, 3, ...
     // The waiting queue's head as every iteration of the run saw it at launch (a request
     // arriving later cuts the run, but may be queued before the run completes).
     std::int64_t next_final_tokens = 0;

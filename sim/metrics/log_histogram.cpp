@@ -24,12 +24,40 @@ LogHistogram::LogHistogram(double relative_error)
       gamma_((1 + alpha_) / (1 - alpha_)),
       inv_log_gamma_(1 / std::log(gamma_)) {}
 
+LogHistogram::LogHistogram(const LogHistogram& other)
+    : alpha_(other.alpha_),
+      gamma_(other.gamma_),
+      inv_log_gamma_(other.inv_log_gamma_),
+      buckets_(other.buckets_),
+      zero_count_(other.zero_count_),
+      count_(other.count_),
+      sum_(other.sum_),
+      min_(other.min_),
+      max_(other.max_) {}
+
+LogHistogram& LogHistogram::operator=(const LogHistogram& other) {
+  if (this != &other) *this = LogHistogram(other);
+  return *this;
+}
+
 void LogHistogram::add(double value, std::int64_t count) {
   if (!std::isfinite(value)) throw InvariantError("LogHistogram::add: value is not finite");
   if (count < 0) throw InvariantError("LogHistogram::add: negative count");
   if (count == 0) return;
   if (value > 0) {
-    buckets_[static_cast<std::int64_t>(std::ceil(std::log(value) * inv_log_gamma_))] += count;
+    if (last_bucket_ == nullptr || value < last_low_ || value > last_high_) {
+      const auto index = static_cast<std::int64_t>(std::ceil(std::log(value) * inv_log_gamma_));
+      if (last_bucket_ != nullptr && index == last_index_) {
+        last_low_ = std::min(last_low_, value);
+        last_high_ = std::max(last_high_, value);
+      } else {
+        last_bucket_ = &buckets_[index];
+        last_index_ = index;
+        last_low_ = value;
+        last_high_ = value;
+      }
+    }
+    *last_bucket_ += count;
   } else {
     zero_count_ += count;
   }

@@ -22,6 +22,12 @@ class LogHistogram final {
 
   // `relative_error` is alpha, in (0, 1).
   explicit LogHistogram(double relative_error = kDefaultRelativeError);
+  // A copy starts without the last-bucket shortcut, which points into the original's map
+  // (moving the map keeps its nodes, so a move keeps it).
+  LogHistogram(const LogHistogram& other);
+  LogHistogram& operator=(const LogHistogram& other);
+  LogHistogram(LogHistogram&&) noexcept = default;
+  LogHistogram& operator=(LogHistogram&&) noexcept = default;
 
   // O(1). `value` must be finite; `count` >= 0 copies of it are added at once, so a run of
   // equal gaps costs one call.
@@ -55,6 +61,13 @@ class LogHistogram final {
   double gamma_;
   double inv_log_gamma_;
   std::unordered_map<std::int64_t, std::int64_t> buckets_;
+  // The bucket of the last add and the smallest and largest values seen to fall in it: the
+  // bucket index is non-decreasing in the value, so anything between them falls there too
+  // and needs no logarithm. Consecutive token gaps are usually that close.
+  std::int64_t* last_bucket_ = nullptr;  // map nodes stay put until the map is cleared
+  std::int64_t last_index_ = 0;
+  double last_low_ = 0;
+  double last_high_ = 0;
   std::int64_t zero_count_ = 0;
   std::int64_t count_ = 0;
   double sum_ = 0;
