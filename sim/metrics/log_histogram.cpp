@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "sim/core/error.h"
@@ -47,15 +48,21 @@ void LogHistogram::add(double value, std::int64_t count) {
   if (value > 0) {
     if (last_bucket_ == nullptr || value < last_low_ || value > last_high_) {
       const auto index = static_cast<std::int64_t>(std::ceil(std::log(value) * inv_log_gamma_));
-      if (last_bucket_ != nullptr && index == last_index_) {
-        last_low_ = std::min(last_low_, value);
-        last_high_ = std::max(last_high_, value);
-      } else {
+      if (last_bucket_ == nullptr || index != last_index_) {
         last_bucket_ = &buckets_[index];
         last_index_ = index;
-        last_low_ = value;
-        last_high_ = value;
+        // Bucket i holds (gamma^(i-1), gamma^i]. Values this far inside fall in it whatever
+        // the rounding of log and exp (errors near 1e-15 against a margin of 1e-9); values
+        // seen to fall in it extend the range to its edges.
+        const double log_gamma = 1 / inv_log_gamma_;
+        last_low_ = std::exp(static_cast<double>(index - 1) * log_gamma) * (1 + 1e-9);
+        last_high_ = std::exp(static_cast<double>(index) * log_gamma) * (1 - 1e-9);
+        if (!(last_low_ >= std::numeric_limits<double>::min())) {
+          last_low_ = last_high_ = value;  // subnormal edges: rely on seen values only
+        }
       }
+      last_low_ = std::min(last_low_, value);
+      last_high_ = std::max(last_high_, value);
     }
     *last_bucket_ += count;
   } else {

@@ -61,9 +61,10 @@ class LogHistogram final {
   double gamma_;
   double inv_log_gamma_;
   std::unordered_map<std::int64_t, std::int64_t> buckets_;
-  // The bucket of the last add and the smallest and largest values seen to fall in it: the
-  // bucket index is non-decreasing in the value, so anything between them falls there too
-  // and needs no logarithm. Consecutive token gaps are usually that close.
+  // The bucket of the last add and a range of values known to fall in it (its interior, and
+  // the values seen to fall in it: the index is non-decreasing in the value, so anything
+  // between falls there too), so that consecutive token gaps, usually that close, need no
+  // logarithm.
   std::int64_t* last_bucket_ = nullptr;  // map nodes stay put until the map is cleared
   std::int64_t last_index_ = 0;
   double last_low_ = 0;

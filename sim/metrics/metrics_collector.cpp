@@ -79,7 +79,7 @@ void MetricsCollector::on_request_rejected(const RequestRecord& record) {
   if (options_.keep_request_records) requests_.push_back(record);
 }
 
-MetricsCollector::ReplicaSums& MetricsCollector::replica_sums(std::int32_t replica) {
+MetricsCollector::ReplicaSums& MetricsCollector::add_replica_sums(std::int32_t replica) {
   if (replica < 0) {
     throw InvariantError("replica index must be >= 0, got " + std::to_string(replica));
   }

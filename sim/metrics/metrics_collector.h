@@ -68,7 +68,12 @@ class MetricsCollector final {
     double kv_utilization_time_s = 0;             // sum of utilization x duration
     RunSummary::KvMemoryShares kv_memory_time_s;  // share x duration, summed over iterations
   };
-  ReplicaSums& replica_sums(std::int32_t replica);
+  // Called for every iteration and token gap: the common case is inline.
+  ReplicaSums& replica_sums(std::int32_t replica) {
+    const auto index = static_cast<std::size_t>(replica);
+    return replica >= 0 && index < replicas_.size() ? replicas_[index] : add_replica_sums(replica);
+  }
+  ReplicaSums& add_replica_sums(std::int32_t replica);
   bool meets_slo(double ttft_s, std::optional<double> tpot_s) const noexcept;
 
   MetricsOptions options_;

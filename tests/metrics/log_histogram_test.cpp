@@ -167,3 +167,30 @@ TEST_CASE("LogHistogram gives the same buckets whatever the order of close value
   CHECK(in_order.quantile(0.01) == shuffled.quantile(0.01));
   CHECK(assigned.quantile(0.01) < 1e-5);
 }
+
+TEST_CASE("LogHistogram buckets values at bucket edges as the logarithm says", "[metrics]") {
+  // Values straddling many bucket edges, added in increasing order after a value inside each
+  // bucket: the last-bucket shortcut must never claim a value of the next bucket.
+  LogHistogram shortcut(0.05);
+  std::vector<double> values;
+  for (double v = 1e-6; v < 1e3; v *= 1.013)
+    values.push_back(v);
+  for (double v : values)
+    shortcut.add(v);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    // A fresh histogram per value computes its bucket with no shortcut at all.
+    LogHistogram alone(0.05);
+    alone.add(values[i]);
+    LogHistogram with_shortcut(0.05);
+    with_shortcut.add(values[i > 0 ? i - 1 : 0]);
+    with_shortcut.add(values[i]);
+    CHECK(with_shortcut.quantile(1.0) == values[i]);  // max is exact
+    // The median of two is the mean of their bucket midpoints; the one of the pair alone is
+    // the midpoint of values[i]'s own bucket.
+    LogHistogram reference(0.05);
+    reference.add(values[i > 0 ? i - 1 : 0]);
+    reference.merge(alone);
+    CHECK(with_shortcut.quantile(0.5) == reference.quantile(0.5));
+  }
+  CHECK(shortcut.count() == static_cast<std::int64_t>(values.size()));
+}

@@ -45,20 +45,30 @@ double RooflineModel::peak_balance_flops_per_byte() const noexcept {
   return compute_flops_per_s_ / memory_bytes_per_s_;
 }
 
+RooflineModel::KernelTime RooflineModel::kernel_time(double flops, double bytes,
+                                                     const KernelCeilings& ceilings, double size,
+                                                     double kernels, double masked_flops,
+                                                     double idle_flops) const noexcept {
+  KernelTime t;
+  t.compute_s =
+      ceilings.compute_s(flops / compute_flops_per_s_, size, masked_flops / compute_flops_per_s_,
+                         idle_flops / compute_flops_per_s_);
+  t.memory_s = ceilings.memory_s(bytes / memory_bytes_per_s_, size);
+  t.time_s = std::max(t.compute_s, t.memory_s) + kernels * ceilings.fixed_s;
+  return t;
+}
+
 void RooflineModel::price(OperatorCost& op, double flops, double bytes,
                           const KernelCeilings& ceilings, double size, double kernels,
                           double masked_flops, double idle_flops) const noexcept {
-  const double compute_s =
-      ceilings.compute_s(flops / compute_flops_per_s_, size, masked_flops / compute_flops_per_s_,
-                         idle_flops / compute_flops_per_s_);
-  const double memory_s = ceilings.memory_s(bytes / memory_bytes_per_s_, size);
+  const KernelTime t = kernel_time(flops, bytes, ceilings, size, kernels, masked_flops, idle_flops);
   op.flops = flops;
   op.bytes = bytes;
   // Achieved FLOP/s over achieved bytes/s at this size.
   op.balance_flops_per_byte = ceilings.memory_s(1 / memory_bytes_per_s_, size) /
                               ceilings.compute_s(1 / compute_flops_per_s_, size);
-  op.bound = compute_s > memory_s ? Bound::Compute : Bound::Memory;
-  op.time_s = std::max(compute_s, memory_s) + kernels * ceilings.fixed_s;
+  op.bound = t.compute_s > t.memory_s ? Bound::Compute : Bound::Memory;
+  op.time_s = t.time_s;
 }
 
 void RooflineModel::price_collective(OperatorCost& op, double calls, double bytes_per_rank,
@@ -104,7 +114,7 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
         prefill_tokens / static_cast<double>(shape.prefill_sequences));
   }
   if (shape.decode_sequences > 0)
-    price_decode_attention(cost.at(OperatorKind::AttentionDecode), shape);
+    decode_attention_time_s(shape, &cost.at(OperatorKind::AttentionDecode));
   per_layer(OperatorKind::OutProj,
             gemm_work(tokens, hidden_, q_width, weight_bytes_, a, tiling(out)), out, tokens);
 
@@ -164,14 +174,22 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   return cost;
 }
 
-void RooflineModel::price_decode_attention(OperatorCost& op,
-                                           const BatchShape& shape) const noexcept {
+double RooflineModel::decode_attention_time_s(const BatchShape& shape,
+                                              OperatorCost* op) const noexcept {
   const double sequences = static_cast<double>(shape.decode_sequences);
   const KernelWork w = decode_attention_work(
       sequences, static_cast<double>(shape.decode_context_tokens), heads_ * head_dim_,
       kv_heads_ * head_dim_, activation_bytes_, kv_bytes_);
-  price(op, layers_ * w.flops, layers_ * w.bytes, hardware_.kernels.decode_attention, sequences,
-        layers_, layers_ * w.masked_flops, layers_ * w.idle_flops);
+  const KernelCeilings& ceilings = hardware_.kernels.decode_attention;
+  const double l = layers_;
+  if (op == nullptr) {
+    return kernel_time(l * w.flops, l * w.bytes, ceilings, sequences, l, l * w.masked_flops,
+                       l * w.idle_flops)
+        .time_s;
+  }
+  price(*op, l * w.flops, l * w.bytes, ceilings, sequences, l, l * w.masked_flops,
+        l * w.idle_flops);
+  return op->time_s;
 }
 
 double RooflineModel::total_without_decode_attention(const IterationCost& cost) noexcept {
@@ -193,10 +211,8 @@ void RooflineModel::estimate_decode_run(const BatchShape& first,
   }
   const double others_s = total_without_decode_attention(estimate(first));
   BatchShape shape = first;
-  OperatorCost attention;
   for (double& duration_s : durations_s) {
-    price_decode_attention(attention, shape);
-    duration_s = others_s + attention.time_s;
+    duration_s = others_s + decode_attention_time_s(shape, nullptr);
     shape.decode_context_tokens += shape.decode_sequences;
   }
 }

@@ -43,7 +43,15 @@ class RooflineModel final : public IExecutionTimeModel {
              double idle_flops = 0) const noexcept;
   void price_collective(OperatorCost& op, double calls, double bytes_per_rank,
                         double ring_factor) const noexcept;
-  void price_decode_attention(OperatorCost& op, const BatchShape& shape) const noexcept;
+  // A kernel's compute and memory times and its time (the larger plus its fixed costs):
+  // price() and the decode-run loop both time kernels with it, so they agree to the bit.
+  struct KernelTime {
+    double compute_s = 0, memory_s = 0, time_s = 0;
+  };
+  KernelTime kernel_time(double flops, double bytes, const KernelCeilings& ceilings, double size,
+                         double kernels, double masked_flops, double idle_flops) const noexcept;
+  // The time of decode attention over the shape's contexts; also fills `op` when given one.
+  double decode_attention_time_s(const BatchShape& shape, OperatorCost* op) const noexcept;
   // The total is summed as (every operator but decode attention, in order) + decode
   // attention, so that estimate_decode_run reproduces it exactly.
   static double total_without_decode_attention(const IterationCost& cost) noexcept;
