@@ -38,11 +38,20 @@ void print_report(std::ostream& out, const CalibrationReport& report) {
         << " x size/(size + " << format_fixed(k.compute_half_size, 1) << "), memory "
         << format_fixed(k.memory_efficiency, 3) << " x size/(size + "
         << format_fixed(k.memory_half_size, 1) << "), fixed " << format_seconds(k.fixed_s)
-        << ", masked-pair weight " << format_fixed(k.masked_pair_weight, 2) << "\n";
+        << ", masked-pair weight " << format_fixed(k.masked_pair_weight, 2);
+    if (k.quantization_weight > 0) {
+      out << ", quantization weight " << format_fixed(k.quantization_weight, 3) << " ("
+          << format_fixed(k.tile_m, 0) << "x" << format_fixed(k.tile_n, 0) << " tiles)";
+    }
+    out << "\n";
   };
   const HardwareProfile& p = report.profile;
   out << "\nCeilings of " << p.name << " (fractions of the datasheet peaks):\n";
   ceilings("gemm (size = tokens)", p.kernels.gemm);
+  for (const GemmOperator op : kGemmOperators) {
+    const auto& own = p.kernels.gemm_operators[static_cast<std::size_t>(op)];
+    if (own) ceilings(("gemm_" + std::string(gemm_operator_name(op))).c_str(), *own);
+  }
   ceilings("decode_attention (size = sequences)", p.kernels.decode_attention);
   ceilings("prefill_attention (size = chunk tokens)", p.kernels.prefill_attention);
   out << "  collectives: link " << format_fixed(p.efficiency.gpu_link, 3) << ", latency "

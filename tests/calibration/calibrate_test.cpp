@@ -67,6 +67,11 @@ TEST_CASE("servesim calibrate writes a profile that validate checks", "[calibrat
                R"({"operator_kind": "gemm", "repeats": 10, "dtype": "fp16", "n": 4096, "k": 4096,
                    "m": )" +
                std::to_string(m) + R"(, "median_s": )" + std::to_string(t) + "}";
+    // The same GEMMs named as the down projection: it gets ceilings of its own (and the
+    // generic class, fitted to every GEMM record, is unchanged).
+    records += R"(,{"operator_kind": "gemm", "operator": "mlp_down", "repeats": 10, "dtype": "fp16",
+                   "n": 4096, "k": 4096, "m": )" +
+               std::to_string(m) + R"(, "median_s": )" + std::to_string(t) + "}";
   }
   const auto measurements =
       dir.write("m.json", R"({"format": "servesim-measurements", "version": 1, "device": "A100",
@@ -78,7 +83,9 @@ TEST_CASE("servesim calibrate writes a profile that validate checks", "[calibrat
                           "a100-80gb", "--out", out.string(), "--name", "A100-test"});
   INFO(calibrated.err);
   REQUIRE(calibrated.exit_code == 0);
-  CHECK_THAT(calibrated.out, Contains("gemm") && Contains("A100"));
+  CHECK_THAT(calibrated.out,
+             Contains("gemm (size = tokens)") && Contains("gemm_mlp_down: ") && Contains("A100"));
+  CHECK_THAT(calibrated.out, !Contains("gemm_qkv: "));  // no records of its own
   const HardwareProfile fitted = load_hardware_file(out);
   CHECK(fitted.name == "A100-test");
   CHECK(fitted.kernels.gemm.compute_efficiency == Approx(0.6).epsilon(1e-3));
