@@ -198,11 +198,13 @@ std::optional<Replica::Launch> Replica::cut_decode_run(SimTime now) {
   return Launch{renamed, stage_free_at_, stage_free_at_};
 }
 
-void Replica::emit_tokens(const BatchPlan& plan, SimTime at) {
+bool Replica::emit_tokens(const BatchPlan& plan, SimTime at, std::int64_t later_steps,
+                          SimTime last_at) {
   // Gaps of equal length are reported together, in plan order, whether iterations run one
   // at a time or in bulk, so the metrics see the same calls either way.
   SimTime gap;
   std::int64_t gaps = 0;
+  bool any_finished = false;
   for (const ScheduledWork& w : plan.work) {
     Request& r = *w.request;
     r.in_flight = false;
@@ -226,8 +228,15 @@ void Replica::emit_tokens(const BatchPlan& plan, SimTime at) {
       ++gaps;
     }
     r.last_token = at;
+    if (later_steps > 0) {
+      r.kv_tokens += later_steps;
+      r.generated_tokens += later_steps;
+      r.last_token = last_at;
+    }
+    any_finished = any_finished || r.finished();
   }
   if (gaps > 0) observer_.on_token_gaps(id_, gap.seconds(), gaps);
+  return any_finished;
 }
 
 std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
@@ -237,8 +246,9 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
   }
   const BatchPlan plan = std::move(it->second);
   in_flight_.erase(it);
+  bool any_finished = false;
   if (run_.batch != batch) {
-    emit_tokens(plan, now);
+    any_finished = emit_tokens(plan, now);
   } else {
     run_.batch = -1;
     const auto steps = static_cast<std::int64_t>(run_.ends.size());
@@ -248,7 +258,9 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
                            now);
     }
     if (steps == run_limit_) run_limit_ = std::min<std::int64_t>(run_limit_ * 2, 1 << 16);
-    emit_tokens(plan, run_.ends.front());
+    // The first iteration's tokens, and the requests' state after the last; the steps in
+    // between change nothing that the checks and reports below read.
+    any_finished = emit_tokens(plan, run_.ends.front(), steps - 1, now);
     // Iterations 2..steps, as each would have been launched: the allocator grows every
     // sequence by one token, then the iteration is checked and reported.
     allocator_->grow_decode_rounds(
@@ -263,13 +275,9 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
     const auto count = static_cast<std::int64_t>(plan.work.size());
     for (std::size_t k = 1; k < run_.ends.size(); ++k)
       observer_.on_token_gaps(id_, (run_.ends[k] - run_.ends[k - 1]).seconds(), count);
-    for (const ScheduledWork& w : plan.work) {
-      w.request->kv_tokens += steps - 1;
-      w.request->generated_tokens += steps - 1;
-      w.request->last_token = now;
-    }
   }
   std::vector<Request*> finished;
+  if (!any_finished) return finished;
   for (Request* r : queues_.running) {
     if (r->finished() && !r->in_flight) finished.push_back(r);
   }

@@ -108,7 +108,11 @@ class Replica {
   // decoding context by one token.
   IterationRecord record_of(SimTime start, SimTime duration, const BatchPlan& plan,
                             const KvUsage& usage, std::int64_t decode_round = 0) const;
-  void emit_tokens(const BatchPlan& plan, SimTime at);
+  // The tokens of a completed iteration ending at `at`; with `later_steps` > 0, also the
+  // state after that many more decode steps ending at `last_at` (a decode run). Whether any
+  // request of the plan has now generated all its tokens.
+  bool emit_tokens(const BatchPlan& plan, SimTime at, std::int64_t later_steps = 0,
+                   SimTime last_at = {});
   std::int64_t next_final_tokens() const {
     return queues_.waiting.empty() ? 0 : queues_.waiting.front()->final_tokens();
   }
