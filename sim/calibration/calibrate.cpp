@@ -26,33 +26,20 @@ enum class Group {
   HostOverhead
 };
 
+// The layer GEMMs' groups follow GemmQkv in GemmOperator's order.
+constexpr auto kFirstOperatorGroup = static_cast<std::size_t>(Group::GemmQkv);
+static_assert(static_cast<std::size_t>(Group::GemmMlpDown) - kFirstOperatorGroup ==
+                  static_cast<std::size_t>(GemmOperator::MlpDown),
+              "Group lists the layer GEMMs in GemmOperator's order");
+
 std::optional<GemmOperator> operator_of(Group g) {
-  switch (g) {
-    case Group::GemmQkv:
-      return GemmOperator::Qkv;
-    case Group::GemmOut:
-      return GemmOperator::Out;
-    case Group::GemmMlpUp:
-      return GemmOperator::MlpUp;
-    case Group::GemmMlpDown:
-      return GemmOperator::MlpDown;
-    default:
-      return std::nullopt;
-  }
+  const auto index = static_cast<std::size_t>(g) - kFirstOperatorGroup;  // wraps below
+  if (index >= kGemmOperators.size()) return std::nullopt;
+  return kGemmOperators[index];
 }
 
 Group group_of(GemmOperator op) {
-  switch (op) {
-    case GemmOperator::Qkv:
-      return Group::GemmQkv;
-    case GemmOperator::Out:
-      return Group::GemmOut;
-    case GemmOperator::MlpUp:
-      return Group::GemmMlpUp;
-    case GemmOperator::MlpDown:
-      return Group::GemmMlpDown;
-  }
-  return Group::Gemm;
+  return static_cast<Group>(kFirstOperatorGroup + static_cast<std::size_t>(op));
 }
 
 std::optional<Group> group_of(MeasurementKind kind) {

@@ -17,8 +17,7 @@ std::vector<Request*> schedulable_oldest_first(const RequestQueues& queues);
 // True when `request` was preempted while forming `plan`: it then waits, and a walk over a
 // copy of the running list must skip it.
 inline bool preempted_in(const BatchPlan& plan, const Request* request) {
-  return !plan.preempted.empty() &&
-         std::find(plan.preempted.begin(), plan.preempted.end(), request) != plan.preempted.end();
+  return std::find(plan.preempted.begin(), plan.preempted.end(), request) != plan.preempted.end();
 }
 
 enum class GrowthOutcome {
