@@ -109,9 +109,12 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
     }
     return std::nullopt;
   }
+  // With one stage nothing is planned while a batch is in flight, so only pipelines mark
+  // requests in flight; a request is first scheduled for its prompt.
+  const bool mark_in_flight = pipeline_stages_ > 1;
   for (const ScheduledWork& w : plan.work) {
-    w.request->in_flight = true;
-    if (!w.request->scheduled) {
+    if (mark_in_flight) w.request->in_flight = true;
+    if (w.prefill && !w.request->scheduled) {
       w.request->scheduled = true;
       w.request->first_scheduled = now;
     }
@@ -152,12 +155,13 @@ void Replica::plan_decode_run(std::int64_t batch, const BatchPlan& plan, SimTime
   // The run stops at the first iteration that finishes a request (that one included: the
   // batch changes only after it) and before any the allocator could not grow.
   std::int64_t steps = run_limit_;
-  for (const ScheduledWork& w : plan.work)
-    steps = std::min(steps, w.request->spec.output_tokens - w.request->generated_tokens);
-  if (steps < 2) return;
   run_.sequences.clear();
-  for (const ScheduledWork& w : plan.work)
-    run_.sequences.push_back(w.request->spec.id);
+  for (const ScheduledWork& w : plan.work) {
+    const Request& r = *w.request;
+    steps = std::min(steps, r.spec.output_tokens - r.generated_tokens);
+    run_.sequences.push_back(r.spec.id);
+  }
+  if (steps < 2) return;
   steps = 1 + allocator_->decode_rounds_available(run_.sequences, steps - 1);
   if (steps < 2) return;
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -39,6 +40,15 @@ class IKvCacheAllocator {
     if (!can_grow(sequence, tokens)) return false;
     grow(sequence, tokens);
     return true;
+  }
+  // Grows each of `sequences`, in order, by `tokens` while the allocator can (try_grow on
+  // each); stops at the first it cannot grow and returns how many it grew. The decode path
+  // of a plan: one call for the whole batch rather than one per sequence.
+  virtual std::size_t grow_each(std::span<const std::int64_t> sequences, std::int64_t tokens) {
+    std::size_t grown = 0;
+    while (grown < sequences.size() && try_grow(sequences[grown], tokens))
+      ++grown;
+    return grown;
   }
   // Frees everything the sequence holds (finished or preempted).
   virtual void release(std::int64_t sequence) = 0;

@@ -28,6 +28,33 @@ class SequenceTable {
   }
   bool contains(std::int64_t sequence) const noexcept { return find(sequence) != nullptr; }
 
+  // find() for a loop over many sequences: the table's geometry is held in locals, so stores
+  // to the values found cannot force it to be reloaded. Valid until the next emplace or erase.
+  class Finder {
+   public:
+    Value* operator()(std::int64_t sequence) const noexcept {
+      std::size_t at = home_of(sequence, shift_);
+      while (index_[at].slot >= 0) {
+        if (index_[at].sequence == sequence) return &pool_[index_[at].slot];
+        at = (at + 1) & mask_;
+      }
+      return nullptr;
+    }
+
+   private:
+    friend class SequenceTable;
+    Finder(const SequenceTable& table)
+        : index_(table.index_.data()),
+          mask_(table.index_.size() - 1),
+          shift_(table.shift_),
+          pool_(const_cast<Value*>(table.pool_.data())) {}
+    const typename SequenceTable::Entry* index_;
+    std::size_t mask_;
+    unsigned shift_;
+    Value* pool_;
+  };
+  Finder finder() noexcept { return Finder(*this); }
+
   // The value for a new sequence, as the pool's previous holder of that slot left it (the
   // caller resets it); nullptr when the sequence is already present.
   Value* emplace(std::int64_t sequence) {
@@ -75,11 +102,12 @@ class SequenceTable {
   };
   static constexpr std::size_t kInitialIndexSize = 64;
 
-  std::size_t home_of(std::int64_t sequence) const noexcept {
+  static std::size_t home_of(std::int64_t sequence, unsigned shift) noexcept {
     // Fibonacci hashing: the top bits of a multiply spread consecutive ids evenly.
     const std::uint64_t mixed = static_cast<std::uint64_t>(sequence) * 0x9E3779B97F4A7C15ull;
-    return static_cast<std::size_t>(mixed >> shift_);
+    return static_cast<std::size_t>(mixed >> shift);
   }
+  std::size_t home_of(std::int64_t sequence) const noexcept { return home_of(sequence, shift_); }
   // Where the sequence is, or the empty entry that ends its probe run.
   std::size_t position_of(std::int64_t sequence) const noexcept {
     const std::size_t mask = index_.size() - 1;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -18,12 +19,24 @@ struct SwapSpace {
 
 // The requests a replica holds, by state. Running requests have KV memory; waiting ones
 // (new, or preempted by recompute) have none; swapped ones keep their KV in host memory.
-// All keep arrival order, which the policies rely on.
+// All keep arrival (id) order, which the policies rely on: requests join `running` through
+// add_running, which puts a re-admitted request back among the newer ones.
 struct RequestQueues {
   std::deque<Request*> waiting;
   std::vector<Request*> running;
   std::deque<Request*> swapped;
   SwapSpace swap;
+
+  void add_running(Request* request) {
+    if (running.empty() || running.back()->spec.id < request->spec.id) {
+      running.push_back(request);  // the usual case: a new request is the newest
+      return;
+    }
+    running.insert(std::upper_bound(
+                       running.begin(), running.end(), request,
+                       [](const Request* a, const Request* b) { return a->spec.id < b->spec.id; }),
+                   request);
+  }
 };
 
 struct ScheduledWork {

@@ -73,7 +73,7 @@ void swap_in_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, Batch
     plan.swap_in_tokens += request->kv_tokens;
     request->swapped = false;
     queues.swapped.pop_front();
-    queues.running.push_back(request);
+    queues.add_running(request);
   }
 }
 

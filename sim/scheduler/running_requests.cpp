@@ -6,18 +6,6 @@
 
 namespace servesim {
 
-std::vector<Request*> schedulable_oldest_first(const RequestQueues& queues) {
-  std::vector<Request*> out;
-  out.reserve(queues.running.size());
-  for (Request* request : queues.running) {
-    if (!request->in_flight) out.push_back(request);
-  }
-  const auto by_id = [](const Request* a, const Request* b) { return a->spec.id < b->spec.id; };
-  // Usually sorted already: requests join at the back in arrival order.
-  if (!std::is_sorted(out.begin(), out.end(), by_id)) std::sort(out.begin(), out.end(), by_id);
-  return out;
-}
-
 namespace {
 
 bool any_in_flight(const RequestQueues& queues) {
@@ -27,9 +15,8 @@ bool any_in_flight(const RequestQueues& queues) {
 
 }  // namespace
 
-GrowthOutcome grow_or_preempt(Request* request, std::int64_t tokens, RequestQueues& queues,
+GrowthOutcome preempt_to_grow(Request* request, std::int64_t tokens, RequestQueues& queues,
                               IKvCacheAllocator& allocator, BatchPlan& plan) {
-  if (allocator.try_grow(request->spec.id, tokens)) return GrowthOutcome::Grown;
   if (any_in_flight(queues)) return GrowthOutcome::NoRoom;
   while (!allocator.can_grow(request->spec.id, tokens)) {
     Request* victim = newest_preemptible(queues, plan);
@@ -39,6 +26,46 @@ GrowthOutcome grow_or_preempt(Request* request, std::int64_t tokens, RequestQueu
   }
   allocator.grow(request->spec.id, tokens);
   return GrowthOutcome::Grown;
+}
+
+void decode_running_oldest_first(RequestQueues& queues, IKvCacheAllocator& allocator,
+                                 BatchPlan& plan) {
+  std::vector<Request*> decoding;
+  std::vector<std::int64_t> sequences;
+  decoding.reserve(queues.running.size());
+  sequences.reserve(queues.running.size());
+  for (Request* request : queues.running) {  // in id order: oldest first
+    if (request->in_flight || request->prefilling) continue;
+    decoding.push_back(request);
+    sequences.push_back(request->spec.id);
+  }
+  plan.work.reserve(plan.work.size() + decoding.size());
+  std::size_t next = 0;
+  while (next < decoding.size()) {
+    const std::size_t grown = allocator.grow_each(std::span(sequences).subspan(next), 1);
+    for (std::size_t i = next; i < next + grown; ++i)
+      plan.add_decode(decoding[i]);
+    next += grown;
+    if (next == decoding.size()) return;
+    // The allocator refused this one: make room by preemption, as one grow at a time would.
+    Request* request = decoding[next];
+    if (preempt_to_grow(request, 1, queues, allocator, plan) == GrowthOutcome::Grown) {
+      plan.add_decode(request);
+    }
+    ++next;
+    if (plan.preempted.empty()) continue;
+    // Victims are newer than the request (never in the plan): they left `running`.
+    std::size_t kept = next;
+    for (std::size_t i = next; i < decoding.size(); ++i) {
+      if (!decoding[i]->prefilling && !decoding[i]->swapped) {
+        decoding[kept] = decoding[i];
+        sequences[kept] = sequences[i];
+        ++kept;
+      }
+    }
+    decoding.resize(kept);
+    sequences.resize(kept);
+  }
 }
 
 void admit_whole_prompts_in_order(RequestQueues& queues, IKvCacheAllocator& allocator,
@@ -52,7 +79,7 @@ void admit_whole_prompts_in_order(RequestQueues& queues, IKvCacheAllocator& allo
     if (!allocator.can_admit(tokens, request->final_tokens())) break;
     allocator.admit(request->spec.id, tokens, request->final_tokens());
     queues.waiting.pop_front();
-    queues.running.push_back(request);
+    queues.add_running(request);
     plan.add_prefill(request, tokens);
     token_budget -= tokens;
   }

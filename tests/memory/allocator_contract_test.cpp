@@ -245,3 +245,47 @@ TEST_CASE("decode rounds in bulk leave every allocator as single grows would", "
     }
   }
 }
+
+TEST_CASE("grow_each grows in order up to the first refusal, as try_grow one at a time would",
+          "[memory]") {
+  for (const auto& configuration : every_configuration()) {
+    SECTION(configuration.name) {
+      auto batch = configuration.make();
+      auto single = configuration.make();
+      std::vector<std::int64_t> sequences;
+      std::mt19937_64 random(11);
+      for (std::int64_t id = 0; id < 40; ++id) {
+        const auto tokens = static_cast<std::int64_t>(random() % 140) + 1;
+        const std::int64_t final_tokens = tokens + 150;
+        if (!batch->can_admit(tokens, final_tokens)) break;
+        batch->admit(id, tokens, final_tokens);
+        single->admit(id, tokens, final_tokens);
+        sequences.push_back(id);
+      }
+      REQUIRE(sequences.size() >= 2);
+      bool refused = false;
+      for (int round = 0; round < 150 && !refused; ++round) {
+        const std::size_t grown = batch->grow_each(sequences, 1);
+        std::size_t single_grown = 0;
+        while (single_grown < sequences.size() && single->try_grow(sequences[single_grown], 1))
+          ++single_grown;
+        REQUIRE(grown == single_grown);
+        CHECK(same_usage(batch->usage(0), single->usage(0)));
+        refused = grown < sequences.size();
+        // Grouping the batch just grown (from grow_each's record on paged memory) agrees with
+        // grouping by look-up.
+        CHECK(batch->decode_rounds_available(sequences, 40) ==
+              single->decode_rounds_available(sequences, 40));
+      }
+      if (auto* paged = dynamic_cast<PagedAllocator*>(batch.get())) {
+        CHECK(refused);  // paged memory runs out before the sequences finish
+        const auto& other = dynamic_cast<PagedAllocator&>(*single);
+        for (const std::int64_t sequence : sequences)
+          CHECK(paged->block_table(sequence) == other.block_table(sequence));
+        // A sub-span (the tail of the last batch) is grouped from the record as well.
+        const std::span<const std::int64_t> tail(sequences.data() + 1, sequences.size() - 1);
+        CHECK(paged->decode_rounds_available(tail, 40) == other.decode_rounds_available(tail, 40));
+      }
+    }
+  }
+}

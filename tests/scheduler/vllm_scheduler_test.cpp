@@ -171,3 +171,36 @@ TEST_CASE("vllm falls back to recompute when swap space is full", "[scheduler]")
   CHECK(c->prefilling);
   CHECK(c->kv_tokens == 0);
 }
+
+TEST_CASE("running requests stay in arrival order, whatever order they join in", "[scheduler]") {
+  RequestQueues queues;
+  std::vector<Request> requests(4);
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    requests[i].spec.id = static_cast<std::int64_t>(i);
+  for (const std::size_t i : {1, 3, 0, 2})
+    queues.add_running(&requests[i]);
+  REQUIRE(queues.running.size() == 4);
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    CHECK(queues.running[i] == &requests[i]);
+}
+
+TEST_CASE("vllm decodes oldest first and skips a victim preempted in the same plan",
+          "[scheduler]") {
+  Bench b(96);  // 6 blocks
+  Request* a = b.arrive(32, 8);
+  Request* c = b.arrive(32, 8);
+  Request* d = b.arrive(16, 8);
+  b.step();  // all prefilled: 2 + 2 + 1 blocks, 1 free
+  CHECK(b.queues.running.size() == 3);
+  // Every decode needs a new block (33, 33 and 17 tokens): a takes the free one, c's grow
+  // preempts d (the newest) and takes its block, and the walk does not come back to d.
+  BatchPlan p = b.step();
+  CHECK(ids(p) == std::vector<std::int64_t>{0, 1});
+  REQUIRE(p.preempted.size() == 1);
+  CHECK(p.preempted[0] == d);
+  CHECK(d->prefilling);
+  CHECK(a->generated_tokens == 2);
+  CHECK(c->generated_tokens == 2);
+  CHECK(b.queues.running.size() == 2);
+  CHECK(b.allocator.free_blocks() == 0);
+}

@@ -59,6 +59,7 @@ void PagedAllocator::admit(std::int64_t sequence, std::int64_t tokens, std::int6
     throw InvariantError("paged allocator: sequence " + std::to_string(sequence) +
                          " admitted twice");
   }
+  t->sequence = sequence;
   t->tokens = 0;
   t->spare = 0;
   t->blocks.clear();  // a pooled table keeps its capacity
@@ -84,6 +85,45 @@ bool PagedAllocator::try_grow(std::int64_t sequence, std::int64_t tokens) {
   if (tokens < 0 || !fits(t, tokens)) return false;
   grow(t, tokens);
   return true;
+}
+
+std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences,
+                                      std::int64_t tokens) {
+  if (tokens < 0) return 0;
+  std::vector<BlockTable*>& log = grow_log_.tables;
+  if (grow_log_.epoch != epoch_) {
+    log.clear();
+  } else if (log.size() + sequences.size() > 2 * tables_.size()) {
+    // Only the last tables_.size() entries can be asked for: keep the log that short.
+    log.erase(log.begin(),
+              log.end() - static_cast<std::ptrdiff_t>(std::min(log.size(), tables_.size())));
+  }
+  // grow(t, tokens) for each, with the allocator's totals kept in locals until the end.
+  const auto find = tables_.finder();
+  const std::size_t logged = log.size();
+  log.resize(logged + sequences.size());
+  BlockTable** next_log = log.data() + logged;
+  std::int64_t free_tokens = free_blocks_ * block_size_;
+  std::size_t grown = 0;
+  for (const std::int64_t sequence : sequences) {
+    BlockTable* t = find(sequence);
+    if (t == nullptr) throw_unknown(sequence);
+    if (tokens - t->spare > free_tokens) break;
+    t->tokens += tokens;
+    if (tokens <= t->spare) {
+      t->spare -= tokens;
+    } else {
+      take_blocks(*t, tokens - t->spare);
+      free_tokens = free_blocks_ * block_size_;
+    }
+    *next_log++ = t;
+    ++grown;
+  }
+  log.resize(logged + grown);
+  token_states_ += static_cast<std::int64_t>(grown) * tokens;
+  if (grown > 0) ++epoch_;
+  grow_log_.epoch = epoch_;
+  return grown;
 }
 
 void PagedAllocator::take_blocks(BlockTable& t, std::int64_t uncovered_tokens) {
@@ -130,12 +170,19 @@ void PagedAllocator::group_by_residue(std::span<const std::int64_t> sequences) c
   d.epoch = epoch_;
   d.sequences.assign(sequences.begin(), sequences.end());
   d.tables.clear();
-  d.group_start.assign(groups + 1, 0);
-  for (const std::int64_t sequence : sequences) {
-    BlockTable* t = const_cast<BlockTable*>(&table(sequence));
-    d.tables.push_back(t);
-    ++d.group_start[static_cast<std::size_t>(t->residue(block_size_)) + 1];
+  const std::vector<BlockTable*>& log = grow_log_.tables;
+  const std::size_t n = sequences.size();
+  if (grow_log_.epoch == epoch_ && log.size() >= n &&
+      std::equal(sequences.begin(), sequences.end(), log.end() - static_cast<std::ptrdiff_t>(n),
+                 [](std::int64_t s, const BlockTable* t) { return s == t->sequence; })) {
+    d.tables.assign(log.end() - static_cast<std::ptrdiff_t>(n), log.end());
+  } else {
+    for (const std::int64_t sequence : sequences)
+      d.tables.push_back(const_cast<BlockTable*>(&table(sequence)));
   }
+  d.group_start.assign(groups + 1, 0);
+  for (const BlockTable* t : d.tables)
+    ++d.group_start[static_cast<std::size_t>(t->residue(block_size_)) + 1];
   for (std::size_t g = 0; g < groups; ++g)
     d.group_start[g + 1] += d.group_start[g];
   d.grouped.resize(d.tables.size());

@@ -24,6 +24,7 @@ class PagedAllocator final : public IKvCacheAllocator {
   bool can_grow(std::int64_t sequence, std::int64_t tokens) const override;
   void grow(std::int64_t sequence, std::int64_t tokens) override;
   bool try_grow(std::int64_t sequence, std::int64_t tokens) override;
+  std::size_t grow_each(std::span<const std::int64_t> sequences, std::int64_t tokens) override;
   void release(std::int64_t sequence) override;
 
   KvUsage usage(std::int64_t next_final_tokens) const override;
@@ -49,6 +50,7 @@ class PagedAllocator final : public IKvCacheAllocator {
 
  private:
   struct BlockTable {
+    std::int64_t sequence = 0;
     std::int64_t tokens = 0;
     std::int64_t spare = 0;            // free slots in the last block: blocks x block size - tokens
     std::vector<std::int32_t> blocks;  // physical block ids, in logical order
@@ -111,6 +113,13 @@ class PagedAllocator final : public IKvCacheAllocator {
   };
   mutable DecodeGroups decode_groups_;
   void group_by_residue(std::span<const std::int64_t> sequences) const;
+  // The tables grow_each grew since the last other change to a block table, in order: a
+  // decode run's sequences are the ones its plan just grew, so grouping them needs no look-up.
+  struct GrowLog {
+    std::uint64_t epoch = 0;  // epoch_ after the last entry
+    std::vector<BlockTable*> tables;
+  };
+  GrowLog grow_log_;
 };
 
 }  // namespace servesim

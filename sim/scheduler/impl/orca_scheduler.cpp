@@ -36,13 +36,7 @@ BatchPlan OrcaScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocato
 
 void OrcaScheduler::schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator,
                                      BatchPlan& plan) {
-  for (Request* request : schedulable_oldest_first(queues)) {
-    // A preempted request is prefilling again, so this also skips this plan's victims.
-    if (request->prefilling || request->swapped) continue;
-    if (grow_or_preempt(request, 1, queues, allocator, plan) == GrowthOutcome::Grown) {
-      plan.add_decode(request);
-    }
-  }
+  decode_running_oldest_first(queues, allocator, plan);
 }
 
 void OrcaScheduler::admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator,

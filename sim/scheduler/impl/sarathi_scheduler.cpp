@@ -35,33 +35,36 @@ BatchPlan SarathiScheduler::plan(RequestQueues& queues, IKvCacheAllocator& alloc
 
 void SarathiScheduler::schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator,
                                         BatchPlan& plan, std::int64_t& budget) {
-  for (Request* request : schedulable_oldest_first(queues)) {
-    if (budget == 0) return;
-    // A preempted request is prefilling again, so this also skips this plan's victims.
-    if (request->prefilling || request->swapped) continue;
-    if (grow_or_preempt(request, 1, queues, allocator, plan) == GrowthOutcome::Grown) {
+  for_each_schedulable_oldest_first(queues, [&](Request* request) {
+    if (budget == 0) return false;
+    if (!request->prefilling &&
+        grow_or_preempt(request, 1, queues, allocator, plan) == GrowthOutcome::Grown) {
       plan.add_decode(request);
       budget -= 1;
     }
-  }
+    return true;
+  });
 }
 
 bool SarathiScheduler::continue_prefills(RequestQueues& queues, IKvCacheAllocator& allocator,
                                          BatchPlan& plan, std::int64_t& budget) {
-  for (Request* request : schedulable_oldest_first(queues)) {
-    if (budget == 0) return true;
-    if (!request->prefilling || preempted_in(plan, request)) continue;
+  bool all_fit = true;
+  for_each_schedulable_oldest_first(queues, [&](Request* request) {
+    if (budget == 0) return false;
+    if (!request->prefilling) return true;
     const std::int64_t chunk = std::min(request->prefill_target() - request->kv_tokens, budget);
     // Growing the allocator leaves kv_tokens alone (the replica adds the chunk when the
     // batch completes), so add_prefill below still sees the tokens cached before the chunk.
     if (grow_or_preempt(request, chunk, queues, allocator, plan) != GrowthOutcome::Grown) {
       // First come, first served: newer prefills wait behind the oldest one.
+      all_fit = false;
       return false;
     }
     plan.add_prefill(request, chunk);
     budget -= chunk;
-  }
-  return true;
+    return true;
+  });
+  return all_fit;
 }
 
 void SarathiScheduler::admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator,
@@ -76,7 +79,7 @@ void SarathiScheduler::admit_prefills(RequestQueues& queues, IKvCacheAllocator& 
     if (!allocator.can_admit(chunk, request->final_tokens())) return;
     allocator.admit(request->spec.id, chunk, request->final_tokens());
     queues.waiting.pop_front();
-    queues.running.push_back(request);
+    queues.add_running(request);
     plan.add_prefill(request, chunk);
     budget -= chunk;
   }

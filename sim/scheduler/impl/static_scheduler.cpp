@@ -64,7 +64,7 @@ void StaticScheduler::form_batch(RequestQueues& queues, IKvCacheAllocator& alloc
     const std::int64_t tokens = request->prefill_target();
     allocator.admit(request->spec.id, tokens, request->final_tokens());
     queues.waiting.pop_front();
-    queues.running.push_back(request);
+    queues.add_running(request);
     plan.add_prefill(request, tokens);
   }
 }

@@ -51,13 +51,7 @@ void VllmScheduler::admit_prefills(RequestQueues& queues, IKvCacheAllocator& all
 
 void VllmScheduler::schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator,
                                      BatchPlan& plan) const {
-  plan.work.reserve(plan.work.size() + queues.running.size());
-  for (Request* request : schedulable_oldest_first(queues)) {
-    if (request->prefilling || preempted_in(plan, request)) continue;
-    if (grow_or_preempt(request, 1, queues, allocator, plan) == GrowthOutcome::Grown) {
-      plan.add_decode(request);
-    }
-  }
+  decode_running_oldest_first(queues, allocator, plan);
 }
 
 }  // namespace servesim
