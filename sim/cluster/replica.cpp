@@ -147,7 +147,7 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
       stage_free_at_ = done;
     }
   }
-  in_flight_.emplace(batch, std::move(plan));
+  in_flight_.push_back({batch, std::move(plan)});
   return Launch{batch, stage_free_at_, done};
 }
 
@@ -193,10 +193,10 @@ std::optional<Replica::Launch> Replica::cut_decode_run(SimTime now) {
   run_.ends.resize(steps);
   run_limit_ = std::max<std::int64_t>(4, run_limit_ / 2);
   const std::int64_t renamed = next_batch_++;
-  auto node = in_flight_.extract(run_.batch);
-  superseded_.insert(run_.batch);
-  node.key() = renamed;
-  in_flight_.insert(std::move(node));
+  for (InFlight& f : in_flight_) {
+    if (f.batch == run_.batch) f.batch = renamed;
+  }
+  superseded_.push_back(run_.batch);
   run_.batch = renamed;
   stage_free_at_ = run_.ends.back();
   return Launch{renamed, stage_free_at_, stage_free_at_};
@@ -244,11 +244,12 @@ bool Replica::emit_tokens(const BatchPlan& plan, SimTime at, std::int64_t later_
 }
 
 std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
-  const auto it = in_flight_.find(batch);
+  const auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
+                               [batch](const InFlight& f) { return f.batch == batch; });
   if (it == in_flight_.end()) {
     throw InvariantError("replica " + std::to_string(id_) + ": unknown batch completed");
   }
-  const BatchPlan plan = std::move(it->second);
+  const BatchPlan plan = std::move(it->plan);
   in_flight_.erase(it);
   bool any_finished = false;
   if (run_.batch != batch) {

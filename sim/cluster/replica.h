@@ -4,8 +4,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "sim/cluster/router.h"
@@ -69,7 +67,7 @@ class Replica {
   // `now`); nullopt when no run is in flight or it ends after `now` anyway.
   std::optional<Launch> cut_decode_run(SimTime now);
   // True, once, for a batch whose completion event was superseded by cut_decode_run.
-  bool drop_superseded(std::int64_t batch) { return superseded_.erase(batch) > 0; }
+  bool drop_superseded(std::int64_t batch) { return std::erase(superseded_, batch) > 0; }
   void disable_bulk_decode() { bulk_decode_ = false; }
   std::int64_t iterations() const { return iterations_; }
   bool has_work() const {
@@ -118,7 +116,12 @@ class Replica {
   }
 
   RequestQueues queues_;
-  std::unordered_map<std::int64_t, BatchPlan> in_flight_;
+  // Batches launched and not yet complete (at most one per pipeline stage), oldest first.
+  struct InFlight {
+    std::int64_t batch;
+    BatchPlan plan;
+  };
+  std::vector<InFlight> in_flight_;
   std::int64_t next_batch_ = 0;
   std::int64_t outstanding_ = 0;
   std::int64_t iterations_ = 0;
@@ -127,7 +130,7 @@ class Replica {
   // Runs are priced up front; the longest grows while runs end uncut and shrinks when cut,
   // so pricing wasted on iterations that a cut drops stays a fraction of the work.
   std::int64_t run_limit_ = 16;
-  std::unordered_set<std::int64_t> superseded_;
+  std::vector<std::int64_t> superseded_;  // a few at most: cut runs whose events are pending
 };
 
 }  // namespace servesim

@@ -35,10 +35,12 @@ struct BatchShape {
   }
 
   // A decoding sequence whose context, including the token it feeds, is `context_tokens`.
-  void add_decode(std::int64_t context_tokens) noexcept {
-    decode_sequences += 1;
+  void add_decode(std::int64_t context_tokens) noexcept { add_decodes(1, context_tokens); }
+  // `sequences` decodes whose contexts sum to `context_tokens`.
+  void add_decodes(std::int64_t sequences, std::int64_t context_tokens) noexcept {
+    decode_sequences += sequences;
     decode_context_tokens += context_tokens;
-    sampled_sequences += 1;
+    sampled_sequences += sequences;
   }
 
   std::int64_t tokens() const noexcept { return prefill_tokens + decode_sequences; }

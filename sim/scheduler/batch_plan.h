@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <vector>
 
 #include "sim/hardware/batch_shape.h"
@@ -62,6 +63,17 @@ struct BatchPlan {
   void add_decode(Request* request) {
     work.push_back({request, 1, false});
     shape.add_decode(request->kv_tokens + 1);
+  }
+  // add_decode for each, in order.
+  void add_decodes(std::span<Request* const> requests) {
+    const std::size_t at = work.size();
+    work.resize(at + requests.size());
+    std::int64_t context_tokens = 0;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      work[at + i] = {requests[i], 1, false};
+      context_tokens += requests[i]->kv_tokens + 1;
+    }
+    shape.add_decodes(static_cast<std::int64_t>(requests.size()), context_tokens);
   }
 };
 

@@ -29,22 +29,24 @@ GrowthOutcome preempt_to_grow(Request* request, std::int64_t tokens, RequestQueu
 }
 
 void decode_running_oldest_first(RequestQueues& queues, IKvCacheAllocator& allocator,
-                                 BatchPlan& plan) {
-  std::vector<Request*> decoding;
-  std::vector<std::int64_t> sequences;
-  decoding.reserve(queues.running.size());
-  sequences.reserve(queues.running.size());
-  for (Request* request : queues.running) {  // in id order: oldest first
-    if (request->in_flight || request->prefilling) continue;
-    decoding.push_back(request);
-    sequences.push_back(request->spec.id);
+                                 BatchPlan& plan, DecodeScratch& scratch) {
+  const std::vector<Request*>& running = queues.running;
+  std::vector<Request*>& decoding = scratch.requests;
+  std::vector<std::int64_t>& sequences = scratch.sequences;
+  decoding.resize(running.size());
+  sequences.resize(running.size());
+  std::size_t count = 0;
+  for (Request* request : running) {  // in id order: oldest first
+    decoding[count] = request;
+    sequences[count] = request->spec.id;
+    count += static_cast<std::size_t>(!request->in_flight && !request->prefilling);
   }
-  plan.work.reserve(plan.work.size() + decoding.size());
+  decoding.resize(count);
+  sequences.resize(count);
   std::size_t next = 0;
   while (next < decoding.size()) {
     const std::size_t grown = allocator.grow_each(std::span(sequences).subspan(next), 1);
-    for (std::size_t i = next; i < next + grown; ++i)
-      plan.add_decode(decoding[i]);
+    plan.add_decodes(std::span(decoding).subspan(next, grown));
     next += grown;
     if (next == decoding.size()) return;
     // The allocator refused this one: make room by preemption, as one grow at a time would.

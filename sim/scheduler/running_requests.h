@@ -45,8 +45,14 @@ enum class GrowthOutcome {
 // each is grown by one token (grow_or_preempt, preempting as vLLM does when memory runs out)
 // and added to the plan. The allocator grows the batch in one call (grow_each) until it
 // refuses one; only then does preemption walk the queues.
+// `scratch` is working space a scheduler keeps from plan to plan, so planning does not
+// allocate.
+struct DecodeScratch {
+  std::vector<Request*> requests;
+  std::vector<std::int64_t> sequences;
+};
 void decode_running_oldest_first(RequestQueues& queues, IKvCacheAllocator& allocator,
-                                 BatchPlan& plan);
+                                 BatchPlan& plan, DecodeScratch& scratch);
 
 // Admits waiting requests first-come first-served, each with its whole prompt (prompt plus
 // generated tokens after a preemption), while the prompt tokens fit `token_budget`, fewer

@@ -29,14 +29,9 @@ std::optional<std::string> OrcaScheduler::reject_reason(const RequestSpec& reque
 
 BatchPlan OrcaScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocator) {
   BatchPlan plan;
-  schedule_decodes(queues, allocator, plan);
+  decode_running_oldest_first(queues, allocator, plan, scratch_);
   if (plan.preempted.empty()) admit_prefills(queues, allocator, plan);
   return plan;
-}
-
-void OrcaScheduler::schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator,
-                                     BatchPlan& plan) {
-  decode_running_oldest_first(queues, allocator, plan);
 }
 
 void OrcaScheduler::admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator,

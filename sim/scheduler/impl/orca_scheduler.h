@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "sim/scheduler/batch_scheduler.h"
+#include "sim/scheduler/running_requests.h"
 
 namespace servesim {
 
@@ -39,11 +40,10 @@ class OrcaScheduler final : public IBatchScheduler {
   bool decode_plans_repeat() const override { return true; }
 
  private:
-  static void schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator,
-                               BatchPlan& plan);
   void admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) const;
 
   OrcaSchedulerOptions options_;
+  DecodeScratch scratch_;
 };
 
 }  // namespace servesim

@@ -39,7 +39,7 @@ BatchPlan VllmScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocato
   const bool had_swapped = !queues.swapped.empty();
   swap_in_in_order(queues, allocator, plan);
   if (!had_swapped) admit_prefills(queues, allocator, plan);
-  if (plan.empty()) schedule_decodes(queues, allocator, plan);
+  if (plan.empty()) decode_running_oldest_first(queues, allocator, plan, scratch_);
   return plan;
 }
 
@@ -47,11 +47,6 @@ void VllmScheduler::admit_prefills(RequestQueues& queues, IKvCacheAllocator& all
                                    BatchPlan& plan) const {
   admit_whole_prompts_in_order(queues, allocator, plan, options_.max_num_batched_tokens,
                                options_.max_num_seqs);
-}
-
-void VllmScheduler::schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator,
-                                     BatchPlan& plan) const {
-  decode_running_oldest_first(queues, allocator, plan);
 }
 
 }  // namespace servesim

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "sim/scheduler/batch_scheduler.h"
+#include "sim/scheduler/running_requests.h"
 
 namespace servesim {
 
@@ -35,9 +36,9 @@ class VllmScheduler final : public IBatchScheduler {
 
  private:
   void admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) const;
-  void schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) const;
 
   VllmSchedulerOptions options_;
+  DecodeScratch scratch_;
 };
 
 }  // namespace servesim
