@@ -43,11 +43,11 @@ class SequenceTable {
 
    private:
     friend class SequenceTable;
-    Finder(const SequenceTable& table)
+    explicit Finder(SequenceTable& table)
         : index_(table.index_.data()),
           mask_(table.index_.size() - 1),
           shift_(table.shift_),
-          pool_(const_cast<Value*>(table.pool_.data())) {}
+          pool_(table.pool_.data()) {}
     const typename SequenceTable::Entry* index_;
     std::size_t mask_;
     unsigned shift_;

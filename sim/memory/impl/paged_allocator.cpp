@@ -98,7 +98,7 @@ std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences,
     log.erase(log.begin(),
               log.end() - static_cast<std::ptrdiff_t>(std::min(log.size(), tables_.size())));
   }
-  // grow(t, tokens) for each, with the allocator's totals kept in locals until the end.
+  // grow(t, tokens) for each, with the table's geometry and the free room in locals.
   const auto find = tables_.finder();
   const std::size_t logged = log.size();
   log.resize(logged + sequences.size());
@@ -110,6 +110,7 @@ std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences,
     if (t == nullptr) throw_unknown(sequence);
     if (tokens - t->spare > free_tokens) break;
     t->tokens += tokens;
+    token_states_ += tokens;
     if (tokens <= t->spare) {
       t->spare -= tokens;
     } else {
@@ -120,7 +121,6 @@ std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences,
     ++grown;
   }
   log.resize(logged + grown);
-  token_states_ += static_cast<std::int64_t>(grown) * tokens;
   if (grown > 0) ++epoch_;
   grow_log_.epoch = epoch_;
   return grown;
