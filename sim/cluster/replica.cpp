@@ -209,7 +209,11 @@ bool Replica::emit_tokens(const BatchPlan& plan, SimTime at, std::int64_t later_
   SimTime gap;
   std::int64_t gaps = 0;
   bool any_finished = false;
-  for (const ScheduledWork& w : plan.work) {
+  const std::size_t count = plan.work.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    const ScheduledWork& w = plan.work[i];
+    // The requests are scattered over the heap: fetch a few ahead.
+    if (i + 8 < count) __builtin_prefetch(plan.work[i + 8].request, 1);
     Request& r = *w.request;
     r.in_flight = false;
     r.kv_tokens += w.tokens;

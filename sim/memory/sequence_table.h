@@ -40,6 +40,15 @@ class SequenceTable {
       }
       return nullptr;
     }
+    // Hints for a loop that will find `sequence` soon: its index entry, and once that is at
+    // hand (a later call), its value.
+    void prefetch_entry(std::int64_t sequence) const noexcept {
+      __builtin_prefetch(&index_[home_of(sequence, shift_)]);
+    }
+    void prefetch_value(std::int64_t sequence) const noexcept {
+      const typename SequenceTable::Entry& e = index_[home_of(sequence, shift_)];
+      if (e.slot >= 0) __builtin_prefetch(&pool_[e.slot], 1);
+    }
 
    private:
     friend class SequenceTable;

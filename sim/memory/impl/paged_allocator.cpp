@@ -105,7 +105,13 @@ std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences,
   BlockTable** next_log = log.data() + logged;
   std::int64_t free_tokens = free_blocks_ * block_size_;
   std::size_t grown = 0;
-  for (const std::int64_t sequence : sequences) {
+  const std::size_t count = sequences.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::int64_t sequence = sequences[i];
+    // Tables are found through the index: fetch the entries a few sequences ahead, then
+    // (once those have arrived) their tables.
+    if (i + 8 < count) find.prefetch_entry(sequences[i + 8]);
+    if (i + 4 < count) find.prefetch_value(sequences[i + 4]);
     BlockTable* t = find(sequence);
     if (t == nullptr) throw_unknown(sequence);
     if (tokens - t->spare > free_tokens) break;
@@ -230,7 +236,10 @@ void PagedAllocator::grow_decode_rounds(
     token_states_ += count;
     after_round(round, usage(next_final_tokens));
   }
-  for (BlockTable* t : decode_groups_.tables) {
+  const std::vector<BlockTable*>& tables = decode_groups_.tables;
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    if (i + 8 < tables.size()) __builtin_prefetch(tables[i + 8], 1);
+    BlockTable* t = tables[i];
     t->tokens += rounds;
     t->spare = static_cast<std::int64_t>(t->blocks.size()) * block_size_ - t->tokens;
   }
