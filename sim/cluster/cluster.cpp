@@ -45,10 +45,10 @@ ClusterRunStats Cluster::run() {
           break;
       }
     }
-    if (!live_.empty() || stats_.finished + stats_.rejected != stats_.arrived ||
+    if (requests_.live() != 0 || stats_.finished + stats_.rejected != stats_.arrived ||
         !source_.exhausted()) {
       throw InvariantError("requests_terminate",
-                           "the run ended with " + std::to_string(live_.size()) +
+                           "the run ended with " + std::to_string(requests_.live()) +
                                " requests unfinished (arrived " + std::to_string(stats_.arrived) +
                                ", finished " + std::to_string(stats_.finished) + ", rejected " +
                                std::to_string(stats_.rejected) + ")" +
@@ -101,11 +101,9 @@ void Cluster::on_arrival(const RequestSpec& spec) {
       push(cut->done_at, Event{EventPhase::BatchDone, target, cut->batch, {}});
     }
   }
-  auto request = std::make_unique<Request>();
+  Request* request = requests_.acquire();
   request->spec = spec;
-  Request* raw = request.get();
-  live_.emplace(spec.id, std::move(request));
-  replicas_[static_cast<std::size_t>(target)]->enqueue(raw);
+  replicas_[static_cast<std::size_t>(target)]->enqueue(request);
   refresh_load(target);
   request_launch(target);
 }
@@ -144,7 +142,7 @@ void Cluster::on_batch_done(std::int32_t replica, std::int64_t batch) {
     ++stats_.finished;
     observer_.on_request_finished(*request, queue_.now());
     const RequestSpec spec = request->spec;
-    live_.erase(spec.id);
+    requests_.release(request);
     on_request_done(spec);
   }
   refresh_load(replica);

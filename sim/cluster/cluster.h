@@ -2,10 +2,10 @@
 
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/cluster/replica.h"
+#include "sim/cluster/request_pool.h"
 #include "sim/cluster/router.h"
 #include "sim/cluster/serving_observer.h"
 #include "sim/core/event_queue.h"
@@ -72,7 +72,7 @@ class Cluster {
   IServingObserver& observer_;
 
   EventQueue<Event> queue_;
-  std::unordered_map<std::int64_t, std::unique_ptr<Request>> live_;
+  RequestPool requests_;  // the requests arrived and not yet finished or rejected
   std::vector<bool> launch_pending_;
   std::vector<ReplicaLoad> loads_;
   bool arrival_pending_ = false;
