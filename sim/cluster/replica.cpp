@@ -119,13 +119,22 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
       w.request->first_scheduled = now;
     }
   }
-  const IterationCost cost = time_model_.estimate(plan.shape);
-  // Swaps copy KV blocks over the host link before the forward pass can use the memory.
-  const double swap_s = swap_.bytes_per_s > 0
-                            ? static_cast<double>(plan.swap_in_tokens + plan.swap_out_tokens) *
-                                  swap_.bytes_per_token / swap_.bytes_per_s
-                            : 0.0;
-  const SimTime stage = SimTime::duration_from_seconds(cost.total_time_s + swap_s);
+  // A plan that starts a decode run is priced with the whole run, in one call.
+  const std::int64_t run_steps = decode_run_steps(plan);
+  double first_s;
+  if (run_steps > 1) {
+    run_.durations_s.resize(static_cast<std::size_t>(run_steps));
+    time_model_.estimate_decode_run(plan.shape, run_.durations_s);
+    first_s = run_.durations_s.front();
+  } else {
+    // Swaps copy KV blocks over the host link before the forward pass can use the memory.
+    const double swap_s = swap_.bytes_per_s > 0
+                              ? static_cast<double>(plan.swap_in_tokens + plan.swap_out_tokens) *
+                                    swap_.bytes_per_token / swap_.bytes_per_s
+                              : 0.0;
+    first_s = time_model_.estimate(plan.shape).total_time_s + swap_s;
+  }
+  const SimTime stage = SimTime::duration_from_seconds(first_s);
   SimTime total = stage;
   for (std::int64_t s = 1; s < pipeline_stages_; ++s)
     total += stage;
@@ -138,20 +147,21 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   const std::int64_t batch = next_batch_++;
   SimTime done = now + total;
   stage_free_at_ = now + stage;
-  if (bulk_decode_ && plan.shape.prefill_sequences == 0 && plan.preempted.empty() &&
-      plan.swap_in_tokens == 0 && plan.swap_out_tokens == 0 &&
-      plan.work.size() == queues_.running.size()) {
-    plan_decode_run(batch, plan, done);
-    if (run_.batch == batch) {
-      done = run_.ends.back();
-      stage_free_at_ = done;
-    }
+  if (run_steps > 1) {
+    start_decode_run(batch, done);
+    done = run_.ends.back();
+    stage_free_at_ = done;
   }
   in_flight_.push_back({batch, std::move(plan)});
   return Launch{batch, stage_free_at_, done};
 }
 
-void Replica::plan_decode_run(std::int64_t batch, const BatchPlan& plan, SimTime first_end) {
+std::int64_t Replica::decode_run_steps(const BatchPlan& plan) {
+  if (!bulk_decode_ || plan.shape.prefill_sequences > 0 || !plan.preempted.empty() ||
+      plan.swap_in_tokens > 0 || plan.swap_out_tokens > 0 ||
+      plan.work.size() != queues_.running.size()) {
+    return 1;
+  }
   // The run stops at the first iteration that finishes a request (that one included: the
   // batch changes only after it) and before any the allocator could not grow.
   std::int64_t steps = run_limit_;
@@ -161,22 +171,19 @@ void Replica::plan_decode_run(std::int64_t batch, const BatchPlan& plan, SimTime
     steps = std::min(steps, r.spec.output_tokens - r.generated_tokens);
     run_.sequences.push_back(r.spec.id);
   }
-  if (steps < 2) return;
-  steps = 1 + allocator_->decode_rounds_available(run_.sequences, steps - 1);
-  if (steps < 2) return;
+  if (steps < 2) return 1;
+  return 1 + allocator_->decode_rounds_available(run_.sequences, steps - 1);
+}
 
+void Replica::start_decode_run(std::int64_t batch, SimTime first_end) {
   run_.batch = batch;
   run_.next_final_tokens = next_final_tokens();
-  run_.ends.clear();
-  run_.ends.push_back(first_end);
   // Every context grows by one token per iteration; each iteration is priced and rounded on
   // its own, exactly as it would be launched alone.
-  BatchShape second = plan.shape;
-  second.decode_context_tokens += second.decode_sequences;
-  run_.durations_s.resize(static_cast<std::size_t>(steps - 1));
-  time_model_.estimate_decode_run(second, run_.durations_s);
-  for (const double duration_s : run_.durations_s)
-    run_.ends.push_back(run_.ends.back() + SimTime::duration_from_seconds(duration_s));
+  run_.ends.clear();
+  run_.ends.push_back(first_end);
+  for (std::size_t k = 1; k < run_.durations_s.size(); ++k)
+    run_.ends.push_back(run_.ends.back() + SimTime::duration_from_seconds(run_.durations_s[k]));
 }
 
 std::optional<Replica::Launch> Replica::cut_decode_run(SimTime now) {

@@ -95,12 +95,17 @@ class Replica {
     std::int64_t batch = -1;  // -1: none in flight
     std::vector<SimTime> ends;
     std::vector<std::int64_t> sequences;  // in plan order
-    std::vector<double> durations_s;      // working space for pricing iterations 2, 3, ...
+    std::vector<double> durations_s;      // the iterations' durations, as priced at launch
     // The waiting queue's head as every iteration of the run saw it at launch (a request
     // arriving later cuts the run, but may be queued before the run completes).
     std::int64_t next_final_tokens = 0;
   };
-  void plan_decode_run(std::int64_t batch, const BatchPlan& plan, SimTime first_end);
+  // How many iterations a decode run of `plan` would last (the plan's own included; run_
+  // then holds its sequences), or 1 when it cannot start one.
+  std::int64_t decode_run_steps(const BatchPlan& plan);
+  // Starts the decode run of `batch`, priced in run_.durations_s, whose first iteration
+  // ends at `first_end`.
+  void start_decode_run(std::int64_t batch, SimTime first_end);
   void check_iteration(const BatchPlan& plan, const KvUsage& usage, SimTime now) const;
   // `decode_round` counts the iterations of a decode run before this one: each grew every
   // decoding context by one token.
