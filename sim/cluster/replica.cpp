@@ -18,7 +18,8 @@ Replica::Replica(std::int32_t id, std::unique_ptr<IKvCacheAllocator> allocator,
       max_sequence_tokens_(max_sequence_tokens),
       observer_(observer),
       swap_(swap),
-      bulk_decode_(bulk_decode && pipeline_stages == 1 && scheduler_->decode_plans_repeat()) {
+      bulk_decode_(bulk_decode && pipeline_stages == 1 && scheduler_->decode_plans_repeat()),
+      budget_(scheduler_->budget()) {
   queues_.swap.capacity_tokens = swap.capacity_tokens;
 }
 
@@ -61,9 +62,8 @@ void Replica::check_iteration(const BatchPlan& plan, const KvUsage& usage, SimTi
                              std::to_string(usage.capacity_tokens) + " slots",
                          now);
   }
-  const BatchBudget budget = scheduler_->budget();
-  if (plan.shape.prefill_tokens > budget.prefill_tokens || plan.shape.tokens() > budget.tokens ||
-      plan.shape.sequences() > budget.sequences) {
+  if (plan.shape.prefill_tokens > budget_.prefill_tokens || plan.shape.tokens() > budget_.tokens ||
+      plan.shape.sequences() > budget_.sequences) {
     throw InvariantError("batch_token_budget",
                          where() + "a batch of " + std::to_string(plan.shape.sequences()) +
                              " sequences, " + std::to_string(plan.shape.tokens()) + " tokens (" +

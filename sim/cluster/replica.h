@@ -88,6 +88,7 @@ class Replica {
   IServingObserver& observer_;
   SwapLink swap_;
   bool bulk_decode_;
+  BatchBudget budget_;  // the scheduler's, checked every iteration
 
   // A decode run: the in-flight batch `batch` (its first iteration) and the iterations that
   // repeat it, ending at ends[0], ends[1], ...

@@ -34,6 +34,7 @@ class IBatchScheduler {
   // Requests marked in_flight are busy in an earlier batch and must be left alone.
   virtual BatchPlan plan(RequestQueues& queues, IKvCacheAllocator& allocator) = 0;
 
+  // Fixed for the scheduler's lifetime: the replica reads it once.
   virtual BatchBudget budget() const { return {}; }
 
   // Whether the replica may advance runs of decode iterations in bulk. A policy answers true

@@ -202,10 +202,8 @@ std::int64_t PagedAllocator::decode_rounds_available(std::span<const std::int64_
   group_by_residue(sequences);
   const std::vector<std::size_t>& group_start = decode_groups_.group_start;
   std::int64_t taken = 0;
-  for (std::int64_t round = 1; round <= max_rounds; ++round) {
-    // Round r grows t + r - 1 tokens to t + r: a new block when t + r - 1 = 0 mod block size.
-    const auto g =
-        static_cast<std::size_t>((block_size_ - (round - 1) % block_size_) % block_size_);
+  std::size_t g = 0;
+  for (std::int64_t round = 1; round <= max_rounds; ++round, g = next_group(g)) {
     taken += static_cast<std::int64_t>(group_start[g + 1] - group_start[g]);
     if (taken > free_blocks_) return round - 1;
   }
@@ -220,9 +218,8 @@ void PagedAllocator::grow_decode_rounds(
   const std::vector<std::size_t>& group_start = decode_groups_.group_start;
   const std::vector<BlockTable*>& grouped = decode_groups_.grouped;
   const auto count = static_cast<std::int64_t>(sequences.size());
-  for (std::int64_t round = 1; round <= rounds; ++round) {
-    const auto g =
-        static_cast<std::size_t>((block_size_ - (round - 1) % block_size_) % block_size_);
+  std::size_t g = 0;
+  for (std::int64_t round = 1; round <= rounds; ++round, g = next_group(g)) {
     for (std::size_t i = group_start[g]; i < group_start[g + 1]; ++i) {
       if (free_blocks_ == 0) {
         throw InvariantError("kv_within_capacity",

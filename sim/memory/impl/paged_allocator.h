@@ -112,6 +112,12 @@ class PagedAllocator final : public IKvCacheAllocator {
     std::vector<std::size_t> group_start, fill;
   };
   mutable DecodeGroups decode_groups_;
+  // Round r of a decode run grows t + r - 1 tokens to t + r, which takes a new block when
+  // t + r - 1 = 0 mod the block size: round 1 the group of residue 0, then the residue
+  // before the previous one's, wrapping around.
+  std::size_t next_group(std::size_t group) const {
+    return group == 0 ? static_cast<std::size_t>(block_size_) - 1 : group - 1;
+  }
   void group_by_residue(std::span<const std::int64_t> sequences) const;
   // The tables grow_each grew since the last other change to a block table, in order: a
   // decode run's sequences are the ones its plan just grew, so grouping them needs no look-up.
