@@ -182,6 +182,24 @@ void grow_one_at_a_time(IKvCacheAllocator& allocator, const std::vector<std::int
       [&](std::int64_t, const KvUsage& usage) { usages.push_back(usage); });
 }
 
+// The same sequences admitted into both allocators at assorted lengths, each 150 tokens
+// short of its final length (paged memory then runs out before they finish), while `a` has
+// `min_free_tokens` free and admits them.
+std::vector<std::int64_t> admit_alike(IKvCacheAllocator& a, IKvCacheAllocator& b,
+                                      std::uint64_t seed, std::int64_t min_free_tokens) {
+  std::vector<std::int64_t> sequences;
+  std::mt19937_64 random(seed);
+  for (std::int64_t id = 0; id < 40 && a.usage(0).free >= min_free_tokens; ++id) {
+    const auto tokens = static_cast<std::int64_t>(random() % 140) + 1;
+    const std::int64_t final_tokens = tokens + 150;
+    if (!a.can_admit(tokens, final_tokens)) break;
+    a.admit(id, tokens, final_tokens);
+    b.admit(id, tokens, final_tokens);
+    sequences.push_back(id);
+  }
+  return sequences;
+}
+
 bool same_usage(const KvUsage& a, const KvUsage& b) {
   return a.capacity_tokens == b.capacity_tokens && a.token_states == b.token_states &&
          a.reserved == b.reserved && a.internal_fragmentation == b.internal_fragmentation &&
@@ -195,18 +213,7 @@ TEST_CASE("decode rounds in bulk leave every allocator as single grows would", "
     SECTION(configuration.name) {
       auto bulk = configuration.make();
       auto single = configuration.make();
-      // Sequences admitted at assorted lengths until memory runs out, each 150 tokens short
-      // of its final length: paged memory then runs out before they finish.
-      std::vector<std::int64_t> sequences;
-      std::mt19937_64 random(7);
-      for (std::int64_t id = 0; id < 40 && bulk->usage(0).free >= 1500; ++id) {
-        const auto tokens = static_cast<std::int64_t>(random() % 140) + 1;
-        const std::int64_t final_tokens = tokens + 150;
-        if (!bulk->can_admit(tokens, final_tokens)) break;
-        bulk->admit(id, tokens, final_tokens);
-        single->admit(id, tokens, final_tokens);
-        sequences.push_back(id);
-      }
+      const std::vector<std::int64_t> sequences = admit_alike(*bulk, *single, 7, 1500);
       REQUIRE(sequences.size() >= 2);
       const std::int64_t rounds = bulk->decode_rounds_available(sequences, 150);
       REQUIRE(rounds > 0);
@@ -252,16 +259,7 @@ TEST_CASE("grow_each grows in order up to the first refusal, as try_grow one at 
     SECTION(configuration.name) {
       auto batch = configuration.make();
       auto single = configuration.make();
-      std::vector<std::int64_t> sequences;
-      std::mt19937_64 random(11);
-      for (std::int64_t id = 0; id < 40; ++id) {
-        const auto tokens = static_cast<std::int64_t>(random() % 140) + 1;
-        const std::int64_t final_tokens = tokens + 150;
-        if (!batch->can_admit(tokens, final_tokens)) break;
-        batch->admit(id, tokens, final_tokens);
-        single->admit(id, tokens, final_tokens);
-        sequences.push_back(id);
-      }
+      const std::vector<std::int64_t> sequences = admit_alike(*batch, *single, 11, 0);
       REQUIRE(sequences.size() >= 2);
       bool refused = false;
       for (int round = 0; round < 150 && !refused; ++round) {
