@@ -33,12 +33,8 @@ class SequenceTable {
   class Finder {
    public:
     Value* operator()(std::int64_t sequence) const noexcept {
-      std::size_t at = home_of(sequence, shift_);
-      while (index_[at].slot >= 0) {
-        if (index_[at].sequence == sequence) return &pool_[index_[at].slot];
-        at = (at + 1) & mask_;
-      }
-      return nullptr;
+      const std::int32_t slot = index_[probe(index_, mask_, shift_, sequence)].slot;
+      return slot < 0 ? nullptr : &pool_[slot];
     }
     // Hints for a loop that will find `sequence` soon: its index entry, and once that is at
     // hand (a later call), its value.
@@ -118,12 +114,15 @@ class SequenceTable {
   }
   std::size_t home_of(std::int64_t sequence) const noexcept { return home_of(sequence, shift_); }
   // Where the sequence is, or the empty entry that ends its probe run.
-  std::size_t position_of(std::int64_t sequence) const noexcept {
-    const std::size_t mask = index_.size() - 1;
-    std::size_t at = home_of(sequence);
-    while (index_[at].slot >= 0 && index_[at].sequence != sequence)
+  static std::size_t probe(const Entry* index, std::size_t mask, unsigned shift,
+                           std::int64_t sequence) noexcept {
+    std::size_t at = home_of(sequence, shift);
+    while (index[at].slot >= 0 && index[at].sequence != sequence)
       at = (at + 1) & mask;
     return at;
+  }
+  std::size_t position_of(std::int64_t sequence) const noexcept {
+    return probe(index_.data(), index_.size() - 1, shift_, sequence);
   }
   void rehash(std::size_t entries) {
     std::vector<Entry> old(entries);

@@ -60,10 +60,7 @@ struct BatchPlan {
     shape.add_prefill(tokens, request->kv_tokens,
                       request->kv_tokens + tokens == request->prefill_target());
   }
-  void add_decode(Request* request) {
-    work.push_back({request, 1, false});
-    shape.add_decode(request->kv_tokens + 1);
-  }
+  void add_decode(Request* request) { add_decodes(std::span<Request* const>(&request, 1)); }
   // add_decode for each, in order.
   void add_decodes(std::span<Request* const> requests) {
     const std::size_t at = work.size();

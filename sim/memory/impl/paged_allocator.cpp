@@ -98,12 +98,9 @@ std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences,
     log.erase(log.begin(),
               log.end() - static_cast<std::ptrdiff_t>(std::min(log.size(), tables_.size())));
   }
-  // grow(t, tokens) for each, with the table's geometry and the free room in locals.
-  const auto find = tables_.finder();
+  const auto find = tables_.finder();  // the index's geometry in registers for the loop
   const std::size_t logged = log.size();
   log.resize(logged + sequences.size());
-  BlockTable** next_log = log.data() + logged;
-  std::int64_t free_tokens = free_blocks_ * block_size_;
   std::size_t grown = 0;
   const std::size_t count = sequences.size();
   for (std::size_t i = 0; i < count; ++i) {
@@ -114,20 +111,11 @@ std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences,
     if (i + 4 < count) find.prefetch_value(sequences[i + 4]);
     BlockTable* t = find(sequence);
     if (t == nullptr) throw_unknown(sequence);
-    if (tokens - t->spare > free_tokens) break;
-    t->tokens += tokens;
-    token_states_ += tokens;
-    if (tokens <= t->spare) {
-      t->spare -= tokens;
-    } else {
-      take_blocks(*t, tokens - t->spare);
-      free_tokens = free_blocks_ * block_size_;
-    }
-    *next_log++ = t;
-    ++grown;
+    if (!fits(*t, tokens)) break;
+    grow(*t, tokens);
+    log[logged + grown++] = t;
   }
   log.resize(logged + grown);
-  if (grown > 0) ++epoch_;
   grow_log_.epoch = epoch_;
   return grown;
 }
