@@ -78,6 +78,12 @@ class SequenceTable {
     return &pool_[static_cast<std::size_t>(slot)];
   }
 
+  // Whether the next emplace leaves every value where it is (it reuses a released one's place,
+  // or the pool has room).
+  bool emplace_keeps_values() const noexcept {
+    return !free_slots_.empty() || pool_.size() < pool_.capacity();
+  }
+
   // Forgets the sequence; false when it was not present.
   bool erase(std::int64_t sequence) {
     std::size_t hole = position_of(sequence);

@@ -53,17 +53,19 @@ void PagedAllocator::admit(std::int64_t sequence, std::int64_t tokens, std::int6
     throw InvariantError("kv_within_capacity", "paged allocator: admitted sequence " +
                                                    std::to_string(sequence) + " without room");
   }
-  ++epoch_;
-  BlockTable* t = tables_.emplace(sequence);
-  if (t == nullptr) {
+  if (tables_.contains(sequence)) {
     throw InvariantError("paged allocator: sequence " + std::to_string(sequence) +
                          " admitted twice");
   }
+  // A new table may move the others, which the cohort points to.
+  if (!tables_.emplace_keeps_values()) dissolve_cohort();
+  BlockTable* t = tables_.emplace(sequence);
   t->sequence = sequence;
   t->tokens = 0;
   t->spare = 0;
+  t->joined = -1;
   t->blocks.clear();  // a pooled table keeps its capacity
-  grow(sequence, tokens);
+  grow(*t, tokens);
 }
 
 bool PagedAllocator::can_grow(std::int64_t sequence, std::int64_t tokens) const {
@@ -77,12 +79,14 @@ void PagedAllocator::grow(std::int64_t sequence, std::int64_t tokens) {
                                                    std::to_string(sequence) + " by " +
                                                    std::to_string(tokens) + " tokens");
   }
+  if (t.joined >= 0) leave_cohort(t);
   grow(t, tokens);
 }
 
 bool PagedAllocator::try_grow(std::int64_t sequence, std::int64_t tokens) {
   BlockTable& t = table(sequence);
   if (tokens < 0 || !fits(t, tokens)) return false;
+  if (t.joined >= 0) leave_cohort(t);
   grow(t, tokens);
   return true;
 }
@@ -90,20 +94,21 @@ bool PagedAllocator::try_grow(std::int64_t sequence, std::int64_t tokens) {
 std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences,
                                       std::int64_t tokens) {
   if (tokens < 0) return 0;
-  std::vector<BlockTable*>& log = grow_log_.tables;
-  if (grow_log_.epoch != epoch_) {
-    log.clear();
-  } else if (log.size() + sequences.size() > 2 * tables_.size()) {
-    // Only the last tables_.size() entries can be asked for: keep the log that short.
-    log.erase(log.begin(),
-              log.end() - static_cast<std::ptrdiff_t>(std::min(log.size(), tables_.size())));
-  }
-  const auto find = tables_.finder();  // the index's geometry in registers for the loop
-  const std::size_t logged = log.size();
-  log.resize(logged + sequences.size());
   std::size_t grown = 0;
+  const std::size_t members = cohort_.sequences.size();
+  if (tokens == 1 && members > 0 && sequences.size() >= members &&
+      is_cohort(sequences.first(members)) &&
+      static_cast<std::int64_t>(cohort_.groups[cohort_.needing].size()) <= free_blocks_) {
+    // The last batch again (perhaps with new sequences after it): one round, no look-ups.
+    cohort_round();
+    grown = members;
+  } else {
+    dissolve_cohort();
+  }
+  // The rest one at a time; each joins the cohort, which then is what was grown.
+  const auto find = tables_.finder();  // the index's geometry in registers for the loop
   const std::size_t count = sequences.size();
-  for (std::size_t i = 0; i < count; ++i) {
+  for (std::size_t i = grown; i < count; ++i) {
     const std::int64_t sequence = sequences[i];
     // Tables are found through the index: fetch the entries a few sequences ahead, then
     // (once those have arrived) their tables.
@@ -111,12 +116,12 @@ std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences,
     if (i + 4 < count) find.prefetch_value(sequences[i + 4]);
     BlockTable* t = find(sequence);
     if (t == nullptr) throw_unknown(sequence);
+    if (t->joined >= 0) leave_cohort(*t);  // listed twice, or after a mismatch
     if (!fits(*t, tokens)) break;
     grow(*t, tokens);
-    log[logged + grown++] = t;
+    if (tokens == 1) join_cohort(*t);
+    ++grown;
   }
-  log.resize(logged + grown);
-  grow_log_.epoch = epoch_;
   return grown;
 }
 
@@ -132,8 +137,8 @@ void PagedAllocator::take_blocks(BlockTable& t, std::int64_t uncovered_tokens) {
 }
 
 void PagedAllocator::release(std::int64_t sequence) {
-  ++epoch_;
-  const BlockTable& t = table(sequence);
+  BlockTable& t = table(sequence);
+  if (t.joined >= 0) leave_cohort(t);
   const auto blocks = static_cast<std::int64_t>(t.blocks.size());
   free_list_.insert(free_list_.end(), t.blocks.rbegin(), t.blocks.rend());
   free_blocks_ += blocks;
@@ -154,45 +159,87 @@ void PagedAllocator::check_conservation() const {
   }
 }
 
-void PagedAllocator::group_by_residue(std::span<const std::int64_t> sequences) const {
-  DecodeGroups& d = decode_groups_;
-  if (d.epoch == epoch_ &&
-      std::equal(sequences.begin(), sequences.end(), d.sequences.begin(), d.sequences.end())) {
-    return;  // decode_rounds_available grouped them, and nothing changed since
+void PagedAllocator::join_cohort(BlockTable& t) {
+  Cohort& c = cohort_;
+  if (c.groups.empty()) c.groups.resize(static_cast<std::size_t>(block_size_));  // first use
+  // t takes a block in the k-th round from now (k = 1, 2, ...) when its tokens plus k - 1
+  // are a multiple of the block size, and the group needing blocks then is `needing` minus
+  // k - 1: so its group is needing + tokens, modulo the block size.
+  t.group = static_cast<std::size_t>((static_cast<std::int64_t>(c.needing) + t.tokens % block_size_) %
+                                     block_size_);
+  t.joined = c.round;
+  c.sequences.push_back(t.sequence);
+  c.tables.push_back(&t);
+  c.groups[t.group].push_back(&t);
+}
+
+void PagedAllocator::leave_cohort(BlockTable& t) {
+  Cohort& c = cohort_;
+  t.tokens = tokens_of(t);
+  t.spare = static_cast<std::int64_t>(t.blocks.size()) * block_size_ - t.tokens;
+  t.joined = -1;
+  const auto at = std::find(c.tables.begin(), c.tables.end(), &t) - c.tables.begin();
+  c.tables.erase(c.tables.begin() + at);
+  c.sequences.erase(c.sequences.begin() + at);
+  std::vector<BlockTable*>& group = c.groups[t.group];
+  group.erase(std::find(group.begin(), group.end(), &t));
+}
+
+void PagedAllocator::dissolve_cohort() {
+  Cohort& c = cohort_;
+  for (BlockTable* t : c.tables) {
+    t->tokens = tokens_of(*t);
+    t->spare = static_cast<std::int64_t>(t->blocks.size()) * block_size_ - t->tokens;
+    t->joined = -1;
+    c.groups[t->group].clear();
   }
-  const auto groups = static_cast<std::size_t>(block_size_);
-  d.epoch = epoch_;
-  d.sequences.assign(sequences.begin(), sequences.end());
-  d.tables.clear();
-  const std::vector<BlockTable*>& log = grow_log_.tables;
-  const std::size_t n = sequences.size();
-  if (grow_log_.epoch == epoch_ && log.size() >= n &&
-      std::equal(sequences.begin(), sequences.end(), log.end() - static_cast<std::ptrdiff_t>(n),
-                 [](std::int64_t s, const BlockTable* t) { return s == t->sequence; })) {
-    d.tables.assign(log.end() - static_cast<std::ptrdiff_t>(n), log.end());
-  } else {
-    for (const std::int64_t sequence : sequences)
-      d.tables.push_back(const_cast<BlockTable*>(&table(sequence)));
+  c.tables.clear();
+  c.sequences.clear();
+}
+
+void PagedAllocator::form_cohort(std::span<const std::int64_t> sequences) {
+  dissolve_cohort();
+  for (const std::int64_t sequence : sequences) {
+    BlockTable& t = table(sequence);
+    if (t.joined >= 0) {
+      throw InvariantError("paged allocator: sequence " + std::to_string(sequence) +
+                           " listed twice for decode rounds");
+    }
+    join_cohort(t);
   }
-  d.group_start.assign(groups + 1, 0);
-  for (const BlockTable* t : d.tables)
-    ++d.group_start[static_cast<std::size_t>(t->residue(block_size_)) + 1];
-  for (std::size_t g = 0; g < groups; ++g)
-    d.group_start[g + 1] += d.group_start[g];
-  d.grouped.resize(d.tables.size());
-  d.fill.assign(d.group_start.begin(), d.group_start.end() - 1);
-  for (BlockTable* t : d.tables)
-    d.grouped[d.fill[static_cast<std::size_t>(t->residue(block_size_))]++] = t;
+}
+
+void PagedAllocator::cohort_round() {
+  Cohort& c = cohort_;
+  for (BlockTable* t : c.groups[c.needing]) {
+    t->blocks.push_back(free_list_.back());
+    free_list_.pop_back();
+  }
+  const auto taken = static_cast<std::int64_t>(c.groups[c.needing].size());
+  free_blocks_ -= taken;
+  used_blocks_ += taken;
+  token_states_ += static_cast<std::int64_t>(c.tables.size());
+  ++c.round;
+  c.needing = previous_group(c.needing);
 }
 
 std::int64_t PagedAllocator::decode_rounds_available(std::span<const std::int64_t> sequences,
                                                      std::int64_t max_rounds) const {
-  group_by_residue(sequences);
-  const std::vector<std::size_t>& group_start = decode_groups_.group_start;
+  // Sequences by the round (from the next one, modulo the block size) that takes their block.
+  std::vector<std::int64_t> looked_up;
+  const std::vector<std::vector<BlockTable*>>* groups = &cohort_.groups;
+  std::size_t g = cohort_.needing;
+  if (!is_cohort(sequences) || groups->empty()) {  // not the last batch: look the tables up
+    looked_up.assign(static_cast<std::size_t>(block_size_), 0);
+    for (const std::int64_t sequence : sequences) {
+      ++looked_up[static_cast<std::size_t>(tokens_of(table(sequence)) % block_size_)];
+    }
+    groups = nullptr;
+    g = 0;
+  }
   std::int64_t taken = 0;
-  std::size_t g = 0;
-  for (std::int64_t round = 1; round <= max_rounds; ++round, g = next_group(g)) {
-    taken += static_cast<std::int64_t>(group_start[g + 1] - group_start[g]);
+  for (std::int64_t round = 1; round <= max_rounds; ++round, g = previous_group(g)) {
+    taken += groups != nullptr ? static_cast<std::int64_t>((*groups)[g].size()) : looked_up[g];
     if (taken > free_blocks_) return round - 1;
   }
   return max_rounds;
@@ -201,32 +248,15 @@ std::int64_t PagedAllocator::decode_rounds_available(std::span<const std::int64_
 void PagedAllocator::grow_decode_rounds(
     std::span<const std::int64_t> sequences, std::int64_t rounds, std::int64_t next_final_tokens,
     const std::function<void(std::int64_t round, const KvUsage& usage)>& after_round) {
-  group_by_residue(sequences);
-  ++epoch_;
-  const std::vector<std::size_t>& group_start = decode_groups_.group_start;
-  const std::vector<BlockTable*>& grouped = decode_groups_.grouped;
-  const auto count = static_cast<std::int64_t>(sequences.size());
-  std::size_t g = 0;
-  for (std::int64_t round = 1; round <= rounds; ++round, g = next_group(g)) {
-    for (std::size_t i = group_start[g]; i < group_start[g + 1]; ++i) {
-      if (free_blocks_ == 0) {
-        throw InvariantError("kv_within_capacity",
-                             "paged allocator: no free block for a decode round");
-      }
-      grouped[i]->blocks.push_back(free_list_.back());
-      free_list_.pop_back();
-      --free_blocks_;
-      ++used_blocks_;
+  if (!is_cohort(sequences)) form_cohort(sequences);
+  if (cohort_.groups.empty()) cohort_.groups.resize(static_cast<std::size_t>(block_size_));
+  for (std::int64_t round = 1; round <= rounds; ++round) {
+    if (static_cast<std::int64_t>(cohort_.groups[cohort_.needing].size()) > free_blocks_) {
+      throw InvariantError("kv_within_capacity",
+                           "paged allocator: no free block for a decode round");
     }
-    token_states_ += count;
+    cohort_round();
     after_round(round, usage(next_final_tokens));
-  }
-  const std::vector<BlockTable*>& tables = decode_groups_.tables;
-  for (std::size_t i = 0; i < tables.size(); ++i) {
-    if (i + 8 < tables.size()) __builtin_prefetch(tables[i + 8], 1);
-    BlockTable* t = tables[i];
-    t->tokens += rounds;
-    t->spare = static_cast<std::int64_t>(t->blocks.size()) * block_size_ - t->tokens;
   }
   check_conservation();
 }

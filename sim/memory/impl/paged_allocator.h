@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -51,24 +52,32 @@ class PagedAllocator final : public IKvCacheAllocator {
  private:
   struct BlockTable {
     std::int64_t sequence = 0;
+    // Out of the decode cohort (below): the tokens held and the free slots in the last block
+    // (blocks x block size - tokens). In it: both as of the round the table joined.
     std::int64_t tokens = 0;
-    std::int64_t spare = 0;            // free slots in the last block: blocks x block size - tokens
+    std::int64_t spare = 0;
+    std::int64_t joined = -1;  // the cohort round it joined at; -1: not in the cohort
+    std::size_t group = 0;     // in the cohort: its group (see Cohort)
     std::vector<std::int32_t> blocks;  // physical block ids, in logical order
-    // tokens modulo the block size, without dividing
-    std::int64_t residue(std::int64_t block_size) const {
-      return spare == 0 ? 0 : block_size - spare;
-    }
   };
   std::int64_t blocks_for(std::int64_t tokens) const {
     return (tokens + block_size_ - 1) / block_size_;
   }
+  // The table's tokens and spare slots now, in the cohort or not.
+  std::int64_t tokens_of(const BlockTable& t) const {
+    return t.joined < 0 ? t.tokens : t.tokens + (cohort_.round - t.joined);
+  }
+  std::int64_t spare_of(const BlockTable& t) const {
+    return t.joined < 0 ? t.spare
+                        : static_cast<std::int64_t>(t.blocks.size()) * block_size_ - tokens_of(t);
+  }
   // Room for `tokens` more: the spare slots, then whole free blocks (no division).
   bool fits(const BlockTable& t, std::int64_t tokens) const {
-    return tokens - t.spare <= free_blocks_ * block_size_;
+    return tokens - spare_of(t) <= free_blocks_ * block_size_;
   }
-  // The per-token path: conservation is checked with every usage() (once an iteration).
+  // The per-token path, for a table out of the cohort: conservation is checked with every
+  // usage() (once an iteration).
   void grow(BlockTable& t, std::int64_t tokens) {
-    ++epoch_;
     t.tokens += tokens;
     token_states_ += tokens;
     if (tokens <= t.spare) {
@@ -99,33 +108,42 @@ class PagedAllocator final : public IKvCacheAllocator {
   std::int64_t token_states_ = 0;
   SequenceTable<BlockTable> tables_;
   std::vector<std::int32_t> free_list_;  // free block ids; taken from the back
-  // Bumped by every change to a block table, so that the grouping below is known current.
-  std::uint64_t epoch_ = 0;
-  // The sequences of a decode run grouped by tokens modulo the block size, each group in the
-  // given order, so that the blocks of one round go out in the order single grows would hand
-  // them out. decode_rounds_available builds it and grow_decode_rounds reuses it; kept so
-  // that a decode run neither allocates nor looks its sequences up twice.
-  struct DecodeGroups {
-    std::uint64_t epoch = ~std::uint64_t{0};
+
+  // The decode cohort: the sequences of the last decode batch, in plan order, which a
+  // decode round grows by one token each. Their tables are advanced lazily (tokens_of), so a
+  // round costs O(1) plus the blocks it hands out, and a batch that repeats the last one,
+  // with new sequences after it or finished ones gone, costs no look-up and no pass over its
+  // tables. A table takes a block in the round that starts with its tokens a multiple of
+  // the block size, so the cohort is kept in block-size groups of tables that take blocks
+  // in the same rounds, each in plan order: the blocks of a round go out in the order
+  // single grows would hand them out. Any other change to a table of the cohort settles
+  // the table and takes it out.
+  struct Cohort {
     std::vector<std::int64_t> sequences;
-    std::vector<BlockTable*> tables, grouped;
-    std::vector<std::size_t> group_start, fill;
+    std::vector<BlockTable*> tables;
+    std::vector<std::vector<BlockTable*>> groups;  // block size of them
+    std::int64_t round = 0;       // rounds applied since the allocator was made
+    std::size_t needing = 0;      // the group that takes blocks in the next round
   };
-  mutable DecodeGroups decode_groups_;
-  // Round r of a decode run grows t + r - 1 tokens to t + r, which takes a new block when
-  // t + r - 1 = 0 mod the block size: round 1 the group of residue 0, then the residue
-  // before the previous one's, wrapping around.
-  std::size_t next_group(std::size_t group) const {
+  Cohort cohort_;
+  bool is_cohort(std::span<const std::int64_t> sequences) const {
+    return std::equal(sequences.begin(), sequences.end(), cohort_.sequences.begin(),
+                      cohort_.sequences.end());
+  }
+  // Adds a settled table as the cohort's last sequence.
+  void join_cohort(BlockTable& t);
+  // Settles a table of the cohort (its tokens and spare slots now) and takes it out.
+  void leave_cohort(BlockTable& t);
+  // Settles every table and empties the cohort.
+  void dissolve_cohort();
+  // The cohort becomes `sequences` (settled tables, looked up), in that order.
+  void form_cohort(std::span<const std::int64_t> sequences);
+  // One round: every table of the cohort grows by one token. The caller has checked that
+  // the blocks are free.
+  void cohort_round();
+  std::size_t previous_group(std::size_t group) const {
     return group == 0 ? static_cast<std::size_t>(block_size_) - 1 : group - 1;
   }
-  void group_by_residue(std::span<const std::int64_t> sequences) const;
-  // The tables grow_each grew since the last other change to a block table, in order: a
-  // decode run's sequences are the ones its plan just grew, so grouping them needs no look-up.
-  struct GrowLog {
-    std::uint64_t epoch = 0;  // epoch_ after the last entry
-    std::vector<BlockTable*> tables;
-  };
-  GrowLog grow_log_;
 };
 
 }  // namespace servesim
