@@ -150,7 +150,8 @@ void PagedAllocator::release(std::int64_t sequence) {
 
 void PagedAllocator::check_conservation() const {
   if (free_blocks_ < 0 || used_blocks_ + free_blocks_ != total_blocks_ ||
-      static_cast<std::int64_t>(free_list_.size()) != free_blocks_ || token_states_ < 0 ||
+      static_cast<std::int64_t>(free_list_.size()) - blocks_not_yet_taken_ != free_blocks_ ||
+      token_states_ < 0 ||
       token_states_ > used_blocks_ * block_size_) {
     throw InvariantError("blocks_conserved", "paged allocator: " + std::to_string(used_blocks_) +
                                                  " used + " + std::to_string(free_blocks_) +
@@ -249,15 +250,48 @@ void PagedAllocator::grow_decode_rounds(
     std::span<const std::int64_t> sequences, std::int64_t rounds, std::int64_t next_final_tokens,
     const std::function<void(std::int64_t round, const KvUsage& usage)>& after_round) {
   if (!is_cohort(sequences)) form_cohort(sequences);
-  if (cohort_.groups.empty()) cohort_.groups.resize(static_cast<std::size_t>(block_size_));
+  Cohort& c = cohort_;
+  if (c.groups.empty()) c.groups.resize(static_cast<std::size_t>(block_size_));
+  // The rounds are counted first, each reported as it ends; the blocks they take are then
+  // handed out table by table (below), which visits each table once however many rounds.
+  const std::size_t first_needing = c.needing;
+  const auto members = static_cast<std::int64_t>(c.tables.size());
   for (std::int64_t round = 1; round <= rounds; ++round) {
-    if (static_cast<std::int64_t>(cohort_.groups[cohort_.needing].size()) > free_blocks_) {
+    const auto taken = static_cast<std::int64_t>(c.groups[c.needing].size());
+    if (taken > free_blocks_) {
       throw InvariantError("kv_within_capacity",
                            "paged allocator: no free block for a decode round");
     }
-    cohort_round();
+    free_blocks_ -= taken;
+    used_blocks_ += taken;
+    blocks_not_yet_taken_ += taken;
+    token_states_ += members;
+    ++c.round;
+    c.needing = previous_group(c.needing);
     after_round(round, usage(next_final_tokens));
   }
+  // Single grows hand the free list out from its back: round by round, and within a round
+  // in plan order. In a cycle of block-size rounds every table takes one block, so the
+  // table at position j of the group that first takes blocks in round r0 takes the
+  // (before(r0) + j + k x members)-th block of the run, k = 0, 1, ..., where before(r0)
+  // counts the blocks of the rounds before r0.
+  const auto free_count = static_cast<std::int64_t>(free_list_.size());
+  std::int64_t before = 0;
+  std::size_t g = first_needing;
+  for (std::int64_t r0 = 1; r0 <= std::min(rounds, block_size_); ++r0, g = previous_group(g)) {
+    const std::vector<BlockTable*>& group = c.groups[g];
+    for (std::size_t j = 0; j < group.size(); ++j) {
+      if (j + 4 < group.size()) __builtin_prefetch(group[j + 4], 1);
+      std::vector<std::int32_t>& blocks = group[j]->blocks;
+      for (std::int64_t r = r0, at = before + static_cast<std::int64_t>(j); r <= rounds;
+           r += block_size_, at += members) {
+        blocks.push_back(free_list_[static_cast<std::size_t>(free_count - 1 - at)]);
+      }
+    }
+    before += static_cast<std::int64_t>(group.size());
+  }
+  free_list_.resize(static_cast<std::size_t>(free_count - blocks_not_yet_taken_));
+  blocks_not_yet_taken_ = 0;
   check_conservation();
 }
 

@@ -108,6 +108,8 @@ class PagedAllocator final : public IKvCacheAllocator {
   std::int64_t token_states_ = 0;
   SequenceTable<BlockTable> tables_;
   std::vector<std::int32_t> free_list_;  // free block ids; taken from the back
+  // Blocks of decode rounds counted as used and still on the free list (grow_decode_rounds).
+  std::int64_t blocks_not_yet_taken_ = 0;
 
   // The decode cohort: the sequences of the last decode batch, in plan order, which a
   // decode round grows by one token each. Their tables are advanced lazily (tokens_of), so a
