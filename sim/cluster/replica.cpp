@@ -45,8 +45,8 @@ ReplicaLoad Replica::load() const {
       static_cast<double>(usage.used()) / static_cast<double>(usage.capacity_tokens)};
 }
 
-void Replica::check_iteration(const BatchPlan& plan, const KvUsage& usage, SimTime now) const {
-  // Checked every iteration: the message is built only when a check fails.
+// Checked every iteration: the messages are built only when a check fails.
+void Replica::check_usage(const KvUsage& usage, SimTime now) const {
   const auto where = [this] { return "replica " + std::to_string(id_) + ": "; };
   if (usage.used() > usage.capacity_tokens) {
     throw InvariantError("kv_within_capacity",
@@ -62,6 +62,10 @@ void Replica::check_iteration(const BatchPlan& plan, const KvUsage& usage, SimTi
                              std::to_string(usage.capacity_tokens) + " slots",
                          now);
   }
+}
+
+void Replica::check_budget(const BatchPlan& plan, SimTime now) const {
+  const auto where = [this] { return "replica " + std::to_string(id_) + ": "; };
   if (plan.shape.prefill_tokens > budget_.prefill_tokens || plan.shape.tokens() > budget_.tokens ||
       plan.shape.sequences() > budget_.sequences) {
     throw InvariantError("batch_token_budget",
@@ -74,7 +78,7 @@ void Replica::check_iteration(const BatchPlan& plan, const KvUsage& usage, SimTi
 }
 
 IterationRecord Replica::record_of(SimTime start, SimTime duration, const BatchPlan& plan,
-                                   const KvUsage& usage, std::int64_t decode_round) const {
+                                   const KvUsage& usage) const {
   IterationRecord record;
   record.replica = id_;
   record.start_s = start.seconds();
@@ -83,18 +87,13 @@ IterationRecord Replica::record_of(SimTime start, SimTime duration, const BatchP
   record.prefill_tokens = plan.shape.prefill_tokens;
   record.decode_tokens = plan.shape.decode_sequences;
   record.preempted = static_cast<std::int32_t>(plan.preempted.size());
-  record.kv_used_tokens = usage.used();
-  record.kv_capacity_tokens = usage.capacity_tokens;
-  record.kv_memory =
-      KvMemoryTokens{usage.token_states, usage.reserved, usage.internal_fragmentation,
-                     usage.external_fragmentation, usage.free};
+  set_kv_memory(record, usage);
   const BatchShape& shape = plan.shape;
   record.prefill_sequences = shape.prefill_sequences;
   record.prefill_context_tokens = shape.prefill_context_tokens;
   record.prefill_attention_pairs = shape.prefill_attention_pairs;
   record.prefill_masked_pairs = shape.prefill_masked_pairs;
-  record.decode_context_tokens =
-      shape.decode_context_tokens + decode_round * shape.decode_sequences;
+  record.decode_context_tokens = shape.decode_context_tokens;
   record.sampled_sequences = shape.sampled_sequences;
   return record;
 }
@@ -140,14 +139,17 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
     total += stage;
 
   const KvUsage usage = allocator_->usage(next_final_tokens());
-  check_iteration(plan, usage, now);
-  observer_.on_iteration(record_of(now, total, plan, usage));
+  check_usage(usage, now);
+  check_budget(plan, now);
+  const IterationRecord record = record_of(now, total, plan, usage);
+  observer_.on_iteration(record);
   ++iterations_;
 
   const std::int64_t batch = next_batch_++;
   SimTime done = now + total;
   stage_free_at_ = now + stage;
   if (run_steps > 1) {
+    run_.first = record;
     start_decode_run(batch, done);
     done = run_.ends.back();
     stage_free_at_ = done;
@@ -278,19 +280,14 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
     // between change nothing that the checks and reports below read.
     any_finished = emit_tokens(plan, run_.ends.front(), steps - 1, now);
     // Iterations 2..steps, as each would have been launched: the allocator grows every
-    // sequence by one token, then the iteration is checked and reported.
-    allocator_->grow_decode_rounds(
-        run_.sequences, steps - 1, run_.next_final_tokens,
-        [&](std::int64_t round, const KvUsage& usage) {
-          const auto k = static_cast<std::size_t>(round);
-          check_iteration(plan, usage, run_.ends[k - 1]);
-          observer_.on_iteration(
-              record_of(run_.ends[k - 1], run_.ends[k] - run_.ends[k - 1], plan, usage, round));
-          ++iterations_;
-        });
-    const auto count = static_cast<std::int64_t>(plan.work.size());
+    // sequence by one token, then the iteration is checked (its plan, the first one's, was
+    // checked at launch) and reported.
+    run_.usages.resize(static_cast<std::size_t>(steps - 1));
+    allocator_->grow_decode_rounds(run_.sequences, run_.next_final_tokens, run_.usages);
     for (std::size_t k = 1; k < run_.ends.size(); ++k)
-      observer_.on_token_gaps(id_, (run_.ends[k] - run_.ends[k - 1]).seconds(), count);
+      check_usage(run_.usages[k - 1], run_.ends[k - 1]);
+    iterations_ += steps - 1;
+    observer_.on_decode_run(DecodeRunIterations{run_.first, run_.ends, run_.usages});
   }
   std::vector<Request*> finished;
   if (!any_finished) return finished;

@@ -97,6 +97,8 @@ class Replica {
     std::vector<SimTime> ends;
     std::vector<std::int64_t> sequences;  // in plan order
     std::vector<double> durations_s;      // the iterations' durations, as priced at launch
+    std::vector<KvUsage> usages;          // the KV memory of iterations 2, 3, ...
+    IterationRecord first;                // the first iteration's record
     // The waiting queue's head as every iteration of the run saw it at launch (a request
     // arriving later cuts the run, but may be queued before the run completes).
     std::int64_t next_final_tokens = 0;
@@ -107,11 +109,10 @@ class Replica {
   // Starts the decode run of `batch`, priced in run_.durations_s, whose first iteration
   // ends at `first_end`.
   void start_decode_run(std::int64_t batch, SimTime first_end);
-  void check_iteration(const BatchPlan& plan, const KvUsage& usage, SimTime now) const;
-  // `decode_round` counts the iterations of a decode run before this one: each grew every
-  // decoding context by one token.
+  void check_usage(const KvUsage& usage, SimTime now) const;
+  void check_budget(const BatchPlan& plan, SimTime now) const;
   IterationRecord record_of(SimTime start, SimTime duration, const BatchPlan& plan,
-                            const KvUsage& usage, std::int64_t decode_round = 0) const;
+                            const KvUsage& usage) const;
   // The tokens of a completed iteration ending at `at`; with `later_steps` > 0, also the
   // state after that many more decode steps ending at `last_at` (a decode run). Whether any
   // request of the plan has now generated all its tokens.

@@ -1,13 +1,54 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "sim/core/sim_time.h"
+#include "sim/memory/kv_cache_allocator.h"
 #include "sim/metrics/records.h"
 #include "sim/scheduler/request.h"
 
 namespace servesim {
+
+// Sets an iteration record's KV memory fields from the allocator's usage.
+inline void set_kv_memory(IterationRecord& record, const KvUsage& usage) {
+  record.kv_used_tokens = usage.used();
+  record.kv_capacity_tokens = usage.capacity_tokens;
+  record.kv_memory = KvMemoryTokens{usage.token_states, usage.reserved, usage.internal_fragmentation,
+                                    usage.external_fragmentation, usage.free};
+}
+
+// The iterations of a decode run after its first, which repeat its batch: iteration k
+// (k = 1 .. usages.size()) runs from ends[k - 1] to ends[k] with every decoding context k
+// tokens longer than in the first and the KV memory of usages[k - 1], and each of its
+// batch's sequences emits a token at its end.
+struct DecodeRunIterations {
+  const IterationRecord& first;  // the run's first iteration, already reported
+  std::span<const SimTime> ends;
+  std::span<const KvUsage> usages;
+
+  // The k-th, as a replica running one iteration at a time reports it.
+  IterationRecord iteration(std::size_t k) const {
+    IterationRecord record = first;
+    record.start_s = ends[k - 1].seconds();
+    record.duration_s = (ends[k] - ends[k - 1]).seconds();
+    set_kv_memory(record, usages[k - 1]);
+    record.decode_context_tokens += static_cast<std::int64_t>(k) * record.decode_tokens;
+    return record;
+  }
+  double gap_s(std::size_t k) const { return (ends[k] - ends[k - 1]).seconds(); }
+};
+
+// A decode run's iterations reported to `observer` one by one, then their token gaps. A
+// template, so that an observer of a final class calls its own functions directly.
+template <class Observer>
+void report_decode_run(Observer& observer, const DecodeRunIterations& run) {
+  for (std::size_t k = 1; k <= run.usages.size(); ++k)
+    observer.on_iteration(run.iteration(k));
+  for (std::size_t k = 1; k <= run.usages.size(); ++k)
+    observer.on_token_gaps(run.first.replica, run.gap_s(k), run.first.batch_size);
+}
 
 // The signals a serving run emits; metrics and closed-loop workloads listen to them.
 // Iterations and token gaps of one replica arrive in simulated-time order; those of different
@@ -19,9 +60,16 @@ class IServingObserver {
   virtual void on_iteration(const IterationRecord& iteration) = 0;
   // `count` inter-token gaps of `gap_s` seconds each, on replica `replica`.
   virtual void on_token_gaps(std::int32_t replica, double gap_s, std::int64_t count) = 0;
+  // The later iterations of a decode run, all at once: each reported as on_iteration, then
+  // their token gaps (one per sequence of the batch and iteration) as on_token_gaps.
+  virtual void on_decode_run(const DecodeRunIterations& run);
   virtual void on_request_finished(const Request& request, SimTime now) = 0;
   virtual void on_request_rejected(const RequestSpec& request, const std::string& reason,
                                    SimTime now) = 0;
 };
+
+inline void IServingObserver::on_decode_run(const DecodeRunIterations& run) {
+  report_decode_run(*this, run);
+}
 
 }  // namespace servesim

@@ -2,7 +2,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <span>
 
 namespace servesim {
@@ -72,17 +71,16 @@ class IKvCacheAllocator {
     (void)max_rounds;
     return 0;
   }
-  // Applies `rounds` rounds (at most decode_rounds_available), leaving the allocator exactly
-  // as `rounds` x `sequences` calls grow(sequence, 1) in that order would, and calls
-  // `after_round(round, usage(next_final_tokens))` after each round (round counts from 1).
-  // This default does just that, one grow at a time.
-  virtual void grow_decode_rounds(
-      std::span<const std::int64_t> sequences, std::int64_t rounds, std::int64_t next_final_tokens,
-      const std::function<void(std::int64_t round, const KvUsage& usage)>& after_round) {
-    for (std::int64_t round = 1; round <= rounds; ++round) {
+  // Applies usages.size() rounds (at most decode_rounds_available), leaving the allocator
+  // exactly as that many rounds of grow(sequence, 1) calls, `sequences` in order, would, and
+  // sets usages[r] to usage(next_final_tokens) after round r + 1. This default does just that,
+  // one grow at a time.
+  virtual void grow_decode_rounds(std::span<const std::int64_t> sequences,
+                                  std::int64_t next_final_tokens, std::span<KvUsage> usages) {
+    for (KvUsage& after_round : usages) {
       for (const std::int64_t sequence : sequences)
         grow(sequence, 1);
-      after_round(round, usage(next_final_tokens));
+      after_round = usage(next_final_tokens);
     }
   }
 };

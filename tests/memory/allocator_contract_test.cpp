@@ -177,9 +177,8 @@ namespace {
 void grow_one_at_a_time(IKvCacheAllocator& allocator, const std::vector<std::int64_t>& sequences,
                         std::int64_t rounds, std::int64_t next_final_tokens,
                         std::vector<KvUsage>& usages) {
-  allocator.IKvCacheAllocator::grow_decode_rounds(
-      sequences, rounds, next_final_tokens,
-      [&](std::int64_t, const KvUsage& usage) { usages.push_back(usage); });
+  usages.resize(static_cast<std::size_t>(rounds));
+  allocator.IKvCacheAllocator::grow_decode_rounds(sequences, next_final_tokens, usages);
 }
 
 // The same sequences admitted into both allocators at assorted lengths, each 150 tokens
@@ -218,13 +217,9 @@ TEST_CASE("decode rounds in bulk leave every allocator as single grows would", "
       const std::int64_t rounds = bulk->decode_rounds_available(sequences, 150);
       REQUIRE(rounds > 0);
       CHECK(rounds <= 150);
-      std::vector<KvUsage> bulk_usages;
+      std::vector<KvUsage> bulk_usages(static_cast<std::size_t>(rounds));
       std::vector<KvUsage> single_usages;
-      bulk->grow_decode_rounds(sequences, rounds, 200,
-                               [&](std::int64_t round, const KvUsage& usage) {
-                                 CHECK(round == static_cast<std::int64_t>(bulk_usages.size()) + 1);
-                                 bulk_usages.push_back(usage);
-                               });
+      bulk->grow_decode_rounds(sequences, 200, bulk_usages);
       grow_one_at_a_time(*single, sequences, rounds, 200, single_usages);
       REQUIRE(bulk_usages.size() == single_usages.size());
       for (std::size_t i = 0; i < bulk_usages.size(); ++i)

@@ -125,19 +125,20 @@ std::int64_t ContiguousAllocator::decode_rounds_available(std::span<const std::i
   return std::max<std::int64_t>(rounds, 0);
 }
 
-void ContiguousAllocator::grow_decode_rounds(
-    std::span<const std::int64_t> sequences, std::int64_t rounds, std::int64_t next_final_tokens,
-    const std::function<void(std::int64_t round, const KvUsage& usage)>& after_round) {
+void ContiguousAllocator::grow_decode_rounds(std::span<const std::int64_t> sequences,
+                                             std::int64_t next_final_tokens,
+                                             std::span<KvUsage> usages) {
+  const auto rounds = static_cast<std::int64_t>(usages.size());
   if (rounds > decode_rounds_available(sequences, rounds)) {
     throw InvariantError("kv_within_capacity",
                          "contiguous allocator: decode rounds past a region or final length");
   }
   const auto count = static_cast<std::int64_t>(sequences.size());
   KvUsage u = usage(next_final_tokens);
-  for (std::int64_t round = 1; round <= rounds; ++round) {
+  for (KvUsage& after_round : usages) {
     u.token_states += count;
     u.reserved -= count;
-    after_round(round, u);
+    after_round = u;
   }
   for (const std::int64_t sequence : sequences)
     held(sequence).tokens += rounds;

@@ -43,9 +43,8 @@ class ContiguousAllocator final : public IKvCacheAllocator {
   // region or pass its final length.
   std::int64_t decode_rounds_available(std::span<const std::int64_t> sequences,
                                        std::int64_t max_rounds) const override;
-  void grow_decode_rounds(
-      std::span<const std::int64_t> sequences, std::int64_t rounds, std::int64_t next_final_tokens,
-      const std::function<void(std::int64_t round, const KvUsage& usage)>& after_round) override;
+  void grow_decode_rounds(std::span<const std::int64_t> sequences, std::int64_t next_final_tokens,
+                          std::span<KvUsage> usages) override;
   std::int64_t capacity_tokens() const override { return space_->capacity_tokens(); }
   std::int64_t sequences() const override { return static_cast<std::int64_t>(held_.size()); }
 

@@ -246,9 +246,10 @@ std::int64_t PagedAllocator::decode_rounds_available(std::span<const std::int64_
   return max_rounds;
 }
 
-void PagedAllocator::grow_decode_rounds(
-    std::span<const std::int64_t> sequences, std::int64_t rounds, std::int64_t next_final_tokens,
-    const std::function<void(std::int64_t round, const KvUsage& usage)>& after_round) {
+void PagedAllocator::grow_decode_rounds(std::span<const std::int64_t> sequences,
+                                        std::int64_t next_final_tokens,
+                                        std::span<KvUsage> usages) {
+  const auto rounds = static_cast<std::int64_t>(usages.size());
   if (!is_cohort(sequences)) form_cohort(sequences);
   Cohort& c = cohort_;
   if (c.groups.empty()) c.groups.resize(static_cast<std::size_t>(block_size_));
@@ -256,7 +257,7 @@ void PagedAllocator::grow_decode_rounds(
   // handed out table by table (below), which visits each table once however many rounds.
   const std::size_t first_needing = c.needing;
   const auto members = static_cast<std::int64_t>(c.tables.size());
-  for (std::int64_t round = 1; round <= rounds; ++round) {
+  for (KvUsage& after_round : usages) {
     const auto taken = static_cast<std::int64_t>(c.groups[c.needing].size());
     if (taken > free_blocks_) {
       throw InvariantError("kv_within_capacity",
@@ -268,7 +269,7 @@ void PagedAllocator::grow_decode_rounds(
     token_states_ += members;
     ++c.round;
     c.needing = previous_group(c.needing);
-    after_round(round, usage(next_final_tokens));
+    after_round = usage(next_final_tokens);
   }
   // Single grows hand the free list out from its back: round by round, and within a round
   // in plan order. In a cycle of block-size rounds every table takes one block, so the
