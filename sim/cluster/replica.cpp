@@ -45,8 +45,17 @@ ReplicaLoad Replica::load() const {
       static_cast<double>(usage.used()) / static_cast<double>(usage.capacity_tokens)};
 }
 
-// Checked every iteration: the messages are built only when a check fails.
+// Checked every iteration: the messages are built only when a check fails, out of line.
 void Replica::check_usage(const KvUsage& usage, SimTime now) const {
+  if (usage.used() <= usage.capacity_tokens && usage.token_states >= 0 && usage.reserved >= 0 &&
+      usage.internal_fragmentation >= 0 && usage.external_fragmentation >= 0 && usage.free >= 0 &&
+      usage.used() + usage.external_fragmentation + usage.free == usage.capacity_tokens) {
+    [[likely]] return;
+  }
+  usage_broken(usage, now);
+}
+
+void Replica::usage_broken(const KvUsage& usage, SimTime now) const {
   const auto where = [this] { return "replica " + std::to_string(id_) + ": "; };
   if (usage.used() > usage.capacity_tokens) {
     throw InvariantError("kv_within_capacity",
@@ -62,6 +71,7 @@ void Replica::check_usage(const KvUsage& usage, SimTime now) const {
                              std::to_string(usage.capacity_tokens) + " slots",
                          now);
   }
+  throw InvariantError("kv_within_capacity", where() + "KV usage out of range", now);
 }
 
 void Replica::check_budget(const BatchPlan& plan, SimTime now) const {

@@ -110,6 +110,7 @@ class Replica {
   // ends at `first_end`.
   void start_decode_run(std::int64_t batch, SimTime first_end);
   void check_usage(const KvUsage& usage, SimTime now) const;
+  [[noreturn, gnu::noinline, gnu::cold]] void usage_broken(const KvUsage& usage, SimTime now) const;
   void check_budget(const BatchPlan& plan, SimTime now) const;
   IterationRecord record_of(SimTime start, SimTime duration, const BatchPlan& plan,
                             const KvUsage& usage) const;

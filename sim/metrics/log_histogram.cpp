@@ -41,9 +41,13 @@ LogHistogram& LogHistogram::operator=(const LogHistogram& other) {
   return *this;
 }
 
-void LogHistogram::add(double value, std::int64_t count) {
+void LogHistogram::bad_add(double value) {
   if (!std::isfinite(value)) throw InvariantError("LogHistogram::add: value is not finite");
-  if (count < 0) throw InvariantError("LogHistogram::add: negative count");
+  throw InvariantError("LogHistogram::add: negative count");
+}
+
+void LogHistogram::add(double value, std::int64_t count) {
+  if (!std::isfinite(value) || count < 0) [[unlikely]] bad_add(value);
   if (count == 0) return;
   if (value > 0) {
     if (last_bucket_ == nullptr || value < last_low_ || value > last_high_) {

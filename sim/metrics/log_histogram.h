@@ -51,6 +51,7 @@ class LogHistogram final {
   double quantile(double q) const;
 
  private:
+  [[noreturn, gnu::noinline, gnu::cold]] static void bad_add(double value);
   // (bucket index, count) in ascending order of value.
   std::vector<std::pair<std::int64_t, std::int64_t>> sorted_buckets() const;
   // The estimated value of the sample of 0-based `rank` in sorted order.

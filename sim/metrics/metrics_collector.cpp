@@ -89,18 +89,24 @@ MetricsCollector::ReplicaSums& MetricsCollector::add_replica_sums(std::int32_t r
   return replicas_[index];
 }
 
+void MetricsCollector::gap_broken(double gap_s) {
+  throw InvariantError("token gap must be finite and >= 0, got " + std::to_string(gap_s));
+}
+
 void MetricsCollector::on_token_gaps(std::int32_t replica, double gap_s, std::int64_t count) {
-  if (!(std::isfinite(gap_s) && gap_s >= 0)) {
-    throw InvariantError("token gap must be finite and >= 0, got " + std::to_string(gap_s));
-  }
+  if (!(std::isfinite(gap_s) && gap_s >= 0)) [[unlikely]] gap_broken(gap_s);
   replica_sums(replica).itl.add(gap_s, count);
+}
+
+void MetricsCollector::iteration_broken(const IterationRecord& record) {
+  throw InvariantError("iteration of replica " + std::to_string(record.replica) +
+                       ": start and duration must be finite, duration >= 0");
 }
 
 void MetricsCollector::on_iteration(const IterationRecord& record) {
   if (!(std::isfinite(record.start_s) && std::isfinite(record.duration_s) &&
         record.duration_s >= 0)) {
-    throw InvariantError("iteration of replica " + std::to_string(record.replica) +
-                         ": start and duration must be finite, duration >= 0");
+    [[unlikely]] iteration_broken(record);
   }
   ReplicaSums& sums = replica_sums(record.replica);
   ++iterations_seen_;

@@ -148,16 +148,11 @@ void PagedAllocator::release(std::int64_t sequence) {
   check_conservation();
 }
 
-void PagedAllocator::check_conservation() const {
-  if (free_blocks_ < 0 || used_blocks_ + free_blocks_ != total_blocks_ ||
-      static_cast<std::int64_t>(free_list_.size()) - blocks_not_yet_taken_ != free_blocks_ ||
-      token_states_ < 0 ||
-      token_states_ > used_blocks_ * block_size_) {
-    throw InvariantError("blocks_conserved", "paged allocator: " + std::to_string(used_blocks_) +
-                                                 " used + " + std::to_string(free_blocks_) +
-                                                 " free != " + std::to_string(total_blocks_) +
-                                                 " blocks, or tokens outside them");
-  }
+void PagedAllocator::conservation_broken() const {
+  throw InvariantError("blocks_conserved", "paged allocator: " + std::to_string(used_blocks_) +
+                                               " used + " + std::to_string(free_blocks_) +
+                                               " free != " + std::to_string(total_blocks_) +
+                                               " blocks, or tokens outside them");
 }
 
 void PagedAllocator::join_cohort(BlockTable& t) {

@@ -97,7 +97,16 @@ class PagedAllocator final : public IKvCacheAllocator {
   BlockTable& table(std::int64_t sequence) {
     return const_cast<BlockTable&>(std::as_const(*this).table(sequence));
   }
-  void check_conservation() const;
+  // Checked with every usage() (once an iteration); the message is built out of line.
+  void check_conservation() const {
+    if (free_blocks_ >= 0 && used_blocks_ + free_blocks_ == total_blocks_ &&
+        static_cast<std::int64_t>(free_list_.size()) - blocks_not_yet_taken_ == free_blocks_ &&
+        token_states_ >= 0 && token_states_ <= used_blocks_ * block_size_) {
+      [[likely]] return;
+    }
+    conservation_broken();
+  }
+  [[noreturn, gnu::noinline, gnu::cold]] void conservation_broken() const;
 
   std::int64_t block_size_;
   std::int64_t total_blocks_;
