@@ -47,7 +47,8 @@ void LogHistogram::bad_add(double value) {
 }
 
 void LogHistogram::add(double value, std::int64_t count) {
-  if (!std::isfinite(value) || count < 0) [[unlikely]] bad_add(value);
+  if (!std::isfinite(value) || count < 0) [[unlikely]]
+    bad_add(value);
   if (count == 0) return;
   if (value > 0) {
     if (last_bucket_ == nullptr || value < last_low_ || value > last_high_) {

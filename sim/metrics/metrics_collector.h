@@ -75,7 +75,8 @@ class MetricsCollector final {
   }
   ReplicaSums& add_replica_sums(std::int32_t replica);
   // Out of line, so that the per-iteration paths stay small.
-  [[noreturn, gnu::noinline, gnu::cold]] static void iteration_broken(const IterationRecord& record);
+  [[noreturn, gnu::noinline, gnu::cold]] static void iteration_broken(
+      const IterationRecord& record);
   [[noreturn, gnu::noinline, gnu::cold]] static void gap_broken(double gap_s);
   bool meets_slo(double ttft_s, std::optional<double> tpot_s) const noexcept;
 

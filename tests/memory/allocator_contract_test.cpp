@@ -282,3 +282,72 @@ TEST_CASE("grow_each grows in order up to the first refusal, as try_grow one at 
     }
   }
 }
+
+TEST_CASE("batches that change between decode steps grow as single grows would", "[memory]") {
+  // The paged allocator keeps the last batch's tables to advance lazily; joins, finishes,
+  // preemptions, prefill chunks and bulk rounds between batches must not show.
+  for (const auto& configuration : every_configuration()) {
+    SECTION(configuration.name) {
+      auto batch = configuration.make();
+      auto single = configuration.make();
+      Script script(424242);
+      std::vector<std::int64_t> running;  // in id order, as the schedulers keep it
+      std::int64_t next_id = 0;
+      std::int64_t decode_steps = 0;
+      for (int step = 0; step < 2000; ++step) {
+        const std::int64_t roll = script.below(100);
+        if (roll < 15) {  // a new request joins after the others
+          const std::int64_t tokens = script.between(1, 60);
+          if (!batch->can_admit(tokens, tokens + 200)) continue;
+          batch->admit(next_id, tokens, tokens + 200);
+          single->admit(next_id, tokens, tokens + 200);
+          running.push_back(next_id++);
+        } else if (roll < 25 && !running.empty()) {  // one finishes or is preempted
+          const auto at =
+              static_cast<std::size_t>(script.below(static_cast<std::int64_t>(running.size())));
+          batch->release(running[at]);
+          single->release(running[at]);
+          running.erase(running.begin() + static_cast<std::ptrdiff_t>(at));
+        } else if (roll < 30 && !running.empty()) {  // a prefill chunk for one of them
+          const std::int64_t sequence = running[static_cast<std::size_t>(
+              script.below(static_cast<std::int64_t>(running.size())))];
+          const std::int64_t tokens = script.between(1, 20);
+          const bool grew = batch->try_grow(sequence, tokens);
+          REQUIRE(grew == single->try_grow(sequence, tokens));
+        } else if (roll < 35 && !running.empty()) {  // a decode run in bulk
+          const std::int64_t rounds = batch->decode_rounds_available(running, 20);
+          REQUIRE(rounds == single->decode_rounds_available(running, 20));
+          std::vector<KvUsage> batch_usages(static_cast<std::size_t>(rounds));
+          std::vector<KvUsage> single_usages;
+          batch->grow_decode_rounds(running, 0, batch_usages);
+          grow_one_at_a_time(*single, running, rounds, 0, single_usages);
+          for (std::size_t i = 0; i < batch_usages.size(); ++i)
+            REQUIRE(same_usage(batch_usages[i], single_usages[i]));
+        } else if (!running.empty()) {  // a decode step of every running request
+          const std::size_t grown = batch->grow_each(running, 1);
+          std::size_t single_grown = 0;
+          while (single_grown < running.size() && single->try_grow(running[single_grown], 1))
+            ++single_grown;
+          REQUIRE(grown == single_grown);
+          ++decode_steps;
+          if (grown < running.size()) {  // out of memory: the newest goes
+            batch->release(running.back());
+            single->release(running.back());
+            running.pop_back();
+          }
+        }
+        REQUIRE(same_usage(batch->usage(40), single->usage(40)));
+        REQUIRE(batch->sequences() == single->sequences());
+        if (auto* paged = dynamic_cast<PagedAllocator*>(batch.get())) {
+          const auto& other = dynamic_cast<PagedAllocator&>(*single);
+          for (const std::int64_t sequence : running) {
+            REQUIRE(paged->block_table(sequence) == other.block_table(sequence));
+            REQUIRE(paged->can_grow(sequence, 17) == other.can_grow(sequence, 17));
+          }
+        }
+      }
+      CHECK(next_id > 100);
+      CHECK(decode_steps > 500);
+    }
+  }
+}

@@ -161,8 +161,8 @@ void PagedAllocator::join_cohort(BlockTable& t) {
   // t takes a block in the k-th round from now (k = 1, 2, ...) when its tokens plus k - 1
   // are a multiple of the block size, and the group needing blocks then is `needing` minus
   // k - 1: so its group is needing + tokens, modulo the block size.
-  t.group = static_cast<std::size_t>((static_cast<std::int64_t>(c.needing) + t.tokens % block_size_) %
-                                     block_size_);
+  t.group = static_cast<std::size_t>(
+      (static_cast<std::int64_t>(c.needing) + t.tokens % block_size_) % block_size_);
   t.joined = c.round;
   c.sequences.push_back(t.sequence);
   c.tables.push_back(&t);
@@ -242,8 +242,7 @@ std::int64_t PagedAllocator::decode_rounds_available(std::span<const std::int64_
 }
 
 void PagedAllocator::grow_decode_rounds(std::span<const std::int64_t> sequences,
-                                        std::int64_t next_final_tokens,
-                                        std::span<KvUsage> usages) {
+                                        std::int64_t next_final_tokens, std::span<KvUsage> usages) {
   const auto rounds = static_cast<std::int64_t>(usages.size());
   if (!is_cohort(sequences)) form_cohort(sequences);
   Cohort& c = cohort_;

@@ -1,7 +1,7 @@
 #pragma once
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -55,8 +55,8 @@ class PagedAllocator final : public IKvCacheAllocator {
     // (blocks x block size - tokens). In it: both as of the round the table joined.
     std::int64_t tokens = 0;
     std::int64_t spare = 0;
-    std::int64_t joined = -1;  // the cohort round it joined at; -1: not in the cohort
-    std::size_t group = 0;     // in the cohort: its group (see Cohort)
+    std::int64_t joined = -1;          // the cohort round it joined at; -1: not in the cohort
+    std::size_t group = 0;             // in the cohort: its group (see Cohort)
     std::vector<std::int32_t> blocks;  // physical block ids, in logical order
   };
   std::int64_t blocks_for(std::int64_t tokens) const {
@@ -132,8 +132,8 @@ class PagedAllocator final : public IKvCacheAllocator {
     std::vector<std::int64_t> sequences;
     std::vector<BlockTable*> tables;
     std::vector<std::vector<BlockTable*>> groups;  // block size of them
-    std::int64_t round = 0;       // rounds applied since the allocator was made
-    std::size_t needing = 0;      // the group that takes blocks in the next round
+    std::int64_t round = 0;                        // rounds applied since the allocator was made
+    std::size_t needing = 0;                       // the group that takes blocks in the next round
   };
   Cohort cohort_;
   bool is_cohort(std::span<const std::int64_t> sequences) const {
