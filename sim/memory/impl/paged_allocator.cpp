@@ -270,20 +270,31 @@ void PagedAllocator::grow_decode_rounds(std::span<const std::int64_t> sequences,
   // table at position j of the group that first takes blocks in round r0 takes the
   // (before(r0) + j + k x members)-th block of the run, k = 0, 1, ..., where before(r0)
   // counts the blocks of the rounds before r0.
-  const auto free_count = static_cast<std::int64_t>(free_list_.size());
+  std::vector<Handout>& handouts = c.handouts;
+  handouts.clear();
   std::int64_t before = 0;
   std::size_t g = first_needing;
   for (std::int64_t r0 = 1; r0 <= std::min(rounds, block_size_); ++r0, g = previous_group(g)) {
     const std::vector<BlockTable*>& group = c.groups[g];
-    for (std::size_t j = 0; j < group.size(); ++j) {
-      if (j + 4 < group.size()) __builtin_prefetch(group[j + 4], 1);
-      std::vector<std::int32_t>& blocks = group[j]->blocks;
-      for (std::int64_t r = r0, at = before + static_cast<std::int64_t>(j); r <= rounds;
-           r += block_size_, at += members) {
-        blocks.push_back(free_list_[static_cast<std::size_t>(free_count - 1 - at)]);
-      }
-    }
+    for (std::size_t j = 0; j < group.size(); ++j)
+      handouts.push_back({group[j], r0, before + static_cast<std::int64_t>(j)});
     before += static_cast<std::int64_t>(group.size());
+  }
+  // Each table's block list ends in a line of its own: fetch the tables well ahead, then
+  // (once those have arrived) the ends of their lists.
+  const auto free_count = static_cast<std::int64_t>(free_list_.size());
+  for (std::size_t i = 0; i < handouts.size(); ++i) {
+    if (i + 8 < handouts.size()) __builtin_prefetch(handouts[i + 8].table);
+    if (i + 4 < handouts.size()) {
+      const std::vector<std::int32_t>& ahead = handouts[i + 4].table->blocks;
+      __builtin_prefetch(ahead.data() + ahead.size(), 1);
+    }
+    const Handout& h = handouts[i];
+    std::vector<std::int32_t>& blocks = h.table->blocks;
+    for (std::int64_t r = h.first_round, at = h.first_block; r <= rounds;
+         r += block_size_, at += members) {
+      blocks.push_back(free_list_[static_cast<std::size_t>(free_count - 1 - at)]);
+    }
   }
   free_list_.resize(static_cast<std::size_t>(free_count - blocks_not_yet_taken_));
   blocks_not_yet_taken_ = 0;

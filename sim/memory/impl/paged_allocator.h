@@ -128,12 +128,20 @@ class PagedAllocator final : public IKvCacheAllocator {
   // in the same rounds, each in plan order: the blocks of a round go out in the order
   // single grows would hand them out. Any other change to a table of the cohort settles
   // the table and takes it out.
+  // A table's blocks from a run of rounds: from its first round on, one every block-size
+  // rounds, the first being the run's first_block-th (see grow_decode_rounds).
+  struct Handout {
+    BlockTable* table;
+    std::int64_t first_round;
+    std::int64_t first_block;
+  };
   struct Cohort {
     std::vector<std::int64_t> sequences;
     std::vector<BlockTable*> tables;
     std::vector<std::vector<BlockTable*>> groups;  // block size of them
     std::int64_t round = 0;                        // rounds applied since the allocator was made
     std::size_t needing = 0;                       // the group that takes blocks in the next round
+    std::vector<Handout> handouts;                 // grow_decode_rounds' working space
   };
   Cohort cohort_;
   bool is_cohort(std::span<const std::int64_t> sequences) const {
