@@ -210,10 +210,37 @@ void RooflineModel::estimate_decode_run(const BatchShape& first,
     return;
   }
   const double others_s = total_without_decode_attention(estimate(first));
-  BatchShape shape = first;
+  // decode_attention_time_s, step by step, with what does not depend on the context worked
+  // out once: the same operations in the same order, so each duration equals estimate()'s to
+  // the bit (tested).
+  const double sequences = static_cast<double>(first.decode_sequences);
+  const double q_width = heads_ * head_dim_;
+  const double kv_width = kv_heads_ * head_dim_;
+  const KernelWork per_sequence = decode_attention_work(sequences, 0, q_width, kv_width,
+                                                        activation_bytes_, kv_bytes_);
+  const KernelCeilings& ceilings = hardware_.kernels.decode_attention;
+  const double l = layers_;
+  const double size = std::max(sequences, 1.0);
+  const double compute_scale = 1 + ceilings.compute_half_size / size;
+  const double memory_scale = 1 + ceilings.memory_half_size / size;
+  const double masked_s = ceilings.masked_pair_weight * (l * per_sequence.masked_flops /
+                                                         compute_flops_per_s_);
+  const double idle_s =
+      ceilings.quantization_weight * (l * per_sequence.idle_flops / compute_flops_per_s_);
+  const double fixed_s = l * ceilings.fixed_s;
+  const double flops_per_context_token = 4 * q_width;
+  std::int64_t context_tokens = first.decode_context_tokens;
   for (double& duration_s : durations_s) {
-    duration_s = others_s + decode_attention_time_s(shape, nullptr);
-    shape.decode_context_tokens += shape.decode_sequences;
+    const auto context = static_cast<double>(context_tokens);
+    const double flops = flops_per_context_token * context;
+    const double bytes = context * 2 * kv_width * kv_bytes_ + per_sequence.bytes;
+    const double compute_s =
+        ((l * flops) / compute_flops_per_s_ * compute_scale + masked_s + idle_s) /
+        ceilings.compute_efficiency;
+    const double memory_s =
+        (l * bytes) / memory_bytes_per_s_ / ceilings.memory_efficiency * memory_scale;
+    duration_s = others_s + (std::max(compute_s, memory_s) + fixed_s);
+    context_tokens += first.decode_sequences;
   }
 }
 
