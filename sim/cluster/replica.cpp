@@ -110,12 +110,14 @@ IterationRecord Replica::record_of(SimTime start, SimTime duration, const BatchP
 
 std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   if (stage_busy(now) || !has_work()) return std::nullopt;
-  BatchPlan plan = scheduler_->plan(queues_, *allocator_);
+  BatchPlan plan = spare_plan();
+  scheduler_->plan(queues_, *allocator_, plan);
   if (plan.empty()) {
     if (!plan.preempted.empty() || plan.swap_in_tokens > 0) {
       throw InvariantError("replica " + std::to_string(id_) +
                            ": the scheduler preempted requests but planned no work");
     }
+    spare_plans_.push_back(std::move(plan));
     return std::nullopt;
   }
   // With one stage nothing is planned while a batch is in flight, so only pipelines mark
@@ -272,7 +274,7 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
   if (it == in_flight_.end()) {
     throw InvariantError("replica " + std::to_string(id_) + ": unknown batch completed");
   }
-  const BatchPlan plan = std::move(it->plan);
+  BatchPlan plan = std::move(it->plan);
   in_flight_.erase(it);
   bool any_finished = false;
   if (run_.batch != batch) {
@@ -299,6 +301,7 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
     iterations_ += steps - 1;
     observer_.on_decode_run(DecodeRunIterations{run_.first, run_.ends, run_.usages});
   }
+  spare_plans_.push_back(std::move(plan));
   std::vector<Request*> finished;
   if (!any_finished) return finished;
   for (Request* r : queues_.running) {

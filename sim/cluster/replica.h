@@ -130,6 +130,15 @@ class Replica {
     BatchPlan plan;
   };
   std::vector<InFlight> in_flight_;
+  // Plans of completed batches, cleared when taken, so that planning reuses their vectors.
+  std::vector<BatchPlan> spare_plans_;
+  BatchPlan spare_plan() {
+    if (spare_plans_.empty()) return {};
+    BatchPlan plan = std::move(spare_plans_.back());
+    spare_plans_.pop_back();
+    plan.clear();
+    return plan;
+  }
   std::int64_t next_batch_ = 0;
   std::int64_t outstanding_ = 0;
   std::int64_t iterations_ = 0;

@@ -55,6 +55,14 @@ struct BatchPlan {
   std::int64_t swap_in_tokens = 0;   // KV tokens copied back
 
   bool empty() const { return work.empty(); }
+  // Empty again, keeping the vectors' capacity.
+  void clear() {
+    work.clear();
+    preempted.clear();
+    shape = {};
+    swap_out_tokens = 0;
+    swap_in_tokens = 0;
+  }
   void add_prefill(Request* request, std::int64_t tokens) {
     work.push_back({request, tokens, true});
     shape.add_prefill(tokens, request->kv_tokens,
@@ -63,12 +71,11 @@ struct BatchPlan {
   void add_decode(Request* request) { add_decodes(std::span<Request* const>(&request, 1)); }
   // add_decode for each, in order.
   void add_decodes(std::span<Request* const> requests) {
-    const std::size_t at = work.size();
-    work.resize(at + requests.size());
+    work.reserve(work.size() + requests.size());
     std::int64_t context_tokens = 0;
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-      work[at + i] = {requests[i], 1, false};
-      context_tokens += requests[i]->kv_tokens + 1;
+    for (Request* request : requests) {
+      work.push_back({request, 1, false});
+      context_tokens += request->kv_tokens + 1;
     }
     shape.add_decodes(static_cast<std::int64_t>(requests.size()), context_tokens);
   }

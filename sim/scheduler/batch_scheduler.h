@@ -32,7 +32,9 @@ class IBatchScheduler {
   virtual std::optional<std::string> reject_reason(const RequestSpec& request,
                                                    const IKvCacheAllocator& allocator) const = 0;
   // Requests marked in_flight are busy in an earlier batch and must be left alone.
-  virtual BatchPlan plan(RequestQueues& queues, IKvCacheAllocator& allocator) = 0;
+  // Plans the next batch into `plan`, which arrives empty (BatchPlan::clear): its vectors may
+  // keep their capacity from earlier plans, so that planning need not allocate.
+  virtual void plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) = 0;
 
   // Fixed for the scheduler's lifetime: the replica reads it once.
   virtual BatchBudget budget() const { return {}; }

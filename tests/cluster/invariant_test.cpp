@@ -71,10 +71,10 @@ class FaultyScheduler final : public IBatchScheduler {
                                            const IKvCacheAllocator& a) const override {
     return inner_.reject_reason(r, a);
   }
-  BatchPlan plan(RequestQueues& queues, IKvCacheAllocator& allocator) override {
-    if (fault_ == Fault::NeverPlans) return {};
+  void plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) override {
+    if (fault_ == Fault::NeverPlans) return;
     if (fault_ == Fault::ThrowsUntimed) throw InvariantError("blocks_conserved", "lost a block");
-    return inner_.plan(queues, allocator);
+    inner_.plan(queues, allocator, plan);
   }
   BatchBudget budget() const override {
     BatchBudget b = inner_.budget();

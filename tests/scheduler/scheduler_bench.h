@@ -81,7 +81,8 @@ struct SchedulerBench {
   bool idle() const { return queues.running.empty() && queues.waiting.empty(); }
 
   BatchPlan launch() {
-    BatchPlan plan = scheduler.plan(queues, *allocator);
+    BatchPlan plan;
+    scheduler.plan(queues, *allocator, plan);
     for (const auto& w : plan.work)
       w.request->in_flight = true;
     return plan;

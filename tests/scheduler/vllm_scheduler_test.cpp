@@ -32,7 +32,8 @@ struct Bench {
 
   // Runs one iteration: plan, then emit tokens and retire finished requests.
   BatchPlan step() {
-    BatchPlan plan = scheduler.plan(queues, allocator);
+    BatchPlan plan;
+    scheduler.plan(queues, allocator, plan);
     for (const auto& w : plan.work) {
       Request& r = *w.request;
       r.kv_tokens += w.tokens;

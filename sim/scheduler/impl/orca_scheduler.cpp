@@ -27,11 +27,9 @@ std::optional<std::string> OrcaScheduler::reject_reason(const RequestSpec& reque
   return kv_capacity_reject_reason(request, allocator);
 }
 
-BatchPlan OrcaScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocator) {
-  BatchPlan plan;
+void OrcaScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) {
   decode_running_oldest_first(queues, allocator, plan, scratch_);
   if (plan.preempted.empty()) admit_prefills(queues, allocator, plan);
-  return plan;
 }
 
 void OrcaScheduler::admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator,

@@ -24,13 +24,11 @@ std::optional<std::string> SarathiScheduler::reject_reason(
   return kv_capacity_reject_reason(request, allocator);
 }
 
-BatchPlan SarathiScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocator) {
-  BatchPlan plan;
+void SarathiScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) {
   std::int64_t budget = options_.token_budget;
   schedule_decodes(queues, allocator, plan, budget);
   const bool prefills_fit = continue_prefills(queues, allocator, plan, budget);
   if (prefills_fit && plan.preempted.empty()) admit_prefills(queues, allocator, plan, budget);
-  return plan;
 }
 
 void SarathiScheduler::schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator,

@@ -36,7 +36,7 @@ class SarathiScheduler final : public IBatchScheduler {
   // No prefill limit: chunking lets any prompt through the budget.
   std::optional<std::string> reject_reason(const RequestSpec& request,
                                            const IKvCacheAllocator& allocator) const override;
-  BatchPlan plan(RequestQueues& queues, IKvCacheAllocator& allocator) override;
+  void plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) override;
   BatchBudget budget() const override {
     return {options_.token_budget, options_.token_budget, options_.max_num_seqs};
   }

@@ -19,8 +19,7 @@ std::optional<std::string> StaticScheduler::reject_reason(
   return kv_capacity_reject_reason(request, allocator);
 }
 
-BatchPlan StaticScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocator) {
-  BatchPlan plan;
+void StaticScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) {
   // Only batch members ever run, and the replica retires each as it finishes, so an empty
   // running list is exactly "the last batch is over".
   if (queues.running.empty()) {
@@ -28,7 +27,6 @@ BatchPlan StaticScheduler::plan(RequestQueues& queues, IKvCacheAllocator& alloca
   } else {
     schedule_decodes(queues, allocator, plan);
   }
-  return plan;
 }
 
 void StaticScheduler::form_batch(RequestQueues& queues, IKvCacheAllocator& allocator,

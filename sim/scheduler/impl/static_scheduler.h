@@ -33,7 +33,7 @@ class StaticScheduler final : public IBatchScheduler {
 
   std::optional<std::string> reject_reason(const RequestSpec& request,
                                            const IKvCacheAllocator& allocator) const override;
-  BatchPlan plan(RequestQueues& queues, IKvCacheAllocator& allocator) override;
+  void plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) override;
   BatchBudget budget() const override {
     return {BatchBudget::kUnlimited, BatchBudget::kUnlimited, options_.batch_size};
   }

@@ -33,14 +33,12 @@ std::optional<std::string> VllmScheduler::reject_reason(const RequestSpec& reque
   return std::nullopt;
 }
 
-BatchPlan VllmScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocator) {
-  BatchPlan plan;
+void VllmScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) {
   // Swapped requests resume before any new prompt is admitted, as in vLLM.
   const bool had_swapped = !queues.swapped.empty();
   swap_in_in_order(queues, allocator, plan);
   if (!had_swapped) admit_prefills(queues, allocator, plan);
   if (plan.empty()) decode_running_oldest_first(queues, allocator, plan, scratch_);
-  return plan;
 }
 
 void VllmScheduler::admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator,

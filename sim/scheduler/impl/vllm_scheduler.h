@@ -26,7 +26,7 @@ class VllmScheduler final : public IBatchScheduler {
 
   std::optional<std::string> reject_reason(const RequestSpec& request,
                                            const IKvCacheAllocator& allocator) const override;
-  BatchPlan plan(RequestQueues& queues, IKvCacheAllocator& allocator) override;
+  void plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) override;
   BatchBudget budget() const override {
     return {options_.max_num_batched_tokens, BatchBudget::kUnlimited, options_.max_num_seqs};
   }
