@@ -178,15 +178,9 @@ std::int64_t Replica::decode_run_steps(const BatchPlan& plan) {
   }
   // The run stops at the first iteration that finishes a request (that one included: the
   // batch changes only after it) and before any the allocator could not grow.
-  std::int64_t steps = run_limit_;
-  run_.sequences.clear();
-  for (const ScheduledWork& w : plan.work) {
-    const Request& r = *w.request;
-    steps = std::min(steps, r.spec.output_tokens - r.generated_tokens);
-    run_.sequences.push_back(r.spec.id);
-  }
+  const std::int64_t steps = std::min(run_limit_, plan.fewest_tokens_left);
   if (steps < 2) return 1;
-  return 1 + allocator_->decode_rounds_available(run_.sequences, steps - 1);
+  return 1 + allocator_->decode_rounds_available(plan.decode_sequences, steps - 1);
 }
 
 void Replica::start_decode_run(std::int64_t batch, SimTime first_end) {
@@ -223,13 +217,12 @@ std::optional<Replica::Launch> Replica::cut_decode_run(SimTime now) {
   return Launch{renamed, stage_free_at_, stage_free_at_};
 }
 
-bool Replica::emit_tokens(const BatchPlan& plan, SimTime at, std::int64_t later_steps,
-                          SimTime last_at) {
+void Replica::emit_tokens(const BatchPlan& plan, SimTime at, std::vector<Request*>& finished,
+                          std::int64_t later_steps, SimTime last_at) {
   // Gaps of equal length are reported together, in plan order, whether iterations run one
   // at a time or in bulk, so the metrics see the same calls either way.
   SimTime gap;
   std::int64_t gaps = 0;
-  bool any_finished = false;
   const std::size_t count = plan.work.size();
   for (std::size_t i = 0; i < count; ++i) {
     const ScheduledWork& w = plan.work[i];
@@ -262,10 +255,9 @@ bool Replica::emit_tokens(const BatchPlan& plan, SimTime at, std::int64_t later_
       r.generated_tokens += later_steps;
       r.last_token = last_at;
     }
-    any_finished = any_finished || r.finished();
+    if (r.finished()) finished.push_back(&r);
   }
   if (gaps > 0) observer_.on_token_gaps(id_, gap.seconds(), gaps);
-  return any_finished;
 }
 
 std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
@@ -276,9 +268,10 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
   }
   BatchPlan plan = std::move(it->plan);
   in_flight_.erase(it);
-  bool any_finished = false;
+  // A request finishes in a batch it is part of, so the batch's requests are all to look at.
+  std::vector<Request*> finished;
   if (run_.batch != batch) {
-    any_finished = emit_tokens(plan, now);
+    emit_tokens(plan, now, finished);
   } else {
     run_.batch = -1;
     const auto steps = static_cast<std::int64_t>(run_.ends.size());
@@ -290,31 +283,26 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
     if (steps == run_limit_) run_limit_ = std::min<std::int64_t>(run_limit_ * 2, 1 << 16);
     // The first iteration's tokens, and the requests' state after the last; the steps in
     // between change nothing that the checks and reports below read.
-    any_finished = emit_tokens(plan, run_.ends.front(), steps - 1, now);
+    emit_tokens(plan, run_.ends.front(), finished, steps - 1, now);
     // Iterations 2..steps, as each would have been launched: the allocator grows every
     // sequence by one token, then the iteration is checked (its plan, the first one's, was
     // checked at launch) and reported.
     run_.usages.resize(static_cast<std::size_t>(steps - 1));
-    allocator_->grow_decode_rounds(run_.sequences, run_.next_final_tokens, run_.usages);
+    allocator_->grow_decode_rounds(plan.decode_sequences, run_.next_final_tokens, run_.usages);
     for (std::size_t k = 1; k < run_.ends.size(); ++k)
       check_usage(run_.usages[k - 1], run_.ends[k - 1]);
     iterations_ += steps - 1;
     observer_.on_decode_run(DecodeRunIterations{run_.first, run_.ends, run_.usages});
   }
   spare_plans_.push_back(std::move(plan));
-  std::vector<Request*> finished;
-  if (!any_finished) return finished;
-  for (Request* r : queues_.running) {
-    if (r->finished() && !r->in_flight) finished.push_back(r);
+  if (finished.empty()) return finished;
+  std::sort(finished.begin(), finished.end(),
+            [](const Request* a, const Request* b) { return a->spec.id < b->spec.id; });
+  for (Request* r : finished) {
+    allocator_->release(r->spec.id);
+    queues_.remove_running(r);
   }
-  if (!finished.empty()) {
-    for (Request* r : finished)
-      allocator_->release(r->spec.id);
-    std::erase_if(queues_.running, [](const Request* r) { return r->finished() && !r->in_flight; });
-    outstanding_ -= static_cast<std::int64_t>(finished.size());
-    std::sort(finished.begin(), finished.end(),
-              [](const Request* a, const Request* b) { return a->spec.id < b->spec.id; });
-  }
+  outstanding_ -= static_cast<std::int64_t>(finished.size());
   return finished;
 }
 

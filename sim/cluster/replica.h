@@ -95,16 +95,15 @@ class Replica {
   struct DecodeRun {
     std::int64_t batch = -1;  // -1: none in flight
     std::vector<SimTime> ends;
-    std::vector<std::int64_t> sequences;  // in plan order
-    std::vector<double> durations_s;      // the iterations' durations, as priced at launch
-    std::vector<KvUsage> usages;          // the KV memory of iterations 2, 3, ...
-    IterationRecord first;                // the first iteration's record
+    std::vector<double> durations_s;  // the iterations' durations, as priced at launch
+    std::vector<KvUsage> usages;      // the KV memory of iterations 2, 3, ...
+    IterationRecord first;            // the first iteration's record
     // The waiting queue's head as every iteration of the run saw it at launch (a request
     // arriving later cuts the run, but may be queued before the run completes).
     std::int64_t next_final_tokens = 0;
   };
-  // How many iterations a decode run of `plan` would last (the plan's own included; run_
-  // then holds its sequences), or 1 when it cannot start one.
+  // How many iterations a decode run of `plan` would last (the plan's own included), or 1
+  // when it cannot start one.
   std::int64_t decode_run_steps(const BatchPlan& plan);
   // Starts the decode run of `batch`, priced in run_.durations_s, whose first iteration
   // ends at `first_end`.
@@ -115,10 +114,10 @@ class Replica {
   IterationRecord record_of(SimTime start, SimTime duration, const BatchPlan& plan,
                             const KvUsage& usage) const;
   // The tokens of a completed iteration ending at `at`; with `later_steps` > 0, also the
-  // state after that many more decode steps ending at `last_at` (a decode run). Whether any
-  // request of the plan has now generated all its tokens.
-  bool emit_tokens(const BatchPlan& plan, SimTime at, std::int64_t later_steps = 0,
-                   SimTime last_at = {});
+  // state after that many more decode steps ending at `last_at` (a decode run). Appends the
+  // requests of the plan that have now generated all their tokens to `finished`.
+  void emit_tokens(const BatchPlan& plan, SimTime at, std::vector<Request*>& finished,
+                   std::int64_t later_steps = 0, SimTime last_at = {});
   std::int64_t next_final_tokens() const {
     return queues_.waiting.empty() ? 0 : queues_.waiting.front()->final_tokens();
   }

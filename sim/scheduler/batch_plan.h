@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -38,6 +39,13 @@ struct RequestQueues {
                        [](const Request* a, const Request* b) { return a->spec.id < b->spec.id; }),
                    request);
   }
+  // Takes a running request out (it finished, or was preempted).
+  void remove_running(Request* request) {
+    const auto it =
+        std::lower_bound(running.begin(), running.end(), request->spec.id,
+                         [](const Request* r, std::int64_t id) { return r->spec.id < id; });
+    if (it != running.end() && *it == request) running.erase(it);
+  }
 };
 
 struct ScheduledWork {
@@ -53,6 +61,10 @@ struct BatchPlan {
   BatchShape shape;
   std::int64_t swap_out_tokens = 0;  // KV tokens copied to host memory before the iteration
   std::int64_t swap_in_tokens = 0;   // KV tokens copied back
+  // Gathered as decodes are added, for decode runs: their sequences (request ids) in plan
+  // order, and the fewest output tokens any of them has still to generate.
+  std::vector<std::int64_t> decode_sequences;
+  std::int64_t fewest_tokens_left = std::numeric_limits<std::int64_t>::max();
 
   bool empty() const { return work.empty(); }
   // Empty again, keeping the vectors' capacity.
@@ -62,6 +74,8 @@ struct BatchPlan {
     shape = {};
     swap_out_tokens = 0;
     swap_in_tokens = 0;
+    decode_sequences.clear();
+    fewest_tokens_left = std::numeric_limits<std::int64_t>::max();
   }
   void add_prefill(Request* request, std::int64_t tokens) {
     work.push_back({request, tokens, true});
@@ -72,10 +86,14 @@ struct BatchPlan {
   // add_decode for each, in order.
   void add_decodes(std::span<Request* const> requests) {
     work.reserve(work.size() + requests.size());
+    decode_sequences.reserve(decode_sequences.size() + requests.size());
     std::int64_t context_tokens = 0;
     for (Request* request : requests) {
       work.push_back({request, 1, false});
+      decode_sequences.push_back(request->spec.id);
       context_tokens += request->kv_tokens + 1;
+      fewest_tokens_left =
+          std::min(fewest_tokens_left, request->spec.output_tokens - request->generated_tokens);
     }
     shape.add_decodes(static_cast<std::int64_t>(requests.size()), context_tokens);
   }

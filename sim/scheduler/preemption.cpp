@@ -11,7 +11,7 @@ void preempt_by_recompute(Request* request, RequestQueues& queues, IKvCacheAlloc
   request->kv_tokens = 0;
   request->prefilling = true;
   request->preemptions += 1;
-  queues.running.erase(std::find(queues.running.begin(), queues.running.end(), request));
+  queues.remove_running(request);
   // Keep the waiting queue in arrival order: the victim is older than any new arrival.
   const auto position =
       std::find_if(queues.waiting.begin(), queues.waiting.end(),
@@ -55,7 +55,7 @@ void preempt(Request* request, RequestQueues& queues, IKvCacheAllocator& allocat
   plan.swap_out_tokens += request->kv_tokens;
   request->swapped = true;
   request->preemptions += 1;
-  queues.running.erase(std::find(queues.running.begin(), queues.running.end(), request));
+  queues.remove_running(request);
   const auto position =
       std::find_if(queues.swapped.begin(), queues.swapped.end(),
                    [&](const Request* swapped) { return swapped->spec.id > request->spec.id; });
