@@ -29,14 +29,14 @@ struct DecodeRunIterations {
   std::span<const SimTime> ends;
   std::span<const KvUsage> usages;
 
-  // The k-th, as a replica running one iteration at a time reports it.
-  IterationRecord iteration(std::size_t k) const {
-    IterationRecord record = first;
+  // Turns a copy of `first` (or of any iteration of the run) into the k-th iteration, as a
+  // replica running one iteration at a time reports it.
+  void set_iteration(IterationRecord& record, std::size_t k) const {
     record.start_s = ends[k - 1].seconds();
     record.duration_s = (ends[k] - ends[k - 1]).seconds();
     set_kv_memory(record, usages[k - 1]);
-    record.decode_context_tokens += static_cast<std::int64_t>(k) * record.decode_tokens;
-    return record;
+    record.decode_context_tokens =
+        first.decode_context_tokens + static_cast<std::int64_t>(k) * first.decode_tokens;
   }
   double gap_s(std::size_t k) const { return (ends[k] - ends[k - 1]).seconds(); }
 };
@@ -45,8 +45,11 @@ struct DecodeRunIterations {
 // template, so that an observer of a final class calls its own functions directly.
 template <class Observer>
 void report_decode_run(Observer& observer, const DecodeRunIterations& run) {
-  for (std::size_t k = 1; k <= run.usages.size(); ++k)
-    observer.on_iteration(run.iteration(k));
+  IterationRecord record = run.first;  // the fields the iterations share are set once
+  for (std::size_t k = 1; k <= run.usages.size(); ++k) {
+    run.set_iteration(record, k);
+    observer.on_iteration(record);
+  }
   for (std::size_t k = 1; k <= run.usages.size(); ++k)
     observer.on_token_gaps(run.first.replica, run.gap_s(k), run.first.batch_size);
 }

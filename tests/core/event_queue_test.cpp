@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
 #include <vector>
 
 #include "sim/cluster/cluster.h"
@@ -42,4 +46,16 @@ TEST_CASE("durations round up to whole nanoseconds and never to zero", "[core]")
   REQUIRE(SimTime::duration_from_seconds(0).ns() == 0);
   REQUIRE(SimTime::from_seconds(2.5).ns() == 2500000000);
   REQUIRE(SimTime::from_ns(1500).seconds() == Approx(1.5e-6));
+  // Whole nanoseconds stay whole; everything else rounds up, as std::ceil does.
+  REQUIRE(SimTime::duration_from_seconds(3e-9).ns() ==
+          static_cast<std::int64_t>(std::ceil(3e-9 * 1e9)));
+  REQUIRE(SimTime::duration_from_seconds(2.0).ns() == 2000000000);
+  std::mt19937_64 random(5);
+  for (int i = 0; i < 100000; ++i) {
+    const double seconds = std::ldexp(static_cast<double>(random() >> 11), -53) *
+                           std::pow(10.0, static_cast<double>(random() % 12) - 6);
+    const auto expected =
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(seconds * 1e9)));
+    REQUIRE(SimTime::duration_from_seconds(seconds).ns() == (seconds > 0 ? expected : 0));
+  }
 }
