@@ -216,15 +216,15 @@ void RooflineModel::estimate_decode_run(const BatchShape& first,
   const double sequences = static_cast<double>(first.decode_sequences);
   const double q_width = heads_ * head_dim_;
   const double kv_width = kv_heads_ * head_dim_;
-  const KernelWork per_sequence = decode_attention_work(sequences, 0, q_width, kv_width,
-                                                        activation_bytes_, kv_bytes_);
+  const KernelWork per_sequence =
+      decode_attention_work(sequences, 0, q_width, kv_width, activation_bytes_, kv_bytes_);
   const KernelCeilings& ceilings = hardware_.kernels.decode_attention;
   const double l = layers_;
   const double size = std::max(sequences, 1.0);
   const double compute_scale = 1 + ceilings.compute_half_size / size;
   const double memory_scale = 1 + ceilings.memory_half_size / size;
-  const double masked_s = ceilings.masked_pair_weight * (l * per_sequence.masked_flops /
-                                                         compute_flops_per_s_);
+  const double masked_s =
+      ceilings.masked_pair_weight * (l * per_sequence.masked_flops / compute_flops_per_s_);
   const double idle_s =
       ceilings.quantization_weight * (l * per_sequence.idle_flops / compute_flops_per_s_);
   const double fixed_s = l * ceilings.fixed_s;
