@@ -119,6 +119,14 @@ class PagedAllocator final : public IKvCacheAllocator {
   // Blocks of decode rounds counted as used and still on the free list (grow_decode_rounds).
   std::int64_t blocks_not_yet_taken_ = 0;
 
+  // A table's blocks from a run of rounds: from its first round on, one every block-size
+  // rounds, the first being the run's first_block-th (see grow_decode_rounds).
+  struct Handout {
+    BlockTable* table;
+    std::int64_t first_round;
+    std::int64_t first_block;
+  };
+
   // The decode cohort: the sequences of the last decode batch, in plan order, which a
   // decode round grows by one token each. Their tables are advanced lazily (tokens_of), so a
   // round costs O(1) plus the blocks it hands out, and a batch that repeats the last one,
@@ -128,13 +136,6 @@ class PagedAllocator final : public IKvCacheAllocator {
   // in the same rounds, each in plan order: the blocks of a round go out in the order
   // single grows would hand them out. Any other change to a table of the cohort settles
   // the table and takes it out.
-  // A table's blocks from a run of rounds: from its first round on, one every block-size
-  // rounds, the first being the run's first_block-th (see grow_decode_rounds).
-  struct Handout {
-    BlockTable* table;
-    std::int64_t first_round;
-    std::int64_t first_block;
-  };
   struct Cohort {
     std::vector<std::int64_t> sequences;
     std::vector<BlockTable*> tables;
