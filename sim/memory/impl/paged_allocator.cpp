@@ -169,11 +169,15 @@ void PagedAllocator::join_cohort(BlockTable& t) {
   c.groups[t.group].push_back(&t);
 }
 
-void PagedAllocator::leave_cohort(BlockTable& t) {
-  Cohort& c = cohort_;
+void PagedAllocator::settle(BlockTable& t) {
   t.tokens = tokens_of(t);
   t.spare = static_cast<std::int64_t>(t.blocks.size()) * block_size_ - t.tokens;
   t.joined = -1;
+}
+
+void PagedAllocator::leave_cohort(BlockTable& t) {
+  Cohort& c = cohort_;
+  settle(t);
   const auto at = std::find(c.tables.begin(), c.tables.end(), &t) - c.tables.begin();
   c.tables.erase(c.tables.begin() + at);
   c.sequences.erase(c.sequences.begin() + at);
@@ -184,9 +188,7 @@ void PagedAllocator::leave_cohort(BlockTable& t) {
 void PagedAllocator::dissolve_cohort() {
   Cohort& c = cohort_;
   for (BlockTable* t : c.tables) {
-    t->tokens = tokens_of(*t);
-    t->spare = static_cast<std::int64_t>(t->blocks.size()) * block_size_ - t->tokens;
-    t->joined = -1;
+    settle(*t);
     c.groups[t->group].clear();
   }
   c.tables.clear();
@@ -206,17 +208,22 @@ void PagedAllocator::form_cohort(std::span<const std::int64_t> sequences) {
 }
 
 void PagedAllocator::cohort_round() {
-  Cohort& c = cohort_;
-  for (BlockTable* t : c.groups[c.needing]) {
+  for (BlockTable* t : cohort_.groups[cohort_.needing]) {
     t->blocks.push_back(free_list_.back());
     free_list_.pop_back();
   }
+  count_round();
+}
+
+std::int64_t PagedAllocator::count_round() {
+  Cohort& c = cohort_;
   const auto taken = static_cast<std::int64_t>(c.groups[c.needing].size());
   free_blocks_ -= taken;
   used_blocks_ += taken;
   token_states_ += static_cast<std::int64_t>(c.tables.size());
   ++c.round;
   c.needing = previous_group(c.needing);
+  return taken;
 }
 
 std::int64_t PagedAllocator::decode_rounds_available(std::span<const std::int64_t> sequences,
@@ -252,17 +259,11 @@ void PagedAllocator::grow_decode_rounds(std::span<const std::int64_t> sequences,
   const std::size_t first_needing = c.needing;
   const auto members = static_cast<std::int64_t>(c.tables.size());
   for (KvUsage& after_round : usages) {
-    const auto taken = static_cast<std::int64_t>(c.groups[c.needing].size());
-    if (taken > free_blocks_) {
+    if (static_cast<std::int64_t>(c.groups[c.needing].size()) > free_blocks_) {
       throw InvariantError("kv_within_capacity",
                            "paged allocator: no free block for a decode round");
     }
-    free_blocks_ -= taken;
-    used_blocks_ += taken;
-    blocks_not_yet_taken_ += taken;
-    token_states_ += members;
-    ++c.round;
-    c.needing = previous_group(c.needing);
+    blocks_not_yet_taken_ += count_round();
     after_round = usage(next_final_tokens);
   }
   // Single grows hand the free list out from its back: round by round, and within a round

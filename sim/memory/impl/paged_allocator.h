@@ -149,6 +149,8 @@ class PagedAllocator final : public IKvCacheAllocator {
     return std::equal(sequences.begin(), sequences.end(), cohort_.sequences.begin(),
                       cohort_.sequences.end());
   }
+  // A table's tokens and spare slots made current, and the table marked out of the cohort.
+  void settle(BlockTable& t);
   // Adds a settled table as the cohort's last sequence.
   void join_cohort(BlockTable& t);
   // Settles a table of the cohort (its tokens and spare slots now) and takes it out.
@@ -160,6 +162,9 @@ class PagedAllocator final : public IKvCacheAllocator {
   // One round: every table of the cohort grows by one token. The caller has checked that
   // the blocks are free.
   void cohort_round();
+  // The books of one round (blocks taken by the group needing them, one token per table);
+  // the blocks taken.
+  std::int64_t count_round();
   std::size_t previous_group(std::size_t group) const {
     return group == 0 ? static_cast<std::size_t>(block_size_) - 1 : group - 1;
   }
