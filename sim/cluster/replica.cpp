@@ -206,7 +206,10 @@ std::optional<Replica::Launch> Replica::cut_decode_run(SimTime now) {
   const auto steps = static_cast<std::size_t>(in_flight - run_.ends.begin()) + 1;
   if (steps == run_.ends.size()) return std::nullopt;
   run_.ends.resize(steps);
-  run_limit_ = std::max<std::int64_t>(4, run_limit_ / 2);
+  // Halved, but not below kRoundsPerSequence per sequence of the batch: the rounds priced
+  // in vain then cost about what ending the run early saves.
+  run_limit_ = std::max<std::int64_t>(
+      {4, run_limit_ / 2, kRoundsPerSequence * std::int64_t{run_.first.batch_size}});
   const std::int64_t renamed = next_batch_++;
   for (InFlight& f : in_flight_) {
     if (f.batch == run_.batch) f.batch = renamed;

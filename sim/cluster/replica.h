@@ -144,7 +144,11 @@ class Replica {
   SimTime stage_free_at_;
   DecodeRun run_;
   // Runs are priced up front; the longest grows while runs end uncut and shrinks when cut,
-  // so pricing wasted on iterations that a cut drops stays a fraction of the work.
+  // so pricing wasted on iterations that a cut drops stays a fraction of the work. Pricing
+  // a round costs about an eighth of what a run costs per sequence of its batch (planning,
+  // emitting tokens, handing out blocks; measured in scenario 2 of bench/), so the limit
+  // stays at 8 rounds per sequence or more.
+  static constexpr std::int64_t kRoundsPerSequence = 8;
   std::int64_t run_limit_ = 16;
   std::vector<std::int64_t> superseded_;  // a few at most: cut runs whose events are pending
 };

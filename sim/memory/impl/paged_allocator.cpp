@@ -25,6 +25,7 @@ PagedAllocator::PagedAllocator(std::int64_t capacity_tokens, std::int64_t block_
     throw InfeasibleError("the KV cache holds more than 2^31 blocks; use a larger block size");
   }
   free_blocks_ = total_blocks_;
+  cohort_.group_start.assign(static_cast<std::size_t>(block_size) + 1, 0);
   // Lowest ids on top, so a fresh cache hands out blocks 0, 1, 2, ...
   free_list_.reserve(static_cast<std::size_t>(total_blocks_));
   for (std::int64_t id = total_blocks_ - 1; id >= 0; --id) {
@@ -97,8 +98,7 @@ std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences,
   std::size_t grown = 0;
   const std::size_t members = cohort_.sequences.size();
   if (tokens == 1 && members > 0 && sequences.size() >= members &&
-      is_cohort(sequences.first(members)) &&
-      static_cast<std::int64_t>(cohort_.groups[cohort_.needing].size()) <= free_blocks_) {
+      is_cohort(sequences.first(members)) && cohort_.group_size(cohort_.needing) <= free_blocks_) {
     // The last batch again (perhaps with new sequences after it): one round, no look-ups.
     cohort_round();
     grown = members;
@@ -157,7 +157,6 @@ void PagedAllocator::conservation_broken() const {
 
 void PagedAllocator::join_cohort(BlockTable& t) {
   Cohort& c = cohort_;
-  if (c.groups.empty()) c.groups.resize(static_cast<std::size_t>(block_size_));  // first use
   // t takes a block in the k-th round from now (k = 1, 2, ...) when its tokens plus k - 1
   // are a multiple of the block size, and the group needing blocks then is `needing` minus
   // k - 1: so its group is needing + tokens, modulo the block size.
@@ -166,7 +165,9 @@ void PagedAllocator::join_cohort(BlockTable& t) {
   t.joined = c.round;
   c.sequences.push_back(t.sequence);
   c.tables.push_back(&t);
-  c.groups[t.group].push_back(&t);
+  c.grouped.insert(c.grouped.begin() + static_cast<std::ptrdiff_t>(c.group_start[t.group + 1]), &t);
+  for (std::size_t g = t.group + 1; g < c.group_start.size(); ++g)
+    ++c.group_start[g];
 }
 
 void PagedAllocator::settle(BlockTable& t) {
@@ -181,17 +182,20 @@ void PagedAllocator::leave_cohort(BlockTable& t) {
   const auto at = std::find(c.tables.begin(), c.tables.end(), &t) - c.tables.begin();
   c.tables.erase(c.tables.begin() + at);
   c.sequences.erase(c.sequences.begin() + at);
-  std::vector<BlockTable*>& group = c.groups[t.group];
-  group.erase(std::find(group.begin(), group.end(), &t));
+  const auto first = c.grouped.begin() + static_cast<std::ptrdiff_t>(c.group_start[t.group]);
+  const auto last = c.grouped.begin() + static_cast<std::ptrdiff_t>(c.group_start[t.group + 1]);
+  c.grouped.erase(std::find(first, last, &t));
+  for (std::size_t g = t.group + 1; g < c.group_start.size(); ++g)
+    --c.group_start[g];
 }
 
 void PagedAllocator::dissolve_cohort() {
   Cohort& c = cohort_;
-  for (BlockTable* t : c.tables) {
+  for (BlockTable* t : c.tables)
     settle(*t);
-    c.groups[t->group].clear();
-  }
   c.tables.clear();
+  c.grouped.clear();
+  std::fill(c.group_start.begin(), c.group_start.end(), 0);
   c.sequences.clear();
 }
 
@@ -208,7 +212,7 @@ void PagedAllocator::form_cohort(std::span<const std::int64_t> sequences) {
 }
 
 void PagedAllocator::cohort_round() {
-  for (BlockTable* t : cohort_.groups[cohort_.needing]) {
+  for (BlockTable* t : cohort_.group(cohort_.needing)) {
     t->blocks.push_back(free_list_.back());
     free_list_.pop_back();
   }
@@ -217,7 +221,7 @@ void PagedAllocator::cohort_round() {
 
 std::int64_t PagedAllocator::count_round() {
   Cohort& c = cohort_;
-  const auto taken = static_cast<std::int64_t>(c.groups[c.needing].size());
+  const std::int64_t taken = c.group_size(c.needing);
   free_blocks_ -= taken;
   used_blocks_ += taken;
   token_states_ += static_cast<std::int64_t>(c.tables.size());
@@ -230,19 +234,18 @@ std::int64_t PagedAllocator::decode_rounds_available(std::span<const std::int64_
                                                      std::int64_t max_rounds) const {
   // Sequences by the round (from the next one, modulo the block size) that takes their block.
   std::vector<std::int64_t> looked_up;
-  const std::vector<std::vector<BlockTable*>>* groups = &cohort_.groups;
+  const bool cohort = is_cohort(sequences);
   std::size_t g = cohort_.needing;
-  if (!is_cohort(sequences) || groups->empty()) {  // not the last batch: look the tables up
+  if (!cohort) {  // not the last batch: look the tables up
     looked_up.assign(static_cast<std::size_t>(block_size_), 0);
     for (const std::int64_t sequence : sequences) {
       ++looked_up[static_cast<std::size_t>(tokens_of(table(sequence)) % block_size_)];
     }
-    groups = nullptr;
     g = 0;
   }
   std::int64_t taken = 0;
   for (std::int64_t round = 1; round <= max_rounds; ++round, g = previous_group(g)) {
-    taken += groups != nullptr ? static_cast<std::int64_t>((*groups)[g].size()) : looked_up[g];
+    taken += cohort ? cohort_.group_size(g) : looked_up[g];
     if (taken > free_blocks_) return round - 1;
   }
   return max_rounds;
@@ -253,13 +256,12 @@ void PagedAllocator::grow_decode_rounds(std::span<const std::int64_t> sequences,
   const auto rounds = static_cast<std::int64_t>(usages.size());
   if (!is_cohort(sequences)) form_cohort(sequences);
   Cohort& c = cohort_;
-  if (c.groups.empty()) c.groups.resize(static_cast<std::size_t>(block_size_));
   // The rounds are counted first, each reported as it ends; the blocks they take are then
   // handed out table by table (below), which visits each table once however many rounds.
   const std::size_t first_needing = c.needing;
   const auto members = static_cast<std::int64_t>(c.tables.size());
   for (KvUsage& after_round : usages) {
-    if (static_cast<std::int64_t>(c.groups[c.needing].size()) > free_blocks_) {
+    if (c.group_size(c.needing) > free_blocks_) {
       throw InvariantError("kv_within_capacity",
                            "paged allocator: no free block for a decode round");
     }
@@ -276,7 +278,7 @@ void PagedAllocator::grow_decode_rounds(std::span<const std::int64_t> sequences,
   std::int64_t before = 0;
   std::size_t g = first_needing;
   for (std::int64_t r0 = 1; r0 <= std::min(rounds, block_size_); ++r0, g = previous_group(g)) {
-    const std::vector<BlockTable*>& group = c.groups[g];
+    const std::span<BlockTable* const> group = c.group(g);
     for (std::size_t j = 0; j < group.size(); ++j)
       handouts.push_back({group[j], r0, before + static_cast<std::int64_t>(j)});
     before += static_cast<std::int64_t>(group.size());
@@ -284,6 +286,7 @@ void PagedAllocator::grow_decode_rounds(std::span<const std::int64_t> sequences,
   // Each table's block list ends in a line of its own: fetch the tables well ahead, then
   // (once those have arrived) the ends of their lists.
   const auto free_count = static_cast<std::int64_t>(free_list_.size());
+  const std::int32_t* top = free_list_.data() + free_count - 1;  // the block taken first
   for (std::size_t i = 0; i < handouts.size(); ++i) {
     if (i + 8 < handouts.size()) __builtin_prefetch(handouts[i + 8].table);
     if (i + 4 < handouts.size()) {
@@ -291,11 +294,14 @@ void PagedAllocator::grow_decode_rounds(std::span<const std::int64_t> sequences,
       __builtin_prefetch(ahead.data() + ahead.size(), 1);
     }
     const Handout& h = handouts[i];
+    // Its blocks come from rounds first_round, first_round + block size, ... up to `rounds`.
+    const std::int64_t taken = (rounds - h.first_round) / block_size_ + 1;
     std::vector<std::int32_t>& blocks = h.table->blocks;
-    for (std::int64_t r = h.first_round, at = h.first_block; r <= rounds;
-         r += block_size_, at += members) {
-      blocks.push_back(free_list_[static_cast<std::size_t>(free_count - 1 - at)]);
-    }
+    const std::size_t held = blocks.size();
+    blocks.resize(held + static_cast<std::size_t>(taken));
+    std::int32_t* out = blocks.data() + held;
+    for (std::int64_t k = 0, at = h.first_block; k < taken; ++k, at += members)
+      out[k] = top[-at];
   }
   free_list_.resize(static_cast<std::size_t>(free_count - blocks_not_yet_taken_));
   blocks_not_yet_taken_ = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -139,10 +140,20 @@ class PagedAllocator final : public IKvCacheAllocator {
   struct Cohort {
     std::vector<std::int64_t> sequences;
     std::vector<BlockTable*> tables;
-    std::vector<std::vector<BlockTable*>> groups;  // block size of them
-    std::int64_t round = 0;                        // rounds applied since the allocator was made
-    std::size_t needing = 0;                       // the group that takes blocks in the next round
-    std::vector<Handout> handouts;                 // grow_decode_rounds' working space
+    // The tables by group, group 0 first, in one array (a run reads every group): group g
+    // is grouped[group_start[g], group_start[g + 1]).
+    std::vector<BlockTable*> grouped;
+    std::vector<std::size_t> group_start;  // block size + 1 of them
+    std::int64_t round = 0;                // rounds applied since the allocator was made
+    std::size_t needing = 0;               // the group that takes blocks in the next round
+    std::vector<Handout> handouts;         // grow_decode_rounds' working space
+
+    std::span<BlockTable* const> group(std::size_t g) const {
+      return {grouped.data() + group_start[g], group_start[g + 1] - group_start[g]};
+    }
+    std::int64_t group_size(std::size_t g) const {
+      return static_cast<std::int64_t>(group_start[g + 1] - group_start[g]);
+    }
   };
   Cohort cohort_;
   bool is_cohort(std::span<const std::int64_t> sequences) const {
