@@ -188,10 +188,14 @@ void Replica::start_decode_run(std::int64_t batch, SimTime first_end) {
   run_.next_final_tokens = next_final_tokens();
   // Every context grows by one token per iteration; each iteration is priced and rounded on
   // its own, exactly as it would be launched alone.
-  run_.ends.clear();
-  run_.ends.push_back(first_end);
-  for (std::size_t k = 1; k < run_.durations_s.size(); ++k)
-    run_.ends.push_back(run_.ends.back() + SimTime::duration_from_seconds(run_.durations_s[k]));
+  const std::size_t steps = run_.durations_s.size();
+  run_.ends.resize(steps);
+  SimTime end = first_end;
+  run_.ends[0] = end;
+  for (std::size_t k = 1; k < steps; ++k) {
+    end += SimTime::duration_from_seconds(run_.durations_s[k]);
+    run_.ends[k] = end;
+  }
 }
 
 std::optional<Replica::Launch> Replica::cut_decode_run(SimTime now) {

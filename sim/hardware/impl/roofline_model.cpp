@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "sim/hardware/kernel_work.h"
 
@@ -205,7 +206,8 @@ double RooflineModel::total_without_decode_attention(const IterationCost& cost) 
 void RooflineModel::estimate_decode_run(const BatchShape& first,
                                         std::span<double> durations_s) const {
   if (durations_s.empty()) return;
-  if (first.prefill_sequences > 0 || first.decode_sequences == 0) {
+  if (first.prefill_sequences > 0 || first.decode_sequences == 0 ||
+      durations_s.size() > static_cast<std::size_t>(INT32_MAX)) {
     IExecutionTimeModel::estimate_decode_run(first, durations_s);
     return;
   }
@@ -229,18 +231,28 @@ void RooflineModel::estimate_decode_run(const BatchShape& first,
       ceilings.quantization_weight * (l * per_sequence.idle_flops / compute_flops_per_s_);
   const double fixed_s = l * ceilings.fixed_s;
   const double flops_per_context_token = 4 * q_width;
-  std::int64_t context_tokens = first.decode_context_tokens;
-  for (double& duration_s : durations_s) {
-    const auto context = static_cast<double>(context_tokens);
+  // Locals, so that nothing the loop reads can alias the durations it writes, and the
+  // context worked out in doubles from a 32-bit step (exact: integers below 2^53), so that
+  // the compiler vectorises the loop (a run longer than 2^31 steps takes the general path).
+  const double kv_bytes = kv_bytes_;
+  const double sequence_bytes = per_sequence.bytes;
+  const double compute_flops_per_s = compute_flops_per_s_;
+  const double memory_bytes_per_s = memory_bytes_per_s_;
+  const double compute_efficiency = ceilings.compute_efficiency;
+  const double memory_efficiency = ceilings.memory_efficiency;
+  const auto step_tokens = static_cast<double>(first.decode_sequences);
+  const auto first_context = static_cast<double>(first.decode_context_tokens);
+  double* const out = durations_s.data();
+  const auto steps = static_cast<std::int32_t>(durations_s.size());
+  for (std::int32_t k = 0; k < steps; ++k) {
+    const double context = first_context + static_cast<double>(k) * step_tokens;
     const double flops = flops_per_context_token * context;
-    const double bytes = context * 2 * kv_width * kv_bytes_ + per_sequence.bytes;
+    const double bytes = context * 2 * kv_width * kv_bytes + sequence_bytes;
     const double compute_s =
-        ((l * flops) / compute_flops_per_s_ * compute_scale + masked_s + idle_s) /
-        ceilings.compute_efficiency;
-    const double memory_s =
-        (l * bytes) / memory_bytes_per_s_ / ceilings.memory_efficiency * memory_scale;
-    duration_s = others_s + (std::max(compute_s, memory_s) + fixed_s);
-    context_tokens += first.decode_sequences;
+        ((l * flops) / compute_flops_per_s * compute_scale + masked_s + idle_s) /
+        compute_efficiency;
+    const double memory_s = (l * bytes) / memory_bytes_per_s / memory_efficiency * memory_scale;
+    out[k] = others_s + (std::max(compute_s, memory_s) + fixed_s);
   }
 }
 
