@@ -52,9 +52,13 @@ int run_run(CommandContext& context) {
     context.out << "Simulated " << outcome.stats.events << " events; KV capacity "
                 << outcome.kv_capacity_tokens_per_replica << " tokens per replica.\n";
     if (vm->count("out") != 0) {
-      context.out << "Wrote " << (*vm)["out"].as<std::string>() << "/{summary.json, requests.csv, "
-                  << "iterations.csv, resolved_config.json"
-                  << (vm->count("no-plots") == 0 ? ", plots" : "") << "}\n";
+      // The record files are written only when their records were kept.
+      const MetricsOptions& kept = outcome.result.collector.options();
+      context.out << "Wrote " << (*vm)["out"].as<std::string>() << "/{summary.json, "
+                  << (kept.keep_request_records ? "requests.csv, " : "")
+                  << (kept.keep_iteration_records ? "iterations.csv, " : "")
+                  << "resolved_config.json" << (vm->count("no-plots") == 0 ? ", plots" : "")
+                  << "}\n";
     }
   }
   return 0;

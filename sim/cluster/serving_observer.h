@@ -41,19 +41,6 @@ struct DecodeRunIterations {
   double gap_s(std::size_t k) const { return (ends[k] - ends[k - 1]).seconds(); }
 };
 
-// A decode run's iterations reported to `observer` one by one, then their token gaps. A
-// template, so that an observer of a final class calls its own functions directly.
-template <class Observer>
-void report_decode_run(Observer& observer, const DecodeRunIterations& run) {
-  IterationRecord record = run.first;  // the fields the iterations share are set once
-  for (std::size_t k = 1; k <= run.usages.size(); ++k) {
-    run.set_iteration(record, k);
-    observer.on_iteration(record);
-  }
-  for (std::size_t k = 1; k <= run.usages.size(); ++k)
-    observer.on_token_gaps(run.first.replica, run.gap_s(k), run.first.batch_size);
-}
-
 // The signals a serving run emits; metrics and closed-loop workloads listen to them.
 // Iterations and token gaps of one replica arrive in simulated-time order; those of different
 // replicas may interleave in any order (a replica advancing decode iterations in bulk reports
@@ -73,7 +60,13 @@ class IServingObserver {
 };
 
 inline void IServingObserver::on_decode_run(const DecodeRunIterations& run) {
-  report_decode_run(*this, run);
+  IterationRecord record = run.first;  // the fields the iterations share are set once
+  for (std::size_t k = 1; k <= run.usages.size(); ++k) {
+    run.set_iteration(record, k);
+    on_iteration(record);
+  }
+  for (std::size_t k = 1; k <= run.usages.size(); ++k)
+    on_token_gaps(run.first.replica, run.gap_s(k), run.first.batch_size);
 }
 
 }  // namespace servesim

@@ -46,7 +46,7 @@ void LogHistogram::bad_add(double value) {
   throw InvariantError("LogHistogram::add: negative count");
 }
 
-void LogHistogram::add(double value, std::int64_t count) {
+void LogHistogram::add_checked(double value, std::int64_t count) {
   if (!std::isfinite(value) || count < 0) [[unlikely]]
     bad_add(value);
   if (count == 0) return;

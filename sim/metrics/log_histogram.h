@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
@@ -31,7 +32,19 @@ class LogHistogram final {
 
   // O(1). `value` must be finite; `count` >= 0 copies of it are added at once, so a run of
   // equal gaps costs one call.
-  void add(double value, std::int64_t count = 1);
+  void add(double value, std::int64_t count = 1) {
+    // Inline for the common case: a value in the last bucket's known range (so finite and
+    // positive), as consecutive token gaps usually are.
+    if (last_bucket_ != nullptr && value >= last_low_ && value <= last_high_ && count > 0) {
+      *last_bucket_ += count;
+      min_ = std::min(min_, value);  // count_ > 0, since the last bucket was filled
+      max_ = std::max(max_, value);
+      count_ += count;
+      sum_ += value * static_cast<double>(count);
+      return;
+    }
+    add_checked(value, count);
+  }
   // Adds every sample of `other`, whose relative error must be the same as this one's: the
   // result is the histogram that adding all of its samples here would have built.
   void merge(const LogHistogram& other);
@@ -52,6 +65,8 @@ class LogHistogram final {
 
  private:
   [[noreturn, gnu::noinline, gnu::cold]] static void bad_add(double value);
+  // add() for any value and count: checks them, and finds the bucket when it is not the last.
+  void add_checked(double value, std::int64_t count);
   // (bucket index, count) in ascending order of value.
   std::vector<std::pair<std::int64_t, std::int64_t>> sorted_buckets() const;
   // The estimated value of the sample of 0-based `rank` in sorted order.

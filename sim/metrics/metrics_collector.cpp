@@ -104,29 +104,6 @@ void MetricsCollector::iteration_broken(const IterationRecord& record) {
                        ": start and duration must be finite, duration >= 0");
 }
 
-void MetricsCollector::on_iteration(const IterationRecord& record) {
-  if (!(std::isfinite(record.start_s) && std::isfinite(record.duration_s) &&
-        record.duration_s >= 0)) {
-    [[unlikely]] iteration_broken(record);
-  }
-  ReplicaSums& sums = replica_sums(record.replica);
-  ++iterations_seen_;
-  batch_size_sum_ += record.batch_size;
-  sums.iteration_time_s += record.duration_s;
-  sums.kv_utilization_time_s += record.kv_utilization() * record.duration_s;
-  if (record.kv_capacity_tokens > 0) {
-    const double weight = record.duration_s / static_cast<double>(record.kv_capacity_tokens);
-    const KvMemoryTokens& m = record.kv_memory;
-    RunSummary::KvMemoryShares& t = sums.kv_memory_time_s;
-    t.token_states += static_cast<double>(m.token_states) * weight;
-    t.reserved += static_cast<double>(m.reserved) * weight;
-    t.internal_fragmentation += static_cast<double>(m.internal_fragmentation) * weight;
-    t.external_fragmentation += static_cast<double>(m.external_fragmentation) * weight;
-    t.free += static_cast<double>(m.free) * weight;
-  }
-  if (options_.keep_iteration_records) iterations_.push_back(record);
-}
-
 LogHistogram MetricsCollector::itl_histogram() const {
   LogHistogram merged(options_.itl_relative_error);
   for (const ReplicaSums& sums : replicas_)
@@ -143,13 +120,14 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
   double kv_utilization_time_s = 0;
   RunSummary::KvMemoryShares kv_memory_time_s;
   for (const ReplicaSums& sums : replicas_) {
-    iteration_time_s += sums.iteration_time_s;
-    kv_utilization_time_s += sums.kv_utilization_time_s;
-    kv_memory_time_s.token_states += sums.kv_memory_time_s.token_states;
-    kv_memory_time_s.reserved += sums.kv_memory_time_s.reserved;
-    kv_memory_time_s.internal_fragmentation += sums.kv_memory_time_s.internal_fragmentation;
-    kv_memory_time_s.external_fragmentation += sums.kv_memory_time_s.external_fragmentation;
-    kv_memory_time_s.free += sums.kv_memory_time_s.free;
+    const TimeSums& t = sums.time;
+    iteration_time_s += t.iteration_time_s;
+    kv_utilization_time_s += t.kv_utilization_time_s;
+    kv_memory_time_s.token_states += t.kv_memory_time_s.token_states;
+    kv_memory_time_s.reserved += t.kv_memory_time_s.reserved;
+    kv_memory_time_s.internal_fragmentation += t.kv_memory_time_s.internal_fragmentation;
+    kv_memory_time_s.external_fragmentation += t.kv_memory_time_s.external_fragmentation;
+    kv_memory_time_s.free += t.kv_memory_time_s.free;
   }
   const LogHistogram itl = itl_histogram();
   const auto per_s = [duration_s](double amount) {

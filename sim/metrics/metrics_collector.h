@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -40,7 +42,25 @@ class MetricsCollector final {
   // one per token.
   void on_token_gaps(std::int32_t replica, double gap_s, std::int64_t count);
   void on_token_gaps(double gap_s, std::int64_t count) { on_token_gaps(0, gap_s, count); }
-  void on_iteration(const IterationRecord& record);
+  // on_token_gaps(replica, gap_s(k), per_gap) for k = 1 .. gaps, in that order.
+  template <class GapOf>
+  void on_token_gaps(std::int32_t replica, std::size_t gaps, std::int64_t per_gap,
+                     const GapOf& gap_s);
+  void on_iteration(const IterationRecord& record) {
+    check_iteration(record);
+    ReplicaSums& sums = replica_sums(record.replica);
+    ++iterations_seen_;
+    batch_size_sum_ += record.batch_size;
+    sums.time.add(record);
+    if (options_.keep_iteration_records) iterations_.push_back(record);
+  }
+  // `count` iterations of one replica, each as `first` with the fields that
+  // `set_iteration(k, record)` sets for k = 1 .. count (times and KV memory, say), reported
+  // as on_iteration for each in turn would: the same sums, in the same order, kept in
+  // registers for the run rather than in memory between calls.
+  template <class SetIteration>
+  void on_iterations(const IterationRecord& first, std::size_t count,
+                     const SetIteration& set_iteration);
 
   // `duration_s` (>= 0) is the span throughputs are measured over; throughputs are 0 when
   // it is 0.
@@ -61,13 +81,36 @@ class MetricsCollector final {
   // replica and added in replica order at the end: a replica reports its own iterations in
   // time order, but how replicas interleave depends on the event order (bulk decoding
   // reports a run of iterations together), and the summary must not.
-  struct ReplicaSums {
-    explicit ReplicaSums(double itl_relative_error) : itl(itl_relative_error) {}
-    LogHistogram itl;
+  struct TimeSums {
     double iteration_time_s = 0;                  // sum of iteration durations
     double kv_utilization_time_s = 0;             // sum of utilization x duration
     RunSummary::KvMemoryShares kv_memory_time_s;  // share x duration, summed over iterations
+    void add(const IterationRecord& record) {
+      iteration_time_s += record.duration_s;
+      kv_utilization_time_s += record.kv_utilization() * record.duration_s;
+      if (record.kv_capacity_tokens > 0) {
+        const double weight = record.duration_s / static_cast<double>(record.kv_capacity_tokens);
+        const KvMemoryTokens& m = record.kv_memory;
+        RunSummary::KvMemoryShares& t = kv_memory_time_s;
+        t.token_states += static_cast<double>(m.token_states) * weight;
+        t.reserved += static_cast<double>(m.reserved) * weight;
+        t.internal_fragmentation += static_cast<double>(m.internal_fragmentation) * weight;
+        t.external_fragmentation += static_cast<double>(m.external_fragmentation) * weight;
+        t.free += static_cast<double>(m.free) * weight;
+      }
+    }
   };
+  struct ReplicaSums {
+    explicit ReplicaSums(double itl_relative_error) : itl(itl_relative_error) {}
+    LogHistogram itl;
+    TimeSums time;
+  };
+  static void check_iteration(const IterationRecord& record) {
+    if (!(std::isfinite(record.start_s) && std::isfinite(record.duration_s) &&
+          record.duration_s >= 0)) {
+      [[unlikely]] iteration_broken(record);
+    }
+  }
   // Called for every iteration and token gap: the common case is inline.
   ReplicaSums& replica_sums(std::int32_t replica) {
     const auto index = static_cast<std::size_t>(replica);
@@ -100,5 +143,43 @@ class MetricsCollector final {
   std::int64_t iterations_seen_ = 0;
   std::int64_t batch_size_sum_ = 0;
 };
+
+template <class GapOf>
+void MetricsCollector::on_token_gaps(std::int32_t replica, std::size_t gaps, std::int64_t per_gap,
+                                     const GapOf& gap_s) {
+  LogHistogram& itl = replica_sums(replica).itl;
+  for (std::size_t k = 1; k <= gaps; ++k) {
+    const double gap = gap_s(k);
+    if (!(std::isfinite(gap) && gap >= 0)) [[unlikely]]
+      gap_broken(gap);
+    itl.add(gap, per_gap);
+  }
+}
+
+template <class SetIteration>
+void MetricsCollector::on_iterations(const IterationRecord& first, std::size_t count,
+                                     const SetIteration& set_iteration) {
+  if (options_.keep_iteration_records) {
+    IterationRecord record = first;  // the fields the iterations share are set once
+    for (std::size_t k = 1; k <= count; ++k) {
+      set_iteration(k, record);
+      on_iteration(record);
+    }
+    return;
+  }
+  ReplicaSums& sums = replica_sums(first.replica);
+  TimeSums time = sums.time;
+  IterationRecord record = first;  // not kept: the compiler keeps what the sums read
+  std::int64_t batch_size_sum = 0;
+  for (std::size_t k = 1; k <= count; ++k) {
+    set_iteration(k, record);
+    check_iteration(record);
+    batch_size_sum += record.batch_size;
+    time.add(record);
+  }
+  sums.time = time;
+  iterations_seen_ += static_cast<std::int64_t>(count);
+  batch_size_sum_ += batch_size_sum;
+}
 
 }  // namespace servesim

@@ -1,10 +1,12 @@
 #include "sim/metrics/metrics_collector.h"
 
 #include <cmath>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "sim/core/error.h"
+#include "sim/metrics/summary_json.h"
 #include "tests/metrics/metrics_fixtures.h"
 
 using servesim::MetricsCollector;
@@ -192,4 +194,51 @@ TEST_CASE("Impossible records are invariant errors", "[metrics]") {
   MetricsOptions bad;
   bad.slo_tpot_s = -0.1;
   CHECK_THROWS_AS(MetricsCollector(bad), servesim::InputError);
+}
+
+TEST_CASE("a run of iterations and gaps in one call sums as one call each would, to the bit",
+          "[metrics]") {
+  // Durations and KV memory that make every rounding count: a different order of additions
+  // would change the last bits of the sums.
+  const std::size_t count = 997;
+  std::vector<servesim::IterationRecord> records;
+  double start_s = 0.1;
+  for (std::size_t k = 1; k <= count; ++k) {
+    auto it = iteration(1, start_s, 0.013 + 1e-4 * std::sin(static_cast<double>(k)), 7, 0, 1021);
+    it.kv_memory = {static_cast<std::int64_t>(300 + 3 * k % 500), static_cast<std::int64_t>(k % 11),
+                    static_cast<std::int64_t>(k % 13), 0, 0};
+    it.kv_memory.free = it.kv_capacity_tokens - it.kv_memory.token_states - it.kv_memory.reserved -
+                        it.kv_memory.internal_fragmentation;
+    it.kv_used_tokens = it.kv_capacity_tokens - it.kv_memory.free;
+    records.push_back(it);
+    start_s += it.duration_s;
+  }
+  const auto set = [&records](std::size_t k, servesim::IterationRecord& record) {
+    record = records[k - 1];
+  };
+  const auto gap = [&records](std::size_t k) { return records[k - 1].duration_s; };
+  for (const bool keep : {false, true}) {
+    MetricsOptions options;
+    options.keep_iteration_records = keep;
+    MetricsCollector one_by_one(options);
+    MetricsCollector at_once(options);
+    one_by_one.on_iteration(iteration(1, 0, 0.1, 3, 5, 1021));  // sums that do not start at 0
+    at_once.on_iteration(iteration(1, 0, 0.1, 3, 5, 1021));
+    for (const auto& record : records) {
+      one_by_one.on_iteration(record);
+      one_by_one.on_token_gaps(1, record.duration_s, record.batch_size);
+    }
+    at_once.on_iterations(records.front(), count, set);
+    at_once.on_token_gaps(1, count, 7, gap);
+    INFO("iteration records kept: " << keep);
+    CHECK(servesim::summary_to_json(at_once.summarize(20)).dump() ==
+          servesim::summary_to_json(one_by_one.summarize(20)).dump());
+    CHECK(at_once.iteration_records().size() == one_by_one.iteration_records().size());
+    CHECK(at_once.itl_histogram().sum() == one_by_one.itl_histogram().sum());
+    CHECK(at_once.itl_histogram().count() == static_cast<std::int64_t>(7 * count));
+  }
+  MetricsCollector collector;
+  CHECK_THROWS_AS(
+      collector.on_token_gaps(0, 2, 1, [](std::size_t k) { return k == 2 ? -1.0 : 1.0; }),
+      servesim::InvariantError);
 }
