@@ -94,8 +94,7 @@ void MetricsCollector::gap_broken(double gap_s) {
 }
 
 void MetricsCollector::on_token_gaps(std::int32_t replica, double gap_s, std::int64_t count) {
-  if (!(std::isfinite(gap_s) && gap_s >= 0)) [[unlikely]]
-    gap_broken(gap_s);
+  check_gap(gap_s);
   replica_sums(replica).itl.add(gap_s, count);
 }
 

@@ -111,6 +111,10 @@ class MetricsCollector final {
       [[unlikely]] iteration_broken(record);
     }
   }
+  static void check_gap(double gap_s) {
+    if (!(std::isfinite(gap_s) && gap_s >= 0)) [[unlikely]]
+      gap_broken(gap_s);
+  }
   // Called for every iteration and token gap: the common case is inline.
   ReplicaSums& replica_sums(std::int32_t replica) {
     const auto index = static_cast<std::size_t>(replica);
@@ -150,8 +154,7 @@ void MetricsCollector::on_token_gaps(std::int32_t replica, std::size_t gaps, std
   LogHistogram& itl = replica_sums(replica).itl;
   for (std::size_t k = 1; k <= gaps; ++k) {
     const double gap = gap_s(k);
-    if (!(std::isfinite(gap) && gap >= 0)) [[unlikely]]
-      gap_broken(gap);
+    check_gap(gap);
     itl.add(gap, per_gap);
   }
 }
