@@ -85,17 +85,23 @@ struct BatchPlan {
   void add_decode(Request* request) { add_decodes(std::span<Request* const>(&request, 1)); }
   // add_decode for each, in order.
   void add_decodes(std::span<Request* const> requests) {
-    work.reserve(work.size() + requests.size());
-    decode_sequences.reserve(decode_sequences.size() + requests.size());
+    // The vectors grow once and are written in place (a plan adds its whole batch here).
+    const std::size_t count = requests.size();
+    work.resize(work.size() + count);
+    decode_sequences.resize(decode_sequences.size() + count);
+    ScheduledWork* const new_work = work.data() + work.size() - count;
+    std::int64_t* const new_sequences = decode_sequences.data() + decode_sequences.size() - count;
     std::int64_t context_tokens = 0;
-    for (Request* request : requests) {
-      work.push_back({request, 1, false});
-      decode_sequences.push_back(request->spec.id);
-      context_tokens += request->kv_tokens + 1;
-      fewest_tokens_left =
-          std::min(fewest_tokens_left, request->spec.output_tokens - request->generated_tokens);
+    std::int64_t fewest_left = fewest_tokens_left;
+    for (std::size_t i = 0; i < count; ++i) {
+      const Request& request = *requests[i];
+      new_work[i] = {requests[i], 1, false};
+      new_sequences[i] = request.spec.id;
+      context_tokens += request.kv_tokens + 1;
+      fewest_left = std::min(fewest_left, request.spec.output_tokens - request.generated_tokens);
     }
-    shape.add_decodes(static_cast<std::int64_t>(requests.size()), context_tokens);
+    fewest_tokens_left = fewest_left;
+    shape.add_decodes(static_cast<std::int64_t>(count), context_tokens);
   }
 };
 
