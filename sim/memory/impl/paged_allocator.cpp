@@ -164,10 +164,8 @@ void PagedAllocator::join_cohort(BlockTable& t) {
       (static_cast<std::int64_t>(c.needing) + t.tokens % block_size_) % block_size_);
   t.joined = c.round;
   c.sequences.push_back(t.sequence);
-  c.tables.push_back(&t);
   c.grouped.insert(c.grouped.begin() + static_cast<std::ptrdiff_t>(c.group_start[t.group + 1]), &t);
-  for (std::size_t g = t.group + 1; g < c.group_start.size(); ++g)
-    ++c.group_start[g];
+  c.resize_group(t.group, true);
 }
 
 void PagedAllocator::settle(BlockTable& t) {
@@ -179,21 +177,17 @@ void PagedAllocator::settle(BlockTable& t) {
 void PagedAllocator::leave_cohort(BlockTable& t) {
   Cohort& c = cohort_;
   settle(t);
-  const auto at = std::find(c.tables.begin(), c.tables.end(), &t) - c.tables.begin();
-  c.tables.erase(c.tables.begin() + at);
-  c.sequences.erase(c.sequences.begin() + at);
+  c.sequences.erase(std::find(c.sequences.begin(), c.sequences.end(), t.sequence));
   const auto first = c.grouped.begin() + static_cast<std::ptrdiff_t>(c.group_start[t.group]);
   const auto last = c.grouped.begin() + static_cast<std::ptrdiff_t>(c.group_start[t.group + 1]);
   c.grouped.erase(std::find(first, last, &t));
-  for (std::size_t g = t.group + 1; g < c.group_start.size(); ++g)
-    --c.group_start[g];
+  c.resize_group(t.group, false);
 }
 
 void PagedAllocator::dissolve_cohort() {
   Cohort& c = cohort_;
-  for (BlockTable* t : c.tables)
+  for (BlockTable* t : c.grouped)
     settle(*t);
-  c.tables.clear();
   c.grouped.clear();
   std::fill(c.group_start.begin(), c.group_start.end(), 0);
   c.sequences.clear();
@@ -224,7 +218,7 @@ std::int64_t PagedAllocator::count_round() {
   const std::int64_t taken = c.group_size(c.needing);
   free_blocks_ -= taken;
   used_blocks_ += taken;
-  token_states_ += static_cast<std::int64_t>(c.tables.size());
+  token_states_ += static_cast<std::int64_t>(c.sequences.size());
   ++c.round;
   c.needing = previous_group(c.needing);
   return taken;
@@ -259,7 +253,7 @@ void PagedAllocator::grow_decode_rounds(std::span<const std::int64_t> sequences,
   // The rounds are counted first, each reported as it ends; the blocks they take are then
   // handed out table by table (below), which visits each table once however many rounds.
   const std::size_t first_needing = c.needing;
-  const auto members = static_cast<std::int64_t>(c.tables.size());
+  const auto members = static_cast<std::int64_t>(c.sequences.size());
   for (KvUsage& after_round : usages) {
     if (c.group_size(c.needing) > free_blocks_) {
       throw InvariantError("kv_within_capacity",

@@ -138,8 +138,7 @@ class PagedAllocator final : public IKvCacheAllocator {
   // single grows would hand them out. Any other change to a table of the cohort settles
   // the table and takes it out.
   struct Cohort {
-    std::vector<std::int64_t> sequences;
-    std::vector<BlockTable*> tables;
+    std::vector<std::int64_t> sequences;  // in plan order
     // The tables by group, group 0 first, in one array (a run reads every group): group g
     // is grouped[group_start[g], group_start[g + 1]).
     std::vector<BlockTable*> grouped;
@@ -153,6 +152,11 @@ class PagedAllocator final : public IKvCacheAllocator {
     }
     std::int64_t group_size(std::size_t g) const {
       return static_cast<std::int64_t>(group_start[g + 1] - group_start[g]);
+    }
+    // Group g gained a table (or lost one): the groups after it start one later (earlier).
+    void resize_group(std::size_t g, bool gained) {
+      for (std::size_t later = g + 1; later < group_start.size(); ++later)
+        group_start[later] = gained ? group_start[later] + 1 : group_start[later] - 1;
     }
   };
   Cohort cohort_;
