@@ -5,8 +5,10 @@
 #include <deque>
 #include <limits>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "sim/core/error.h"
 #include "sim/hardware/batch_shape.h"
 #include "sim/scheduler/request.h"
 
@@ -44,7 +46,10 @@ struct RequestQueues {
     const auto it =
         std::lower_bound(running.begin(), running.end(), request->spec.id,
                          [](const Request* r, std::int64_t id) { return r->spec.id < id; });
-    if (it != running.end() && *it == request) running.erase(it);
+    if (it == running.end() || *it != request) {
+      throw InvariantError("request " + std::to_string(request->spec.id) + " is not running");
+    }
+    running.erase(it);
   }
 };
 

@@ -173,7 +173,8 @@ TEST_CASE("vllm falls back to recompute when swap space is full", "[scheduler]")
   CHECK(c->kv_tokens == 0);
 }
 
-TEST_CASE("running requests stay in arrival order, whatever order they join in", "[scheduler]") {
+TEST_CASE("running requests stay in arrival order, whatever order they join or leave in",
+          "[scheduler]") {
   RequestQueues queues;
   std::vector<Request> requests(4);
   for (std::size_t i = 0; i < requests.size(); ++i)
@@ -183,6 +184,13 @@ TEST_CASE("running requests stay in arrival order, whatever order they join in",
   REQUIRE(queues.running.size() == 4);
   for (std::size_t i = 0; i < requests.size(); ++i)
     CHECK(queues.running[i] == &requests[i]);
+  queues.remove_running(&requests[1]);
+  CHECK(queues.running == std::vector<Request*>{&requests[0], &requests[2], &requests[3]});
+  CHECK_THROWS_AS(queues.remove_running(&requests[1]), InvariantError);  // not running now
+  Request same_id;  // another request under a running one's id
+  same_id.spec.id = 2;
+  CHECK_THROWS_AS(queues.remove_running(&same_id), InvariantError);
+  CHECK(queues.running.size() == 3);
 }
 
 TEST_CASE("vllm decodes oldest first and skips a victim preempted in the same plan",
