@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/app/config_assembly.h"
+#include "sim/app/output_directory.h"
+#include "sim/app/run_outputs.h"
 #include "sim/app/simulation.h"
 #include "sim/core/error.h"
 
@@ -31,6 +33,7 @@ struct Options {
   double rate_fraction = 0.9;
   double rate_per_s = 0;  // > 0: skip the capacity probe
   std::filesystem::path data_root;
+  std::filesystem::path out_dir;  // non-empty: write the run's outputs there (as run --out)
 };
 
 std::int64_t parse_integer(const std::string& flag, const char* text) {
@@ -76,12 +79,14 @@ Options parse(int argc, char** argv) {
       o.bulk_decode = false;
     } else if (flag == "--data-root") {
       o.data_root = value();
+    } else if (flag == "--out") {
+      o.out_dir = value();
     } else {
       throw servesim::UsageError(
           "unknown flag " + flag +
           " (usage: servesim_bench --scenario 1|2|3|4 [--allocator paged|max|pow2|oracle] "
           "[--requests N] [--rate R | --rate-fraction F] [--records] [--no-bulk-decode] "
-          "[--data-root DIR])");
+          "[--data-root DIR] [--out DIR])");
     }
   }
   if (o.scenario != "1" && o.scenario != "2" && o.scenario != "3" && o.scenario != "4") {
@@ -260,6 +265,11 @@ int main(int argc, char** argv) {
         {"peak_rss_mib", peak_rss_bytes() / 1048576.0},
     };
     std::cout << line.dump() << '\n';
+    if (!options.out_dir.empty()) {
+      servesim::publish_output(options.out_dir, [&](const std::filesystem::path& staging) {
+        servesim::write_run_outputs(outcome, staging);
+      });
+    }
     return 0;
   } catch (const servesim::Error& e) {
     std::cerr << "servesim_bench: " << e.what() << '\n';

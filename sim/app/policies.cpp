@@ -83,24 +83,25 @@ Registry<SchedulerFactory> scheduler_registry() {
   Registry<SchedulerFactory> registry("scheduler");
   registry.add("vllm",
                "iteration-level, prefills first, preemption by recompute of the newest request",
-               [](const RunConfig::Scheduler& config) {
+               [](const RunConfig::Scheduler& config, std::int64_t swap_capacity_tokens) {
                  return std::make_unique<VllmScheduler>(
-                     VllmSchedulerOptions{config.max_num_seqs, config.max_num_batched_tokens});
+                     VllmSchedulerOptions{config.max_num_seqs, config.max_num_batched_tokens},
+                     swap_capacity_tokens);
                });
   registry.add("orca",
                "iteration-level, prefills and decodes mixed in one batch, contiguous reservations",
-               [](const RunConfig::Scheduler& config) {
+               [](const RunConfig::Scheduler& config, std::int64_t /*swap_capacity_tokens*/) {
                  return std::make_unique<OrcaScheduler>(
                      OrcaSchedulerOptions{config.max_num_seqs, config.max_num_batched_tokens});
                });
   registry.add(
       "static", "request-level batches of batch_size that run until every member finishes",
-      [](const RunConfig::Scheduler& config) {
+      [](const RunConfig::Scheduler& config, std::int64_t /*swap_capacity_tokens*/) {
         return std::make_unique<StaticScheduler>(StaticSchedulerOptions{config.batch_size});
       });
   registry.add("sarathi",
                "chunked prefill under a per-iteration token_budget, decodes first (stall-free)",
-               [](const RunConfig::Scheduler& config) {
+               [](const RunConfig::Scheduler& config, std::int64_t /*swap_capacity_tokens*/) {
                  return std::make_unique<SarathiScheduler>(
                      SarathiSchedulerOptions{config.token_budget, config.max_num_seqs});
                });

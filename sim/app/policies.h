@@ -17,8 +17,9 @@ namespace servesim {
 // global state.
 using AllocatorFactory = std::function<std::unique_ptr<IKvCacheAllocator>(
     const RunConfig::Allocator& config, std::int64_t capacity_tokens, std::int64_t max_len_tokens)>;
-using SchedulerFactory =
-    std::function<std::unique_ptr<IBatchScheduler>(const RunConfig::Scheduler& config)>;
+// `swap_capacity_tokens`: host memory for preemption by swap (0: recompute only).
+using SchedulerFactory = std::function<std::unique_ptr<IBatchScheduler>(
+    const RunConfig::Scheduler& config, std::int64_t swap_capacity_tokens)>;
 using RouterFactory = std::function<std::unique_ptr<IRouter>(const RngStreams& streams)>;
 
 Registry<AllocatorFactory> allocator_registry();

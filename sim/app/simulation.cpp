@@ -79,13 +79,14 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   MetricsObserver observer(collector);
 
   SwapLink swap;
+  std::int64_t swap_capacity_tokens = 0;
   if (config.scheduler.preemption == "swap") {
     if (config.scheduler.name != "vllm") {
       throw InputError("scheduler.preemption", "swap is implemented for the vllm scheduler only");
     }
     swap.bytes_per_token =
         kv_bytes_per_token_per_gpu(model, roofline.parallelism, roofline.kv_dtype);
-    swap.capacity_tokens = static_cast<std::int64_t>(config.memory.swap_space_gib * 1073741824.0 /
+    swap_capacity_tokens = static_cast<std::int64_t>(config.memory.swap_space_gib * 1073741824.0 /
                                                      swap.bytes_per_token);
     swap.bytes_per_s = hardware.host_link_bandwidth_bytes_per_s * hardware.efficiency.host_link;
   }
@@ -95,8 +96,8 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
     replicas.push_back(std::make_unique<Replica>(
         static_cast<std::int32_t>(i),
         allocator_entry.factory(config.allocator, capacity_tokens, max_len),
-        scheduler_entry.factory(config.scheduler), time_model, config.pp, max_len, observer, swap,
-        config.engine.bulk_decode));
+        scheduler_entry.factory(config.scheduler, swap_capacity_tokens), time_model, config.pp,
+        max_len, observer, swap, config.engine.bulk_decode));
   }
   Cluster cluster(std::move(replicas), router_entry.factory(streams), *source, observer);
   const ClusterRunStats stats = cluster.run();

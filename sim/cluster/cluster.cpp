@@ -11,19 +11,21 @@ Cluster::Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr
       source_(source),
       observer_(observer),
       launch_pending_(replicas_.size(), false),
-      loads_(replicas_.size()) {
+      views_(replicas_.size()),
+      batch_done_event_(replicas_.size()),
+      batch_of_event_(replicas_.size(), 0) {
   if (replicas_.empty()) throw InputError("replicas", "expected at least one replica");
   if (replicas_.size() >= static_cast<std::size_t>(kReplicaSlots)) {
     throw InputError("replicas", "expected fewer than " + std::to_string(kReplicaSlots));
   }
   // Such a router reads every replica's KV use at every arrival, which a decode run in bulk
   // does not keep current.
-  if (router_->reads_kv_utilization()) {
+  if (router_->reads_kv_memory()) {
     for (auto& replica : replicas_)
       replica->disable_bulk_decode();
   }
   for (std::size_t i = 0; i < replicas_.size(); ++i)
-    loads_[i] = replicas_[i]->load();
+    views_[i] = replicas_[i]->view();
 }
 
 ClusterRunStats Cluster::run() {
@@ -66,8 +68,8 @@ ClusterRunStats Cluster::run() {
   return stats_;
 }
 
-void Cluster::push(SimTime time, const Event& event) {
-  queue_.push(time, static_cast<int>(event.kind) * kReplicaSlots + event.replica, event);
+EventQueue<Cluster::Event>::EventId Cluster::push(SimTime time, const Event& event) {
+  return queue_.push(time, static_cast<int>(event.kind) * kReplicaSlots + event.replica, event);
 }
 
 void Cluster::schedule_next_arrival() {
@@ -87,30 +89,39 @@ void Cluster::on_arrival(const RequestSpec& spec) {
     on_request_done(spec);
     return;
   }
-  const std::int32_t target = router_->route(spec, loads_);
+  const std::int32_t target = router_->route(spec, views_);
   if (target < 0 || static_cast<std::size_t>(target) >= replicas_.size()) {
     throw InvariantError("router picked replica " + std::to_string(target) + " of " +
                          std::to_string(replicas_.size()));
   }
   // A decode run on the target ends with the iteration in flight now; the newcomer may
   // join the batch after it, as it would have with iterations launched one at a time.
-  if (const auto cut = replicas_[static_cast<std::size_t>(target)]->cut_decode_run(queue_.now())) {
-    if (cut->done_at == queue_.now()) {
-      on_batch_done(target, cut->batch);
+  if (const auto end = replicas_[static_cast<std::size_t>(target)]->cut_decode_run(queue_.now())) {
+    const auto index = static_cast<std::size_t>(target);
+    queue_.cancel(batch_done_event_[index]);
+    const std::int64_t batch = batch_of_event_[index];
+    if (*end == queue_.now()) {
+      on_batch_done(target, batch);
     } else {
-      push(cut->done_at, Event{EventPhase::BatchDone, target, cut->batch, {}});
+      push_batch_done(*end, target, batch);
     }
   }
   Request* request = requests_.acquire();
   request->spec = spec;
   replicas_[static_cast<std::size_t>(target)]->enqueue(request);
-  refresh_load(target);
+  refresh_view(target);
   request_launch(target);
 }
 
-void Cluster::refresh_load(std::int32_t replica) {
+void Cluster::refresh_view(std::int32_t replica) {
   const auto index = static_cast<std::size_t>(replica);
-  loads_[index] = replicas_[index]->load();
+  views_[index] = replicas_[index]->view();
+}
+
+void Cluster::push_batch_done(SimTime time, std::int32_t replica, std::int64_t batch) {
+  const auto index = static_cast<std::size_t>(replica);
+  batch_done_event_[index] = push(time, Event{EventPhase::BatchDone, replica, batch, {}});
+  batch_of_event_[index] = batch;
 }
 
 void Cluster::request_launch(std::int32_t replica) {
@@ -125,8 +136,8 @@ void Cluster::on_launch(std::int32_t replica) {
   launch_pending_[index] = false;
   const auto launch = replicas_[index]->try_launch(queue_.now());
   if (!launch) return;
-  refresh_load(replica);
-  push(launch->done_at, Event{EventPhase::BatchDone, replica, launch->batch, {}});
+  refresh_view(replica);
+  push_batch_done(launch->done_at, replica, launch->batch);
   if (launch->stage_free_at < launch->done_at) {
     // Pipeline: the first stage frees before the batch is done and can take the next one.
     push(launch->stage_free_at, Event{EventPhase::Launch, replica, 0, {}});
@@ -136,7 +147,6 @@ void Cluster::on_launch(std::int32_t replica) {
 
 void Cluster::on_batch_done(std::int32_t replica, std::int64_t batch) {
   Replica& r = *replicas_[static_cast<std::size_t>(replica)];
-  if (r.drop_superseded(batch)) return;  // a decode run cut short completed earlier
   const auto finished = r.complete(batch, queue_.now());
   for (Request* request : finished) {
     ++stats_.finished;
@@ -145,7 +155,7 @@ void Cluster::on_batch_done(std::int32_t replica, std::int64_t batch) {
     requests_.release(request);
     on_request_done(spec);
   }
-  refresh_load(replica);
+  refresh_view(replica);
   request_launch(replica);
 }
 

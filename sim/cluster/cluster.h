@@ -17,7 +17,8 @@ namespace servesim {
 // requests), then arrivals, then batch launches, so that a launch sees everything that
 // happened at its instant. Pinned by a test. Within a phase, events of lower replica index
 // run first, so the order never depends on when an event was pushed (which bulk decoding
-// changes).
+// changes). A decode run cut short (Replica::cut_decode_run) has its completion event
+// cancelled and pushed again at its new time.
 enum class EventPhase : int { BatchDone = 0, Arrival = 1, Launch = 2 };
 
 struct ClusterRunStats {
@@ -55,15 +56,16 @@ class Cluster {
   // Events are ordered by (time, phase, replica, push order): the queue's phase number is
   // the phase times kReplicaSlots plus the replica index.
   static constexpr int kReplicaSlots = 1 << 28;
-  void push(SimTime time, const Event& event);
+  EventQueue<Event>::EventId push(SimTime time, const Event& event);
   void schedule_next_arrival();
   void on_arrival(const RequestSpec& spec);
   void on_batch_done(std::int32_t replica, std::int64_t batch);
   void on_launch(std::int32_t replica);
   void request_launch(std::int32_t replica);
-  // Loads change only when a replica's queues or memory do; keeping them current there
+  // Views change only when a replica's queues or memory do; keeping them current there
   // spares every arrival a pass over all replicas.
-  void refresh_load(std::int32_t replica);
+  void refresh_view(std::int32_t replica);
+  void push_batch_done(SimTime time, std::int32_t replica, std::int64_t batch);
   void on_request_done(const RequestSpec& spec);
 
   std::vector<std::unique_ptr<Replica>> replicas_;
@@ -74,7 +76,11 @@ class Cluster {
   EventQueue<Event> queue_;
   RequestPool requests_;  // the requests arrived and not yet finished or rejected
   std::vector<bool> launch_pending_;
-  std::vector<ReplicaLoad> loads_;
+  std::vector<ReplicaView> views_;
+  // Each replica's last batch-completion event pushed: a decode run's, while one is in
+  // flight (runs are launched only where one batch is in flight at a time).
+  std::vector<EventQueue<Event>::EventId> batch_done_event_;
+  std::vector<std::int64_t> batch_of_event_;  // the batch each of those completes
   bool arrival_pending_ = false;
   ClusterRunStats stats_;
 };

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/cluster/decode_runs.h"
 #include "sim/cluster/router.h"
 #include "sim/cluster/serving_observer.h"
 #include "sim/hardware/execution_time_model.h"
@@ -14,28 +15,21 @@
 
 namespace servesim {
 
-// Host memory for preemption by swap, and the link KV blocks cross to reach it.
+// The link KV blocks cross to reach host memory when preemption swaps them out.
 struct SwapLink {
-  std::int64_t capacity_tokens = 0;  // 0: no swap space, preemption recomputes
-  double bytes_per_token = 0;        // KV bytes of one token on one GPU
-  double bytes_per_s = 0;            // achieved host-link bandwidth of one GPU
+  double bytes_per_token = 0;  // KV bytes of one token on one GPU
+  double bytes_per_s = 0;      // achieved host-link bandwidth of one GPU
 };
 
 // One model instance on TP x PP GPUs. It runs batches: the scheduler plans one, the cost
-// model prices it, and when it completes the replica applies its results (tokens emitted,
-// finished requests released). With P pipeline stages up to P batches are in flight: a new
-// one may start each time the first stage frees, and each takes P stage times to finish.
+// model prices it, and when it completes the replica completes every step of it
+// (request_lifecycle.h: tokens computed, tokens sampled) and retires the finished requests.
+// With P pipeline stages up to P batches are in flight: a new one may start each time the
+// first stage frees, and each takes P stage times to finish.
 //
-// Bulk decode. When a plan decodes every running request and does nothing else, and the
-// scheduler promises that such plans repeat (IBatchScheduler::decode_plans_repeat), the
-// iterations that follow are known until a request finishes or the allocator would refuse a
-// token: the replica prices each of them (O(1) apiece through BatchShape) and launches them
-// as one decode run, with one completion event at the end of the last. A request arriving
-// for the replica cuts the run after the iteration in flight at that instant, which is where
-// one-at-a-time iterations would have let it in. Every metric equals the one-at-a-time
-// result: each iteration is reported with its own start, duration and KV usage, and token
-// gaps are reported per iteration in both modes. Off with pipeline parallelism (several
-// batches in flight) and when disabled (engine.bulk_decode, or a router that reads KV use).
+// Two modes: plain (every iteration launched on its own) and bulk decoding (DecodeRuns, the
+// fast path), on when `bulk_decode` is asked for, the pipeline has one stage, the scheduler's
+// decode plans repeat and the allocator implements IDecodeRoundAllocator.
 //
 // Runtime invariants, checked at every iteration at O(1) cost: kv_within_capacity,
 // blocks_conserved (the KV usage categories partition the capacity), batch_token_budget
@@ -61,68 +55,47 @@ class Replica {
   // Applies the results of a launched batch at its completion time and returns the requests
   // it finished, already released and out of the queues, in arrival order.
   std::vector<Request*> complete(std::int64_t batch, SimTime now);
-  // A request arrives for this replica at `now` while a decode run is in flight: the run is
-  // cut after the iteration in flight at `now` (or ending at `now`) and renamed. Returns the
-  // renamed batch, which the caller must complete at its done_at (at once when that is
-  // `now`); nullopt when no run is in flight or it ends after `now` anyway.
-  std::optional<Launch> cut_decode_run(SimTime now);
-  // True, once, for a batch whose completion event was superseded by cut_decode_run.
-  bool drop_superseded(std::int64_t batch) { return std::erase(superseded_, batch) > 0; }
-  void disable_bulk_decode() { bulk_decode_ = false; }
+  // A request arrives for this replica at `now` while a decode run is in flight: the run
+  // (the batch in flight) ends after the iteration in flight at `now`, or ending at `now`.
+  // Returns its new completion time, which replaces the one launched (at once when it is
+  // `now`); nullopt when no run is in flight or it ends then anyway.
+  std::optional<SimTime> cut_decode_run(SimTime now);
+  void disable_bulk_decode() { runs_.reset(); }
   std::int64_t iterations() const { return iterations_; }
-  bool has_work() const {
-    return !queues_.waiting.empty() || !queues_.running.empty() || !queues_.swapped.empty();
-  }
+  bool has_work() const { return !queues_.empty(); }
   // True while the first pipeline stage is still working on the last batch launched.
   bool stage_busy(SimTime now) const { return now < stage_free_at_; }
-  ReplicaLoad load() const;
+  ReplicaView view() const;
   const IKvCacheAllocator& allocator() const { return *allocator_; }
 
  private:
-  std::int32_t id_;
-  std::unique_ptr<IKvCacheAllocator> allocator_;
-  std::unique_ptr<IBatchScheduler> scheduler_;
-  const IExecutionTimeModel& time_model_;
-  std::int64_t pipeline_stages_;
-  std::int64_t max_sequence_tokens_;  // the model's (or --max-len) maximum context
-  IServingObserver& observer_;
-  SwapLink swap_;
-  bool bulk_decode_;
-  BatchBudget budget_;  // the scheduler's, checked every iteration
-
-  // A decode run: the in-flight batch `batch` (its first iteration) and the iterations that
-  // repeat it, ending at ends[0], ends[1], ...
-  struct DecodeRun {
-    std::int64_t batch = -1;  // -1: none in flight
-    std::vector<SimTime> ends;
-    std::vector<double> durations_s;  // the iterations' durations, as priced at launch
-    std::vector<KvUsage> usages;      // the KV memory of iterations 2, 3, ...
-    IterationRecord first;            // the first iteration's record
-    // The waiting queue's head as every iteration of the run saw it at launch (a request
-    // arriving later cuts the run, but may be queued before the run completes).
-    std::int64_t next_final_tokens = 0;
-  };
-  // How many iterations a decode run of `plan` would last (the plan's own included), or 1
-  // when it cannot start one.
-  std::int64_t decode_run_steps(const BatchPlan& plan);
-  // Starts the decode run of `batch`, priced in run_.durations_s, whose first iteration
-  // ends at `first_end`.
-  void start_decode_run(std::int64_t batch, SimTime first_end);
   void check_usage(const KvUsage& usage, SimTime now) const;
   [[noreturn, gnu::noinline, gnu::cold]] void usage_broken(const KvUsage& usage, SimTime now) const;
   void check_budget(const BatchPlan& plan, SimTime now) const;
   IterationRecord record_of(SimTime start, SimTime duration, const BatchPlan& plan,
                             const KvUsage& usage) const;
-  // The tokens of a completed iteration ending at `at`; with `later_steps` > 0, also the
-  // state after that many more decode steps ending at `last_at` (a decode run). Appends the
+  // Completes every step of a batch that ended at `at`; with `later_steps` > 0 (a decode
+  // run), also that many more decode steps, the last ending at `last_at`. Appends the
   // requests of the plan that have now generated all their tokens to `finished`.
-  void emit_tokens(const BatchPlan& plan, SimTime at, std::vector<Request*>& finished,
-                   std::int64_t later_steps = 0, SimTime last_at = {});
+  void complete_steps(const BatchPlan& plan, SimTime at, std::vector<Request*>& finished,
+                      std::int64_t later_steps = 0, SimTime last_at = {});
   std::int64_t next_final_tokens() const {
-    return queues_.waiting.empty() ? 0 : queues_.waiting.front()->final_tokens();
+    const auto& waiting = queues_.waiting();
+    return waiting.empty() ? 0 : waiting.front()->final_tokens();
   }
 
-  RequestQueues queues_;
+  std::int32_t id_;
+  std::unique_ptr<IKvCacheAllocator> allocator_;
+  std::unique_ptr<IBatchScheduler> scheduler_;
+  const RequestQueues& queues_;  // the scheduler's
+  const IExecutionTimeModel& time_model_;
+  std::int64_t pipeline_stages_;
+  std::int64_t max_sequence_tokens_;  // the model's (or --max-len) maximum context
+  IServingObserver& observer_;
+  SwapLink swap_;
+  BatchBudget budget_;              // the scheduler's, checked every iteration
+  std::optional<DecodeRuns> runs_;  // the bulk-decoding mode; empty: plain
+
   // Batches launched and not yet complete (at most one per pipeline stage), oldest first.
   struct InFlight {
     std::int64_t batch;
@@ -131,26 +104,11 @@ class Replica {
   std::vector<InFlight> in_flight_;
   // Plans of completed batches, cleared when taken, so that planning reuses their vectors.
   std::vector<BatchPlan> spare_plans_;
-  BatchPlan spare_plan() {
-    if (spare_plans_.empty()) return {};
-    BatchPlan plan = std::move(spare_plans_.back());
-    spare_plans_.pop_back();
-    plan.clear();
-    return plan;
-  }
+  BatchPlan spare_plan();
   std::int64_t next_batch_ = 0;
   std::int64_t outstanding_ = 0;
   std::int64_t iterations_ = 0;
   SimTime stage_free_at_;
-  DecodeRun run_;
-  // Runs are priced up front; the longest grows while runs end uncut and shrinks when cut,
-  // so pricing wasted on iterations that a cut drops stays a fraction of the work. Pricing
-  // a round costs about an eighth of what a run costs per sequence of its batch (planning,
-  // emitting tokens, handing out blocks; measured in scenario 2 of bench/), so the limit
-  // stays at 8 rounds per sequence or more.
-  static constexpr std::int64_t kRoundsPerSequence = 8;
-  std::int64_t run_limit_ = 16;
-  std::vector<std::int64_t> superseded_;  // a few at most: cut runs whose events are pending
 };
 
 }  // namespace servesim

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <queue>
+#include <string>
 #include <vector>
 
 #include "sim/core/error.h"
@@ -12,9 +14,16 @@ namespace servesim {
 // A binary-heap event queue with an explicit total order: time first, then a phase number
 // the caller assigns per event kind (lower runs first at equal times), then insertion order.
 // Equal keys never compare equal, so the order of a run never depends on heap internals.
+// A pending event can be cancelled: it is then never popped and never moves the clock.
 template <typename Payload>
 class EventQueue {
  public:
+  // Names a pushed event (for cancel): its time and insertion sequence.
+  struct EventId {
+    SimTime time;
+    std::uint64_t sequence = 0;
+  };
+
   struct Event {
     SimTime time;
     int phase = 0;
@@ -22,23 +31,39 @@ class EventQueue {
     Payload payload;
   };
 
-  void push(SimTime time, int phase, Payload payload) {
+  EventId push(SimTime time, int phase, Payload payload) {
     if (time < now_) {
       throw InvariantError("time_monotonic",
                            "event scheduled in the past, at " + std::to_string(time.ns()) +
                                " ns while the clock reads " + std::to_string(now_.ns()) + " ns",
                            now_);
     }
-    heap_.push(Event{time, phase, next_sequence_++, std::move(payload)});
+    heap_.push(Event{time, phase, next_sequence_, std::move(payload)});
+    return EventId{time, next_sequence_++};
   }
 
-  bool empty() const { return heap_.empty(); }
-  std::size_t size() const { return heap_.size(); }
+  // Drops a pushed event that has not been popped yet. Cancelled events stay in the heap
+  // until they reach its top (a handful at a time in practice), so this is O(cancelled).
+  void cancel(EventId event) {
+    if (event.sequence >= next_sequence_ || event.time < now_ || is_cancelled(event.sequence)) {
+      throw InvariantError("cancelled event " + std::to_string(event.sequence) +
+                           " is unknown, past or already cancelled");
+    }
+    cancelled_.push_back(event);
+    if (cancelled_.size() == 1 || event.time < earliest_cancelled_)
+      earliest_cancelled_ = event.time;
+  }
+
+  bool empty() const { return heap_.size() == cancelled_.size(); }
+  std::size_t size() const { return heap_.size() - cancelled_.size(); }
   SimTime now() const { return now_; }
   std::uint64_t events_pushed() const { return next_sequence_; }
 
-  // Removes and returns the first event, advancing the clock to its time.
+  // Removes and returns the first event that is not cancelled, advancing the clock to its
+  // time. The queue must not be empty().
   Event pop() {
+    // The top is never later than a cancelled event, and can be one only at its time.
+    if (!cancelled_.empty() && heap_.top().time == earliest_cancelled_) drop_cancelled_top();
     Event event = heap_.top();
     heap_.pop();
     if (event.time < now_) {
@@ -56,7 +81,25 @@ class EventQueue {
       return a.sequence > b.sequence;
     }
   };
+  [[gnu::noinline]] void drop_cancelled_top() {
+    while (!cancelled_.empty() && is_cancelled(heap_.top().sequence)) {
+      const std::uint64_t top = heap_.top().sequence;
+      std::erase_if(cancelled_, [top](const EventId& e) { return e.sequence == top; });
+      heap_.pop();
+    }
+    for (std::size_t i = 0; i < cancelled_.size(); ++i) {
+      if (i == 0 || cancelled_[i].time < earliest_cancelled_)
+        earliest_cancelled_ = cancelled_[i].time;
+    }
+  }
+  bool is_cancelled(std::uint64_t sequence) const {
+    return std::any_of(cancelled_.begin(), cancelled_.end(),
+                       [sequence](const EventId& e) { return e.sequence == sequence; });
+  }
+
   std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  std::vector<EventId> cancelled_;  // cancelled and still in the heap
+  SimTime earliest_cancelled_;      // the earliest time among them
   SimTime now_;
   std::uint64_t next_sequence_ = 0;
 };

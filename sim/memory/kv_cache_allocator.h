@@ -6,6 +6,8 @@
 
 namespace servesim {
 
+class IDecodeRoundAllocator;
+
 // Where a replica's KV memory is, in token slots. The categories partition the capacity.
 struct KvUsage {
   std::int64_t capacity_tokens = 0;
@@ -29,7 +31,10 @@ class IKvCacheAllocator {
   virtual bool fits_when_empty(std::int64_t final_tokens) const = 0;
   // Space for a sequence to start (or restart after preemption) holding `tokens` tokens.
   virtual bool can_admit(std::int64_t tokens, std::int64_t final_tokens) const = 0;
-  virtual void admit(std::int64_t sequence, std::int64_t tokens, std::int64_t final_tokens) = 0;
+  // Returns how many of those `tokens` (its leading ones) were already in the cache, their
+  // K and V shared rather than computed again: 0 until an allocator caches prefixes.
+  virtual std::int64_t admit(std::int64_t sequence, std::int64_t tokens,
+                             std::int64_t final_tokens) = 0;
   // Space for `tokens` more tokens of an admitted sequence.
   virtual bool can_grow(std::int64_t sequence, std::int64_t tokens) const = 0;
   virtual void grow(std::int64_t sequence, std::int64_t tokens) = 0;
@@ -39,15 +44,6 @@ class IKvCacheAllocator {
     if (!can_grow(sequence, tokens)) return false;
     grow(sequence, tokens);
     return true;
-  }
-  // Grows each of `sequences`, in order, by `tokens` while the allocator can (try_grow on
-  // each); stops at the first it cannot grow and returns how many it grew. The decode path
-  // of a plan: one call for the whole batch rather than one per sequence.
-  virtual std::size_t grow_each(std::span<const std::int64_t> sequences, std::int64_t tokens) {
-    std::size_t grown = 0;
-    while (grown < sequences.size() && try_grow(sequences[grown], tokens))
-      ++grown;
-    return grown;
   }
   // Frees everything the sequence holds (finished or preempted).
   virtual void release(std::int64_t sequence) = 0;
@@ -59,30 +55,9 @@ class IKvCacheAllocator {
   virtual std::int64_t capacity_tokens() const = 0;
   virtual std::int64_t sequences() const = 0;
 
-  // Decode rounds, for advancing runs of decode iterations in bulk. In one round each of
-  // `sequences`, in order, grows by one token, as one decode iteration grows them.
-  //
-  // How many rounds, up to `max_rounds`, could follow one another with every grow allowed
-  // (no frees in between). An allocator that cannot answer cheaply returns 0, which turns
-  // bulk decoding off. Must cost O(sequences + rounds), not O(sequences x rounds).
-  virtual std::int64_t decode_rounds_available(std::span<const std::int64_t> sequences,
-                                               std::int64_t max_rounds) const {
-    (void)sequences;
-    (void)max_rounds;
-    return 0;
-  }
-  // Applies usages.size() rounds (at most decode_rounds_available), leaving the allocator
-  // exactly as that many rounds of grow(sequence, 1) calls, `sequences` in order, would, and
-  // sets usages[r] to usage(next_final_tokens) after round r + 1. This default does just that,
-  // one grow at a time.
-  virtual void grow_decode_rounds(std::span<const std::int64_t> sequences,
-                                  std::int64_t next_final_tokens, std::span<KvUsage> usages) {
-    for (KvUsage& after_round : usages) {
-      for (const std::int64_t sequence : sequences)
-        grow(sequence, 1);
-      after_round = usage(next_final_tokens);
-    }
-  }
+  // The decode-round fast path (see decode_round_allocator.h), for an allocator that
+  // implements it; nullptr otherwise.
+  virtual IDecodeRoundAllocator* decode_rounds() { return nullptr; }
 };
 
 }  // namespace servesim

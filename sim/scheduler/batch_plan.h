@@ -2,61 +2,19 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <span>
-#include <string>
 #include <vector>
 
-#include "sim/core/error.h"
 #include "sim/hardware/batch_shape.h"
 #include "sim/scheduler/request.h"
 
 namespace servesim {
 
-// Host memory for KV blocks swapped out of the GPU, in tokens. Zero capacity means
-// preemption recomputes instead.
-struct SwapSpace {
-  std::int64_t capacity_tokens = 0;
-  std::int64_t used_tokens = 0;
-};
-
-// The requests a replica holds, by state. Running requests have KV memory; waiting ones
-// (new, or preempted by recompute) have none; swapped ones keep their KV in host memory.
-// All keep arrival (id) order, which the policies rely on: requests join `running` through
-// add_running, which puts a re-admitted request back among the newer ones.
-struct RequestQueues {
-  std::deque<Request*> waiting;
-  std::vector<Request*> running;
-  std::deque<Request*> swapped;
-  SwapSpace swap;
-
-  void add_running(Request* request) {
-    if (running.empty() || running.back()->spec.id < request->spec.id) {
-      running.push_back(request);  // the usual case: a new request is the newest
-      return;
-    }
-    running.insert(std::upper_bound(
-                       running.begin(), running.end(), request,
-                       [](const Request* a, const Request* b) { return a->spec.id < b->spec.id; }),
-                   request);
-  }
-  // Takes a running request out (it finished, or was preempted).
-  void remove_running(Request* request) {
-    const auto it =
-        std::lower_bound(running.begin(), running.end(), request->spec.id,
-                         [](const Request* r, std::int64_t id) { return r->spec.id < id; });
-    if (it == running.end() || *it != request) {
-      throw InvariantError("request " + std::to_string(request->spec.id) + " is not running");
-    }
-    running.erase(it);
-  }
-};
-
 struct ScheduledWork {
   Request* request = nullptr;
-  std::int64_t tokens = 0;  // prompt tokens of a prefill chunk, or 1 for a decode step
-  bool prefill = false;
+  std::int64_t tokens = 0;  // tokens computed: a prompt or a chunk of it, or 1 for a decode step
+  bool prefill = false;     // computes (part of) a (re)prefill, not a decode
 };
 
 // One iteration's decision: who computes how many tokens, and who was preempted to make room.
@@ -84,8 +42,8 @@ struct BatchPlan {
   }
   void add_prefill(Request* request, std::int64_t tokens) {
     work.push_back({request, tokens, true});
-    shape.add_prefill(tokens, request->kv_tokens,
-                      request->kv_tokens + tokens == request->prefill_target());
+    shape.add_prefill(tokens, request->computed_tokens,
+                      request->computed_tokens + tokens == request->tokens());
   }
   void add_decode(Request* request) { add_decodes(std::span<Request* const>(&request, 1)); }
   // add_decode for each, in order.
@@ -102,8 +60,8 @@ struct BatchPlan {
       const Request& request = *requests[i];
       new_work[i] = {requests[i], 1, false};
       new_sequences[i] = request.spec.id;
-      context_tokens += request.kv_tokens + 1;
-      fewest_left = std::min(fewest_left, request.spec.output_tokens - request.generated_tokens);
+      context_tokens += request.computed_tokens + 1;
+      fewest_left = std::min(fewest_left, request.output_tokens_left());
     }
     fewest_tokens_left = fewest_left;
     shape.add_decodes(static_cast<std::int64_t>(count), context_tokens);

@@ -3,10 +3,12 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "sim/memory/kv_cache_allocator.h"
 #include "sim/scheduler/batch_plan.h"
+#include "sim/scheduler/request_queues.h"
 
 namespace servesim {
 
@@ -19,11 +21,14 @@ struct BatchBudget {
   std::int64_t sequences = kUnlimited;       // sequences in one iteration
 };
 
-// Forms the next batch of one replica. A policy decides who joins, how many tokens each
-// computes and who is preempted; because each decision depends on the memory the previous
-// one took, plan() applies them as it goes: it moves requests between the queues and takes
-// or releases KV memory through the allocator. It never schedules events or emits tokens:
-// the replica runs the batch and applies its results.
+// Forms the next batch of one replica. The scheduler owns its queues (RequestQueues, in
+// the order of its IQueueOrder): requests routed to the replica join them through enqueue()
+// and finished ones leave through retire(). A policy decides who joins a batch, how many
+// tokens each computes and who is preempted; because each decision depends on the memory
+// the previous one took, plan() applies them as it goes: it moves requests between the
+// queues (request_lifecycle.h changes their state) and takes or releases KV memory through
+// the allocator. It never schedules events or completes steps: the replica runs the batch
+// and applies its results.
 class IBatchScheduler {
  public:
   virtual ~IBatchScheduler() = default;
@@ -31,10 +36,16 @@ class IBatchScheduler {
   // Why a request can never be served by this policy on this allocator, or nullopt.
   virtual std::optional<std::string> reject_reason(const RequestSpec& request,
                                                    const IKvCacheAllocator& allocator) const = 0;
-  // Requests marked in_flight are busy in an earlier batch and must be left alone.
+  // A request routed to this replica joins the waiting queue.
+  virtual void enqueue(Request* request) = 0;
   // Plans the next batch into `plan`, which arrives empty (BatchPlan::clear): its vectors may
-  // keep their capacity from earlier plans, so that planning need not allocate.
-  virtual void plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) = 0;
+  // keep their capacity from earlier plans, so that planning need not allocate. Requests
+  // marked in_flight are busy in an earlier batch and must be left alone.
+  virtual void plan(IKvCacheAllocator& allocator, BatchPlan& plan) = 0;
+  // Finished requests (state Finished, memory already released) leave the running queue;
+  // `finished` in the queue's order is the fast case.
+  virtual void retire(std::span<Request* const> finished) = 0;
+  virtual const RequestQueues& queues() const = 0;
 
   // Fixed for the scheduler's lifetime: the replica reads it once.
   virtual BatchBudget budget() const { return {}; }
@@ -47,6 +58,22 @@ class IBatchScheduler {
   // allocator can grow each of them by one more token. (Typically: an admission or swap-in
   // that failed keeps failing while memory only fills and nobody leaves.)
   virtual bool decode_plans_repeat() const { return false; }
+};
+
+// The shared base of the built-in schedulers: the queues, in first-come first-served order.
+class QueueingScheduler : public IBatchScheduler {
+ public:
+  // `swap_capacity_tokens`: host memory for preemption by swap (0: recompute only).
+  explicit QueueingScheduler(std::int64_t swap_capacity_tokens = 0)
+      : queues_(order_, swap_capacity_tokens) {}
+
+  void enqueue(Request* request) final { queues_.enqueue(request); }
+  void retire(std::span<Request* const> finished) final { queues_.retire(finished); }
+  const RequestQueues& queues() const final { return queues_; }
+
+ protected:
+  FirstComeFirstServed order_;
+  RequestQueues queues_;
 };
 
 }  // namespace servesim

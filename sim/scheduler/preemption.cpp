@@ -2,77 +2,54 @@
 
 #include <algorithm>
 
+#include "sim/scheduler/request_lifecycle.h"
+
 namespace servesim {
-namespace {
-
-void preempt_by_recompute(Request* request, RequestQueues& queues, IKvCacheAllocator& allocator,
-                          BatchPlan& plan) {
-  allocator.release(request->spec.id);
-  request->kv_tokens = 0;
-  request->prefilling = true;
-  request->preemptions += 1;
-  queues.remove_running(request);
-  // Keep the waiting queue in arrival order: the victim is older than any new arrival.
-  const auto position =
-      std::find_if(queues.waiting.begin(), queues.waiting.end(),
-                   [&](const Request* waiting) { return waiting->spec.id > request->spec.id; });
-  queues.waiting.insert(position, request);
-  plan.preempted.push_back(request);
-}
-
-}  // namespace
 
 Request* newest_preemptible(const RequestQueues& queues, const BatchPlan& plan) {
-  // The newest request not in flight, then the next newest while the plan holds it: plans
-  // take the oldest first, so the first answer almost always stands, and the search costs
-  // O(running + planned) rather than O(running x planned).
-  const Request* below = nullptr;
-  for (;;) {
-    Request* newest = nullptr;
-    for (Request* candidate : queues.running) {
-      if (candidate->in_flight) continue;
-      if (below != nullptr && candidate->spec.id >= below->spec.id) continue;
-      if (newest == nullptr || candidate->spec.id > newest->spec.id) newest = candidate;
-    }
-    if (newest == nullptr) return nullptr;
-    const bool planned = std::any_of(plan.work.begin(), plan.work.end(),
-                                     [&](const ScheduledWork& w) { return w.request == newest; });
-    if (!planned) return newest;
-    below = newest;
+  // From the end of the queue: plans take requests from its front, so the first candidate
+  // almost always stands, and the search costs O(running + planned).
+  const std::vector<Request*>& running = queues.running();
+  for (auto it = running.rbegin(); it != running.rend(); ++it) {
+    Request* candidate = *it;
+    if (candidate->in_flight) continue;
+    const bool planned =
+        std::any_of(plan.work.begin(), plan.work.end(),
+                    [&](const ScheduledWork& w) { return w.request == candidate; });
+    if (!planned) return candidate;
   }
+  return nullptr;
 }
 
 void preempt(Request* request, RequestQueues& queues, IKvCacheAllocator& allocator,
              BatchPlan& plan) {
-  SwapSpace& swap = queues.swap;
-  if (request->prefilling || swap.capacity_tokens - swap.used_tokens < request->kv_tokens) {
-    // A request in the middle of its prefill has nothing worth copying.
-    preempt_by_recompute(request, queues, allocator, plan);
+  SwapSpace& swap = queues.swap();
+  allocator.release(request->spec.id);
+  queues.remove_running(request);
+  plan.preempted.push_back(request);
+  // A request in the middle of its prefill has nothing worth copying.
+  const std::int64_t kv_tokens = request->computed_tokens;
+  if (request->prefilling() || swap.capacity_tokens - swap.used_tokens < kv_tokens) {
+    preempt_by_recompute(*request);
+    queues.requeue(request);
     return;
   }
-  allocator.release(request->spec.id);
-  swap.used_tokens += request->kv_tokens;
-  plan.swap_out_tokens += request->kv_tokens;
-  request->swapped = true;
-  request->preemptions += 1;
-  queues.remove_running(request);
-  const auto position =
-      std::find_if(queues.swapped.begin(), queues.swapped.end(),
-                   [&](const Request* swapped) { return swapped->spec.id > request->spec.id; });
-  queues.swapped.insert(position, request);
-  plan.preempted.push_back(request);
+  swap.used_tokens += kv_tokens;
+  plan.swap_out_tokens += kv_tokens;
+  preempt_by_swap(*request);
+  queues.park_swapped(request);
 }
 
 void swap_in_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) {
-  while (!queues.swapped.empty()) {
-    Request* request = queues.swapped.front();
+  while (!queues.swapped().empty()) {
+    const Request* next = queues.swapped().front();
     // Room for its KV plus the token it decodes next.
-    if (!allocator.can_admit(request->kv_tokens + 1, request->final_tokens())) break;
-    allocator.admit(request->spec.id, request->kv_tokens, request->final_tokens());
-    queues.swap.used_tokens -= request->kv_tokens;
-    plan.swap_in_tokens += request->kv_tokens;
-    request->swapped = false;
-    queues.swapped.pop_front();
+    if (!allocator.can_admit(next->computed_tokens + 1, next->final_tokens())) break;
+    Request* request = queues.pop_swapped();
+    allocator.admit(request->spec.id, request->computed_tokens, request->final_tokens());
+    queues.swap().used_tokens -= request->computed_tokens;
+    plan.swap_in_tokens += request->computed_tokens;
+    resume_from_swap(*request);
     queues.add_running(request);
   }
 }

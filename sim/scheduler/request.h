@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "sim/core/sim_time.h"
@@ -7,31 +8,52 @@
 
 namespace servesim {
 
-// A request's serving state on its replica. The KV cache holds `kv_tokens` tokens; while
-// `prefilling`, the request is (re)computing its first `prefill_target()` tokens; after that,
-// each iteration feeds its last generated token and produces the next one.
+// Where a request is in its life on a replica. Every change of state, and of the progress
+// counters below, is made by the functions of request_lifecycle.h and nowhere else.
+enum class RequestState : std::uint8_t {
+  Waiting,    // queued, never admitted: holds no KV memory
+  Running,    // admitted: the allocator holds its KV memory
+  Preempted,  // preempted by recompute: queued again, its KV memory dropped
+  Swapped,    // preempted by swap: its KV waits in host memory
+  Finished,   // generated every output token and left the replica
+  Rejected,   // could never be served
+};
+
+// A request's serving state on its replica. Progress is one number against a target, as in
+// vLLM V1: `computed_tokens` (tokens whose K and V are in the cache) catches up with
+// tokens() (the prompt plus every token generated so far). A step may compute any number of
+// a request's uncomputed tokens (a whole prompt, a chunk of it, the one token a decode
+// feeds back); the step whose tokens reach tokens() samples the next token, which makes
+// tokens() one longer. A request (re)admitted from the queue prefills until its computed
+// tokens reach `prefill_end_tokens`, which is tokens() at admission, and decodes after
+// that: one token per step.
 //
-// The fields a decode iteration reads and writes come first and the struct is aligned to a
-// cache line, so that walking a batch touches one line per request.
+// The fields a decode iteration reads and writes fill the first 64 bytes and the struct is
+// aligned to a cache line, so that walking a batch touches one line per request.
 struct alignas(64) Request {
   RequestSpec spec;
-  std::int64_t kv_tokens = 0;
+  std::int64_t computed_tokens = 0;
   std::int64_t generated_tokens = 0;
   SimTime last_token;
-  bool prefilling = true;
+  // 32 bits keep the fields above and these in one cache line; admit() checks the range.
+  std::int32_t prefill_end_tokens = 0;
+  RequestState state = RequestState::Waiting;
   bool in_flight = false;  // part of a batch still moving through the pipeline
-  bool swapped = false;    // preempted by swap: its kv_tokens wait in host memory
   bool scheduled = false;  // has been in a batch at least once
   std::int32_t preemptions = 0;
   std::int32_t replica = -1;
   SimTime first_scheduled;
   SimTime first_token;
 
-  // A fresh request prefills its prompt; one preempted by recompute re-prefills the prompt
-  // and every token generated so far, and then produces its next token.
-  std::int64_t prefill_target() const { return spec.prompt_tokens + generated_tokens; }
+  std::int64_t tokens() const { return spec.prompt_tokens + generated_tokens; }
+  // Tokens a step may still compute before the request samples its next token.
+  std::int64_t uncomputed_tokens() const { return tokens() - computed_tokens; }
   std::int64_t final_tokens() const { return spec.prompt_tokens + spec.output_tokens; }
+  std::int64_t output_tokens_left() const { return spec.output_tokens - generated_tokens; }
+  // Admitted and not yet through its (re)prefill.
+  bool prefilling() const { return computed_tokens < prefill_end_tokens; }
   bool finished() const { return generated_tokens >= spec.output_tokens; }
 };
+static_assert(offsetof(Request, scheduled) < 64, "the hot fields of a request share a line");
 
 }  // namespace servesim

@@ -1,19 +1,31 @@
 #include "sim/scheduler/running_requests.h"
 
 #include <algorithm>
+#include <span>
 
+#include "sim/memory/decode_round_allocator.h"
 #include "sim/scheduler/preemption.h"
+#include "sim/scheduler/request_lifecycle.h"
 
 namespace servesim {
 
 namespace {
 
 bool any_in_flight(const RequestQueues& queues) {
-  return std::any_of(queues.running.begin(), queues.running.end(),
+  return std::any_of(queues.running().begin(), queues.running().end(),
                      [](const Request* request) { return request->in_flight; });
 }
 
 }  // namespace
+
+void admit_first_waiting(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
+                         std::int64_t tokens) {
+  Request* request = queues.pop_waiting();
+  const std::int64_t cached = allocator.admit(request->spec.id, tokens, request->final_tokens());
+  admit(*request, cached);
+  queues.add_running(request);
+  plan.add_prefill(request, tokens - cached);
+}
 
 GrowthOutcome preempt_to_grow(Request* request, std::int64_t tokens, RequestQueues& queues,
                               IKvCacheAllocator& allocator, BatchPlan& plan) {
@@ -28,27 +40,27 @@ GrowthOutcome preempt_to_grow(Request* request, std::int64_t tokens, RequestQueu
   return GrowthOutcome::Grown;
 }
 
-void decode_running_oldest_first(RequestQueues& queues, IKvCacheAllocator& allocator,
-                                 BatchPlan& plan, DecodeScratch& scratch) {
-  const std::vector<Request*>& running = queues.running;
+void decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
+                             DecodeScratch& scratch) {
+  const std::vector<Request*>& running = queues.running();
   std::vector<Request*>& decoding = scratch.requests;
   std::vector<std::int64_t>& sequences = scratch.sequences;
   decoding.resize(running.size());
   sequences.resize(running.size());
   std::size_t count = 0;
-  for (std::size_t i = 0; i < running.size(); ++i) {  // in id order: oldest first
+  for (std::size_t i = 0; i < running.size(); ++i) {
     Request* request = running[i];
     // The requests are scattered over the heap: fetch a few ahead.
     if (i + 8 < running.size()) __builtin_prefetch(running[i + 8]);
     decoding[count] = request;
     sequences[count] = request->spec.id;
-    count += static_cast<std::size_t>(!request->in_flight && !request->prefilling);
+    count += static_cast<std::size_t>(!request->in_flight && !request->prefilling());
   }
   decoding.resize(count);
   sequences.resize(count);
   std::size_t next = 0;
   while (next < decoding.size()) {
-    const std::size_t grown = allocator.grow_each(std::span(sequences).subspan(next), 1);
+    const std::size_t grown = grow_each(allocator, std::span(sequences).subspan(next), 1);
     plan.add_decodes(std::span(decoding).subspan(next, grown));
     next += grown;
     if (next == decoding.size()) return;
@@ -59,10 +71,10 @@ void decode_running_oldest_first(RequestQueues& queues, IKvCacheAllocator& alloc
     }
     ++next;
     if (plan.preempted.empty()) continue;
-    // Victims are newer than the request (never in the plan): they left `running`.
+    // Victims come after the request in the queue (never in the plan): they left `running`.
     std::size_t kept = next;
     for (std::size_t i = next; i < decoding.size(); ++i) {
-      if (!decoding[i]->prefilling && !decoding[i]->swapped) {
+      if (decoding[i]->state == RequestState::Running) {
         decoding[kept] = decoding[i];
         sequences[kept] = sequences[i];
         ++kept;
@@ -76,16 +88,13 @@ void decode_running_oldest_first(RequestQueues& queues, IKvCacheAllocator& alloc
 void admit_whole_prompts_in_order(RequestQueues& queues, IKvCacheAllocator& allocator,
                                   BatchPlan& plan, std::int64_t token_budget,
                                   std::int64_t max_running) {
-  while (!queues.waiting.empty()) {
-    Request* request = queues.waiting.front();
-    const std::int64_t tokens = request->prefill_target();
+  while (!queues.waiting().empty()) {
+    const Request* request = queues.waiting().front();
+    const std::int64_t tokens = request->tokens();
     if (tokens > token_budget) break;
-    if (static_cast<std::int64_t>(queues.running.size()) >= max_running) break;
+    if (static_cast<std::int64_t>(queues.running().size()) >= max_running) break;
     if (!allocator.can_admit(tokens, request->final_tokens())) break;
-    allocator.admit(request->spec.id, tokens, request->final_tokens());
-    queues.waiting.pop_front();
-    queues.add_running(request);
-    plan.add_prefill(request, tokens);
+    admit_first_waiting(queues, allocator, plan, tokens);
     token_budget -= tokens;
   }
 }

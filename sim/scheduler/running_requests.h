@@ -1,22 +1,25 @@
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "sim/memory/kv_cache_allocator.h"
 #include "sim/scheduler/batch_plan.h"
+#include "sim/scheduler/request_queues.h"
 
 namespace servesim {
 
-// Calls visit(request) for each running request a plan may touch (not in flight), oldest
-// first, until it returns false: `running` is kept in id order (RequestQueues::add_running). The
-// walk is over the list itself, not a copy, so `visit` may preempt: the visited request or others,
-// which leave `running`; the walk goes on with the oldest request newer than the one visited.
-// Requests preempted by this plan are therefore not visited again.
+// Building blocks the built-in schedulers plan with. They move requests between the queues
+// (RequestQueues) and change their state (request_lifecycle.h); none does either by hand.
+
+// Calls visit(request) for each running request a plan may touch (not in flight), in queue
+// order, until it returns false. The walk is over the list itself, not a copy, so `visit`
+// may preempt: the visited request or others after it in the queue (preemption's victims
+// come from the end), which leave `running`; the walk goes on with the request after the
+// one visited. Requests preempted by this plan are therefore not visited again.
 template <class Visit>
-void for_each_schedulable_oldest_first(RequestQueues& queues, Visit visit) {
-  std::vector<Request*>& running = queues.running;
+void for_each_schedulable_in_order(const RequestQueues& queues, Visit visit) {
+  const std::vector<Request*>& running = queues.running();
   for (std::size_t i = 0; i < running.size();) {
     Request* request = running[i];
     if (request->in_flight) {
@@ -24,16 +27,16 @@ void for_each_schedulable_oldest_first(RequestQueues& queues, Visit visit) {
       continue;
     }
     if (!visit(request)) return;
-    if (i < running.size() && running[i] == request) {
-      ++i;  // the usual case: nobody left
-    } else {
-      i = static_cast<std::size_t>(
-          std::upper_bound(running.begin(), running.end(), request->spec.id,
-                           [](std::int64_t id, const Request* r) { return id < r->spec.id; }) -
-          running.begin());
-    }
+    // The visited request still at i: nobody before it left. Gone: its successor is at i.
+    if (i < running.size() && running[i] == request) ++i;
   }
 }
+
+// Admits the first waiting request holding `tokens` of its tokens (its whole prefill, or
+// the first chunk of it): the allocator takes them, the request runs, and the plan computes
+// those of them the cache does not already hold. The caller has checked that it fits.
+void admit_first_waiting(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
+                         std::int64_t tokens);
 
 enum class GrowthOutcome {
   Grown,          // the allocator now holds `tokens` more tokens for the request
@@ -41,7 +44,7 @@ enum class GrowthOutcome {
   NoRoom,         // it keeps its memory and waits for batches in flight
 };
 
-// Every running request not in flight and not prefilling decodes one token, oldest first:
+// Every running request not in flight and not prefilling decodes one token, in queue order:
 // each is grown by one token (grow_or_preempt, preempting as vLLM does when memory runs out)
 // and added to the plan. The allocator grows the batch in one call (grow_each) until it
 // refuses one; only then does preemption walk the queues.
@@ -51,13 +54,13 @@ struct DecodeScratch {
   std::vector<Request*> requests;
   std::vector<std::int64_t> sequences;
 };
-void decode_running_oldest_first(RequestQueues& queues, IKvCacheAllocator& allocator,
-                                 BatchPlan& plan, DecodeScratch& scratch);
+void decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
+                             DecodeScratch& scratch);
 
-// Admits waiting requests first-come first-served, each with its whole prompt (prompt plus
+// Admits waiting requests in queue order, each with its whole prefill (prompt plus
 // generated tokens after a preemption), while the prompt tokens fit `token_budget`, fewer
 // than `max_running` requests run and the allocator can admit them; stops at the first that
-// does not fit, so no request overtakes an older one.
+// does not fit, so no request overtakes an earlier one.
 void admit_whole_prompts_in_order(RequestQueues& queues, IKvCacheAllocator& allocator,
                                   BatchPlan& plan, std::int64_t token_budget,
                                   std::int64_t max_running);

@@ -5,7 +5,7 @@
 
 #include "sim/app/policy_list.h"
 #include "sim/core/error.h"
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 
 using namespace servesim;
 using Catch::Matchers::Contains;

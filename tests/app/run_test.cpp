@@ -9,7 +9,7 @@
 
 #include "sim/cli/command.h"
 #include "sim/hardware/impl/roofline_model.h"
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 
 using namespace servesim;
 using Catch::Matchers::Contains;

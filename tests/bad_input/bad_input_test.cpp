@@ -12,7 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/bad_input/subprocess.h"
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include "sim/calibration/ceiling_fit.h"
 #include "sim/calibration/prediction.h"
 #include "sim/core/error.h"
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 
 using namespace servesim;
 using Catch::Matchers::Contains;

@@ -3,7 +3,7 @@
 #include "sim/calibration/measurement_sources.h"
 #include "sim/calibration/vidur_import.h"
 #include "sim/core/error.h"
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 
 using namespace servesim;
 using Catch::Matchers::Contains;

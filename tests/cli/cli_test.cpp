@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/command.h"
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 
 using namespace servesim;
 using Catch::Matchers::Contains;

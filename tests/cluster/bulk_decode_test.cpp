@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 
 using namespace servesim;
 

@@ -7,45 +7,15 @@
 #include "sim/cluster/impl/round_robin_router.h"
 #include "sim/memory/impl/paged_allocator.h"
 #include "sim/scheduler/impl/vllm_scheduler.h"
-#include "tests/cluster/scripted_source.h"
+#include "tests/support/fakes.h"
+#include "tests/support/scripted_source.h"
 
 using namespace servesim;
 
 namespace {
 
-// Every iteration takes a fixed time, plus a fixed time per prefill token.
-class FixedTimeModel final : public IExecutionTimeModel {
- public:
-  FixedTimeModel(double iteration_s, double per_prefill_token_s)
-      : iteration_s_(iteration_s), per_prefill_token_s_(per_prefill_token_s) {}
-  IterationCost estimate(const BatchShape& shape) const override {
-    IterationCost cost;
-    cost.total_time_s =
-        iteration_s_ + per_prefill_token_s_ * static_cast<double>(shape.prefill_tokens);
-    return cost;
-  }
-
- private:
-  double iteration_s_;
-  double per_prefill_token_s_;
-};
-
-struct Recorder final : IServingObserver {
-  std::vector<IterationRecord> iterations;
-  std::vector<Request> finished;
-  std::vector<std::string> rejected;
-  double gap_sum_s = 0;
-  std::int64_t gaps = 0;
-  void on_iteration(const IterationRecord& i) override { iterations.push_back(i); }
-  void on_token_gaps(std::int32_t, double gap_s, std::int64_t count) override {
-    gap_sum_s += gap_s * static_cast<double>(count);
-    gaps += count;
-  }
-  void on_request_finished(const Request& r, SimTime) override { finished.push_back(r); }
-  void on_request_rejected(const RequestSpec&, const std::string& reason, SimTime) override {
-    rejected.push_back(reason);
-  }
-};
+using test::FixedTimeModel;
+using Recorder = test::RecordingObserver;
 
 struct Setup {
   FixedTimeModel model;
@@ -163,11 +133,12 @@ TEST_CASE("swapping takes the time the host link implies", "[cluster]") {
   FixedTimeModel model(0.001, 0.0);
   Recorder recorder;
   // Room for two 32-token prompts; each then needs a third block, so one is swapped out.
-  const SwapLink link{1000, 2000.0, 1e6};  // 2,000 B per token at 1 MB/s: 2 ms per token
+  const SwapLink link{2000.0, 1e6};  // 2,000 B per token at 1 MB/s: 2 ms per token
   std::vector<std::unique_ptr<Replica>> list;
-  list.push_back(std::make_unique<Replica>(0, std::make_unique<PagedAllocator>(64, 16, 0.0),
-                                           std::make_unique<VllmScheduler>(VllmSchedulerOptions{}),
-                                           model, 1, 4096, recorder, link));
+  list.push_back(
+      std::make_unique<Replica>(0, std::make_unique<PagedAllocator>(64, 16, 0.0),
+                                std::make_unique<VllmScheduler>(VllmSchedulerOptions{}, 1000),
+                                model, 1, 4096, recorder, link));
   test::ScriptedSource source({at(0, 0, 32, 4), at(0, 1, 32, 4)});
   Cluster cluster(std::move(list), std::make_unique<RoundRobinRouter>(), source, recorder);
   const auto stats = cluster.run();

@@ -10,28 +10,13 @@
 #include "sim/core/event_queue.h"
 #include "sim/memory/impl/paged_allocator.h"
 #include "sim/scheduler/impl/vllm_scheduler.h"
-#include "tests/cluster/scripted_source.h"
+#include "tests/support/fakes.h"
+#include "tests/support/scripted_source.h"
 
 using namespace servesim;
 using Catch::Matchers::Contains;
 
 namespace {
-
-class ConstantTimeModel final : public IExecutionTimeModel {
- public:
-  IterationCost estimate(const BatchShape&) const override {
-    IterationCost cost;
-    cost.total_time_s = 0.010;
-    return cost;
-  }
-};
-
-struct NullObserver final : IServingObserver {
-  void on_iteration(const IterationRecord&) override {}
-  void on_token_gaps(std::int32_t, double, std::int64_t) override {}
-  void on_request_finished(const Request&, SimTime) override {}
-  void on_request_rejected(const RequestSpec&, const std::string&, SimTime) override {}
-};
 
 // A paged allocator whose usage report is broken in a chosen way.
 class MisreportingAllocator final : public IKvCacheAllocator {
@@ -40,7 +25,9 @@ class MisreportingAllocator final : public IKvCacheAllocator {
   explicit MisreportingAllocator(Fault fault) : fault_(fault) {}
   bool fits_when_empty(std::int64_t f) const override { return inner_.fits_when_empty(f); }
   bool can_admit(std::int64_t t, std::int64_t f) const override { return inner_.can_admit(t, f); }
-  void admit(std::int64_t s, std::int64_t t, std::int64_t f) override { inner_.admit(s, t, f); }
+  std::int64_t admit(std::int64_t s, std::int64_t t, std::int64_t f) override {
+    return inner_.admit(s, t, f);
+  }
   bool can_grow(std::int64_t s, std::int64_t t) const override { return inner_.can_grow(s, t); }
   void grow(std::int64_t s, std::int64_t t) override { inner_.grow(s, t); }
   void release(std::int64_t s) override { inner_.release(s); }
@@ -71,11 +58,14 @@ class FaultyScheduler final : public IBatchScheduler {
                                            const IKvCacheAllocator& a) const override {
     return inner_.reject_reason(r, a);
   }
-  void plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) override {
+  void enqueue(Request* request) override { inner_.enqueue(request); }
+  void plan(IKvCacheAllocator& allocator, BatchPlan& plan) override {
     if (fault_ == Fault::NeverPlans) return;
     if (fault_ == Fault::ThrowsUntimed) throw InvariantError("blocks_conserved", "lost a block");
-    inner_.plan(queues, allocator, plan);
+    inner_.plan(allocator, plan);
   }
+  void retire(std::span<Request* const> finished) override { inner_.retire(finished); }
+  const RequestQueues& queues() const override { return inner_.queues(); }
   BatchBudget budget() const override {
     BatchBudget b = inner_.budget();
     if (fault_ == Fault::TightBudget) b.sequences = 1;  // but plans two
@@ -90,8 +80,8 @@ class FaultyScheduler final : public IBatchScheduler {
 // Runs two requests arriving at t = 1.5 s on one replica and returns the error message.
 std::string violation(std::unique_ptr<IKvCacheAllocator> allocator,
                       std::unique_ptr<IBatchScheduler> scheduler) {
-  ConstantTimeModel model;
-  NullObserver observer;
+  const test::FixedTimeModel model(0.010);
+  test::NullObserver observer;
   std::vector<std::unique_ptr<Replica>> replicas;
   replicas.push_back(std::make_unique<Replica>(0, std::move(allocator), std::move(scheduler), model,
                                                1, 4096, observer));

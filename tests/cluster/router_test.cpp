@@ -9,7 +9,18 @@ using namespace servesim;
 
 namespace {
 
-std::int32_t route(const char* name, const std::vector<ReplicaLoad>& loads) {
+// A replica with `outstanding` unfinished requests and `used` of its 100 KV slots in use.
+ReplicaView replica(std::int32_t id, std::int64_t outstanding, std::int64_t used) {
+  ReplicaView v;
+  v.replica = id;
+  v.outstanding_requests = outstanding;
+  v.kv_capacity_tokens = 100;
+  v.kv_used_tokens = used;
+  v.kv_free_tokens = 100 - used;
+  return v;
+}
+
+std::int32_t route(const char* name, const std::vector<ReplicaView>& loads) {
   const RngStreams streams(1);
   auto router = router_registry().find(name, "router").factory(streams);
   return router->route(RequestSpec{}, loads);
@@ -18,7 +29,8 @@ std::int32_t route(const char* name, const std::vector<ReplicaLoad>& loads) {
 }  // namespace
 
 TEST_CASE("routers pick by their rule", "[cluster]") {
-  const std::vector<ReplicaLoad> loads{{0, 5, 0.9}, {1, 2, 0.5}, {2, 2, 0.1}, {3, 7, 0.1}};
+  const std::vector<ReplicaView> loads{replica(0, 5, 90), replica(1, 2, 50), replica(2, 2, 10),
+                                       replica(3, 7, 10)};
   CHECK(route("least_outstanding", loads) == 1);  // fewest unfinished, lowest index on ties
   CHECK(route("least_kv", loads) == 2);           // least KV, then fewest unfinished
   CHECK(route("round_robin", loads) == 0);

@@ -2,7 +2,7 @@
 
 #include "sim/config/json_reader.h"
 #include "sim/core/error.h"
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 
 using namespace servesim;
 using Catch::Matchers::Contains;

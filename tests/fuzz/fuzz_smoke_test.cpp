@@ -11,7 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/fuzz/fuzz_targets.h"
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 
 namespace {
 

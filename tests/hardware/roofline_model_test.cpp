@@ -6,7 +6,7 @@
 
 #include "sim/hardware/generation_cost.h"
 #include "sim/hardware/impl/roofline_model.h"
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 
 using namespace servesim;
 using test::shipped_hardware;

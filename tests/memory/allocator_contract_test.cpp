@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/memory/decode_round_allocator.h"
 #include "sim/memory/impl/buddy_address_space.h"
 #include "sim/memory/impl/contiguous_allocator.h"
 #include "sim/memory/impl/first_fit_address_space.h"
@@ -173,12 +174,19 @@ TEST_CASE("every allocator keeps its books through a random admit, grow, release
 
 namespace {
 
-// The generic decode rounds of IKvCacheAllocator: one grow at a time.
+// The plain decode rounds: one grow at a time.
 void grow_one_at_a_time(IKvCacheAllocator& allocator, const std::vector<std::int64_t>& sequences,
                         std::int64_t rounds, std::int64_t next_final_tokens,
                         std::vector<KvUsage>& usages) {
   usages.resize(static_cast<std::size_t>(rounds));
-  allocator.IKvCacheAllocator::grow_decode_rounds(sequences, next_final_tokens, usages);
+  grow_decode_rounds_in_turn(allocator, sequences, next_final_tokens, usages);
+}
+
+// The allocator's decode-round fast path, which every built-in allocator implements.
+IDecodeRoundAllocator& rounds_of(IKvCacheAllocator& allocator) {
+  IDecodeRoundAllocator* rounds = allocator.decode_rounds();
+  REQUIRE(rounds != nullptr);
+  return *rounds;
 }
 
 // The same sequences admitted into both allocators at assorted lengths, each 150 tokens
@@ -214,12 +222,12 @@ TEST_CASE("decode rounds in bulk leave every allocator as single grows would", "
       auto single = configuration.make();
       const std::vector<std::int64_t> sequences = admit_alike(*bulk, *single, 7, 1500);
       REQUIRE(sequences.size() >= 2);
-      const std::int64_t rounds = bulk->decode_rounds_available(sequences, 150);
+      const std::int64_t rounds = rounds_of(*bulk).decode_rounds_available(sequences, 150);
       REQUIRE(rounds > 0);
       CHECK(rounds <= 150);
       std::vector<KvUsage> bulk_usages(static_cast<std::size_t>(rounds));
       std::vector<KvUsage> single_usages;
-      bulk->grow_decode_rounds(sequences, 200, bulk_usages);
+      rounds_of(*bulk).grow_decode_rounds(sequences, 200, bulk_usages);
       grow_one_at_a_time(*single, sequences, rounds, 200, single_usages);
       REQUIRE(bulk_usages.size() == single_usages.size());
       for (std::size_t i = 0; i < bulk_usages.size(); ++i)
@@ -258,7 +266,7 @@ TEST_CASE("grow_each grows in order up to the first refusal, as try_grow one at 
       REQUIRE(sequences.size() >= 2);
       bool refused = false;
       for (int round = 0; round < 150 && !refused; ++round) {
-        const std::size_t grown = batch->grow_each(sequences, 1);
+        const std::size_t grown = rounds_of(*batch).grow_each(sequences, 1);
         std::size_t single_grown = 0;
         while (single_grown < sequences.size() && single->try_grow(sequences[single_grown], 1))
           ++single_grown;
@@ -267,8 +275,8 @@ TEST_CASE("grow_each grows in order up to the first refusal, as try_grow one at 
         refused = grown < sequences.size();
         // Grouping the batch just grown (from grow_each's record on paged memory) agrees with
         // grouping by look-up.
-        CHECK(batch->decode_rounds_available(sequences, 40) ==
-              single->decode_rounds_available(sequences, 40));
+        CHECK(rounds_of(*batch).decode_rounds_available(sequences, 40) ==
+              rounds_of(*single).decode_rounds_available(sequences, 40));
       }
       if (auto* paged = dynamic_cast<PagedAllocator*>(batch.get())) {
         CHECK(refused);  // paged memory runs out before the sequences finish
@@ -315,16 +323,16 @@ TEST_CASE("batches that change between decode steps grow as single grows would",
           const bool grew = batch->try_grow(sequence, tokens);
           REQUIRE(grew == single->try_grow(sequence, tokens));
         } else if (roll < 35 && !running.empty()) {  // a decode run in bulk
-          const std::int64_t rounds = batch->decode_rounds_available(running, 20);
-          REQUIRE(rounds == single->decode_rounds_available(running, 20));
+          const std::int64_t rounds = rounds_of(*batch).decode_rounds_available(running, 20);
+          REQUIRE(rounds == rounds_of(*single).decode_rounds_available(running, 20));
           std::vector<KvUsage> batch_usages(static_cast<std::size_t>(rounds));
           std::vector<KvUsage> single_usages;
-          batch->grow_decode_rounds(running, 0, batch_usages);
+          rounds_of(*batch).grow_decode_rounds(running, 0, batch_usages);
           grow_one_at_a_time(*single, running, rounds, 0, single_usages);
           for (std::size_t i = 0; i < batch_usages.size(); ++i)
             REQUIRE(same_usage(batch_usages[i], single_usages[i]));
         } else if (!running.empty()) {  // a decode step of every running request
-          const std::size_t grown = batch->grow_each(running, 1);
+          const std::size_t grown = rounds_of(*batch).grow_each(running, 1);
           std::size_t single_grown = 0;
           while (single_grown < running.size() && single->try_grow(running[single_grown], 1))
             ++single_grown;

@@ -3,7 +3,7 @@
 #include "sim/core/error.h"
 #include "sim/memory/kv_capacity.h"
 #include "sim/model/model_size.h"
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 
 using namespace servesim;
 using test::shipped_hardware;

@@ -7,7 +7,7 @@
 
 #include "sim/core/error.h"
 #include "sim/metrics/summary_json.h"
-#include "tests/metrics/metrics_fixtures.h"
+#include "tests/support/metrics_fixtures.h"
 
 using servesim::MetricsCollector;
 using servesim::MetricsOptions;

@@ -12,8 +12,8 @@
 #include "sim/metrics/impl/csv_reporter.h"
 #include "sim/metrics/impl/json_reporter.h"
 #include "sim/metrics/summary_json.h"
-#include "tests/metrics/metrics_fixtures.h"
-#include "tests/test_support.h"
+#include "tests/support/metrics_fixtures.h"
+#include "tests/support/test_support.h"
 
 using servesim::MetricsCollector;
 using servesim::MetricsOptions;

@@ -2,7 +2,7 @@
 
 #include "sim/core/error.h"
 #include "sim/model/model_size.h"
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 
 using namespace servesim;
 using servesim::test::shipped_model;

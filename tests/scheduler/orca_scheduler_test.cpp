@@ -8,7 +8,7 @@
 
 #include "sim/core/error.h"
 #include "sim/scheduler/impl/orca_scheduler.h"
-#include "tests/scheduler/scheduler_bench.h"
+#include "tests/support/scheduler_bench.h"
 
 using namespace servesim;
 
@@ -44,7 +44,7 @@ TEST_CASE("orca fills a seat as soon as it frees, up to max_batch_size", "[sched
   b.arrive(8, 3);
   b.arrive(8, 2);
   CHECK(ids(b.step()) == std::vector<std::int64_t>{0, 1});  // the third finds no seat
-  CHECK(b.queues.waiting.size() == 1);
+  CHECK(b.queues().waiting().size() == 1);
   const BatchPlan p = b.step();  // 0 finished with its first token: 2 takes its seat
   CHECK(ids(p) == std::vector<std::int64_t>{1, 2});
   CHECK(p.shape.decode_sequences == 1);
@@ -63,7 +63,7 @@ TEST_CASE("orca admits while reservations fit, and then never preempts", "[sched
     CHECK(ids(p) == std::vector<std::int64_t>{0, 1});
     CHECK(p.preempted.empty());
   }
-  CHECK(b.queues.running.empty());
+  CHECK(b.queues().running().empty());
   CHECK(ids(b.step()) == std::vector<std::int64_t>{2, 3});
 }
 
@@ -86,8 +86,8 @@ TEST_CASE("orca on paged memory preempts the newest request by recompute", "[sch
   CHECK(ids(p) == std::vector<std::int64_t>{0});
   REQUIRE(p.preempted.size() == 1);
   CHECK(p.preempted[0] == c);
-  CHECK(c->prefill_target() == 33);
-  CHECK(b.queues.waiting.front() == c);
+  CHECK(c->tokens() == 33);
+  CHECK(b.queues().waiting().front() == c);
   for (int i = 0; i < 3; ++i)
     CHECK(ids(b.step()) == std::vector<std::int64_t>{0});  // c's 3 blocks are not free yet
   CHECK(a->finished());
@@ -107,7 +107,7 @@ TEST_CASE("orca lets batches in flight complete before it preempts for memory", 
   BatchPlan p = b.launch();
   CHECK(p.empty());
   CHECK(p.preempted.empty());
-  CHECK(a->kv_tokens == 32);
+  CHECK(a->computed_tokens == 32);
   b.complete(second);
   p = b.launch();  // now c is preemptible
   CHECK(ids(p) == std::vector<std::int64_t>{0});

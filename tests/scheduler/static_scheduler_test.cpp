@@ -8,7 +8,7 @@
 
 #include "sim/core/error.h"
 #include "sim/scheduler/impl/static_scheduler.h"
-#include "tests/scheduler/scheduler_bench.h"
+#include "tests/support/scheduler_bench.h"
 
 using namespace servesim;
 
@@ -35,7 +35,7 @@ TEST_CASE("static batch runs until its longest member finishes, without refill",
   CHECK(p.shape.prefill_tokens == 22);
   CHECK(p.shape.decode_sequences == 0);
   CHECK(p.shape.sampled_sequences == 2);
-  CHECK(b.queues.waiting.size() == 1);
+  CHECK(b.queues().waiting().size() == 1);
   p = b.step();  // both decode; a finishes
   CHECK(ids(p) == std::vector<std::int64_t>{0, 1});
   CHECK(p.shape.decode_sequences == 2);
@@ -43,10 +43,10 @@ TEST_CASE("static batch runs until its longest member finishes, without refill",
   for (int i = 0; i < 2; ++i) {  // c alone, its free seat not refilled
     p = b.step();
     CHECK(ids(p) == std::vector<std::int64_t>{1});
-    CHECK(b.queues.waiting.size() == 1);
+    CHECK(b.queues().waiting().size() == 1);
   }
   CHECK(c->finished());
-  CHECK(b.queues.running.empty());
+  CHECK(b.queues().running().empty());
   p = b.step();  // the next batch
   CHECK(ids(p) == std::vector<std::int64_t>{2});
   CHECK(p.work[0].prefill);
@@ -92,7 +92,7 @@ TEST_CASE("static batch works with reservations made at admission", "[scheduler]
   CHECK(ids(p) == std::vector<std::int64_t>{0, 1});
   for (int i = 1; i < 30; ++i)
     CHECK(b.step().shape.decode_sequences == 2);
-  CHECK(b.queues.running.empty());
+  CHECK(b.queues().running().empty());
   CHECK(ids(b.step()) == std::vector<std::int64_t>{2});
 }
 

@@ -5,60 +5,21 @@
 
 #include "sim/memory/impl/paged_allocator.h"
 #include "sim/scheduler/impl/vllm_scheduler.h"
+#include "sim/scheduler/request_lifecycle.h"
+#include "tests/support/scheduler_bench.h"
 
 using namespace servesim;
 
 namespace {
 
-// A replica's bookkeeping without the clock: requests, queues, and the effect of a plan.
-struct Bench {
-  PagedAllocator allocator;
-  VllmScheduler scheduler;
-  RequestQueues queues;
-  std::vector<std::unique_ptr<Request>> requests;
+using test::ids;
 
-  Bench(std::int64_t capacity_tokens, VllmSchedulerOptions options = {})
-      : allocator(capacity_tokens, 16, 0.0), scheduler(options) {}
-
-  Request* arrive(std::int64_t prompt, std::int64_t output) {
-    auto r = std::make_unique<Request>();
-    r->spec.id = static_cast<std::int64_t>(requests.size());
-    r->spec.prompt_tokens = prompt;
-    r->spec.output_tokens = output;
-    queues.waiting.push_back(r.get());
-    requests.push_back(std::move(r));
-    return requests.back().get();
-  }
-
-  // Runs one iteration: plan, then emit tokens and retire finished requests.
-  BatchPlan step() {
-    BatchPlan plan;
-    scheduler.plan(queues, allocator, plan);
-    for (const auto& w : plan.work) {
-      Request& r = *w.request;
-      r.kv_tokens += w.tokens;
-      if (w.prefill && r.kv_tokens < r.prefill_target()) continue;
-      r.prefilling = false;
-      r.generated_tokens += 1;
-    }
-    for (auto it = queues.running.begin(); it != queues.running.end();) {
-      if ((*it)->finished()) {
-        allocator.release((*it)->spec.id);
-        it = queues.running.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    return plan;
-  }
+struct Bench : test::SchedulerBench<VllmScheduler> {
+  explicit Bench(std::int64_t capacity_tokens, VllmSchedulerOptions options = {},
+                 std::int64_t swap_capacity_tokens = 0)
+      : SchedulerBench(test::paged(capacity_tokens), options, swap_capacity_tokens) {}
+  const PagedAllocator& paged() const { return static_cast<const PagedAllocator&>(*allocator); }
 };
-
-std::vector<std::int64_t> ids(const BatchPlan& plan) {
-  std::vector<std::int64_t> out;
-  for (const auto& w : plan.work)
-    out.push_back(w.request->spec.id);
-  return out;
-}
 
 }  // namespace
 
@@ -71,7 +32,7 @@ TEST_CASE("vllm admits prompts first, as memory allows, then decodes everyone", 
   CHECK(ids(p) == std::vector<std::int64_t>{0, 1});  // the third does not fit
   CHECK(p.shape.prefill_tokens == 64);
   CHECK(p.shape.decode_sequences == 0);
-  CHECK(b.queues.waiting.size() == 1);
+  CHECK(b.queues().waiting().size() == 1);
 }
 
 TEST_CASE("vllm preempts the newest running request by recompute when a decode needs a block",
@@ -84,11 +45,11 @@ TEST_CASE("vllm preempts the newest running request by recompute when a decode n
   CHECK(ids(p) == std::vector<std::int64_t>{0});
   REQUIRE(p.preempted.size() == 1);
   CHECK(p.preempted[0] == c);
-  CHECK(c->kv_tokens == 0);
-  CHECK(c->prefilling);
+  CHECK(c->computed_tokens == 0);
+  CHECK(c->state == RequestState::Preempted);
   CHECK(c->preemptions == 1);
-  CHECK(c->prefill_target() == 33);  // prompt plus its one generated token
-  CHECK(b.queues.waiting.front() == c);
+  CHECK(c->tokens() == 33);  // prompt plus its one generated token
+  CHECK(b.queues().waiting().front() == c);
   CHECK(a->generated_tokens == 2);
   // a holds 3 blocks; c's re-prefill needs 3: it waits until a finishes.
   p = b.step();
@@ -128,8 +89,7 @@ TEST_CASE("vllm rejects requests that can never fit", "[scheduler]") {
 }
 
 TEST_CASE("vllm with swap space preempts by swap and resumes before new prompts", "[scheduler]") {
-  Bench b(64);  // 4 blocks
-  b.queues.swap.capacity_tokens = 1000;
+  Bench b(64, {}, 1000);  // 4 blocks
   Request* a = b.arrive(32, 5);
   Request* c = b.arrive(32, 5);
   b.step();  // both prefilled: memory full
@@ -138,11 +98,11 @@ TEST_CASE("vllm with swap space preempts by swap and resumes before new prompts"
   REQUIRE(p.preempted.size() == 1);
   CHECK(p.preempted[0] == c);
   CHECK(p.swap_out_tokens == 32);
-  CHECK(c->swapped);
-  CHECK(c->kv_tokens == 32);
-  CHECK_FALSE(c->prefilling);
-  CHECK(b.queues.swapped.front() == c);
-  CHECK(b.queues.swap.used_tokens == 32);
+  CHECK(c->state == RequestState::Swapped);
+  CHECK(c->computed_tokens == 32);
+  CHECK_FALSE(c->state == RequestState::Preempted);
+  CHECK(b.queues().swapped().front() == c);
+  CHECK(b.queues().swap().used_tokens == 32);
   // While c waits in swap, no new prompt is admitted.
   while (!a->finished()) {
     p = b.step();
@@ -153,44 +113,44 @@ TEST_CASE("vllm with swap space preempts by swap and resumes before new prompts"
   CHECK(p.swap_in_tokens == 32);
   CHECK(ids(p) == std::vector<std::int64_t>{1});
   CHECK(c->generated_tokens == 2);
-  CHECK(b.queues.swap.used_tokens == 0);
-  CHECK(late->kv_tokens == 0);
+  CHECK(b.queues().swap().used_tokens == 0);
+  CHECK(late->computed_tokens == 0);
   p = b.step();  // nothing swapped: the late prompt is admitted
   CHECK(ids(p) == std::vector<std::int64_t>{2});
 }
 
 TEST_CASE("vllm falls back to recompute when swap space is full", "[scheduler]") {
-  Bench b(64);
-  b.queues.swap.capacity_tokens = 16;  // less than the victim's 32 tokens
+  Bench b(64, {}, 16);  // less swap space than the victim's 32 tokens
   b.arrive(32, 5);
   Request* c = b.arrive(32, 5);
   b.step();
   const BatchPlan p = b.step();
   REQUIRE(p.preempted.size() == 1);
   CHECK(p.swap_out_tokens == 0);
-  CHECK_FALSE(c->swapped);
-  CHECK(c->prefilling);
-  CHECK(c->kv_tokens == 0);
+  CHECK(c->state != RequestState::Swapped);
+  CHECK(c->state == RequestState::Preempted);
+  CHECK(c->computed_tokens == 0);
 }
 
 TEST_CASE("running requests stay in arrival order, whatever order they join or leave in",
           "[scheduler]") {
-  RequestQueues queues;
+  const FirstComeFirstServed order;
+  RequestQueues queues(order);
   std::vector<Request> requests(4);
   for (std::size_t i = 0; i < requests.size(); ++i)
     requests[i].spec.id = static_cast<std::int64_t>(i);
   for (const std::size_t i : {1, 3, 0, 2})
     queues.add_running(&requests[i]);
-  REQUIRE(queues.running.size() == 4);
+  REQUIRE(queues.running().size() == 4);
   for (std::size_t i = 0; i < requests.size(); ++i)
-    CHECK(queues.running[i] == &requests[i]);
+    CHECK(queues.running()[i] == &requests[i]);
   queues.remove_running(&requests[1]);
-  CHECK(queues.running == std::vector<Request*>{&requests[0], &requests[2], &requests[3]});
+  CHECK(queues.running() == std::vector<Request*>{&requests[0], &requests[2], &requests[3]});
   CHECK_THROWS_AS(queues.remove_running(&requests[1]), InvariantError);  // not running now
   Request same_id;  // another request under a running one's id
   same_id.spec.id = 2;
   CHECK_THROWS_AS(queues.remove_running(&same_id), InvariantError);
-  CHECK(queues.running.size() == 3);
+  CHECK(queues.running().size() == 3);
 }
 
 TEST_CASE("vllm decodes oldest first and skips a victim preempted in the same plan",
@@ -200,16 +160,16 @@ TEST_CASE("vllm decodes oldest first and skips a victim preempted in the same pl
   Request* c = b.arrive(32, 8);
   Request* d = b.arrive(16, 8);
   b.step();  // all prefilled: 2 + 2 + 1 blocks, 1 free
-  CHECK(b.queues.running.size() == 3);
+  CHECK(b.queues().running().size() == 3);
   // Every decode needs a new block (33, 33 and 17 tokens): a takes the free one, c's grow
   // preempts d (the newest) and takes its block, and the walk does not come back to d.
   BatchPlan p = b.step();
   CHECK(ids(p) == std::vector<std::int64_t>{0, 1});
   REQUIRE(p.preempted.size() == 1);
   CHECK(p.preempted[0] == d);
-  CHECK(d->prefilling);
+  CHECK(d->state == RequestState::Preempted);
   CHECK(a->generated_tokens == 2);
   CHECK(c->generated_tokens == 2);
-  CHECK(b.queues.running.size() == 2);
-  CHECK(b.allocator.free_blocks() == 0);
+  CHECK(b.queues().running().size() == 2);
+  CHECK(b.paged().free_blocks() == 0);
 }

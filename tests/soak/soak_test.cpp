@@ -7,7 +7,7 @@
 
 #include "sim/app/simulation.h"
 #include "sim/config/run_config.h"
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 
 namespace {
 

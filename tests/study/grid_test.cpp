@@ -4,7 +4,7 @@
 
 #include "sim/core/error.h"
 #include "sim/study/grid.h"
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 
 namespace {
 

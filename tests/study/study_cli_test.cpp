@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 
 namespace {
 

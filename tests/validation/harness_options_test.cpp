@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "sim/core/error.h"
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 #include "validation/harness_options.h"
 #include "validation/harness_plan.h"
 

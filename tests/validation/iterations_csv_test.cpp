@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "sim/core/error.h"
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 #include "validation/iterations_csv.h"
 
 namespace sv = servesim::validation;

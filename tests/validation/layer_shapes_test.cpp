@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "sim/core/error.h"
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 #include "validation/layer_shapes.h"
 
 namespace sv = servesim::validation;

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "tests/test_support.h"
+#include "tests/support/test_support.h"
 #include "validation/iterations_csv.h"
 
 using namespace servesim;

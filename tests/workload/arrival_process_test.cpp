@@ -5,7 +5,7 @@
 #include "sim/workload/impl/constant_arrivals.h"
 #include "sim/workload/impl/gamma_arrivals.h"
 #include "sim/workload/impl/poisson_arrivals.h"
-#include "tests/workload/workload_test_support.h"
+#include "tests/support/workload_test_support.h"
 
 using namespace servesim;
 

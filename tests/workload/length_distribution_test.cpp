@@ -8,8 +8,8 @@
 #include "sim/workload/impl/independent_lengths.h"
 #include "sim/workload/lengths_csv.h"
 #include "sim/workload/token_count_sampler.h"
-#include "tests/test_support.h"
-#include "tests/workload/workload_test_support.h"
+#include "tests/support/test_support.h"
+#include "tests/support/workload_test_support.h"
 
 using namespace servesim;
 using Catch::Matchers::Contains;

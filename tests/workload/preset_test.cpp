@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "sim/config/catalog.h"
-#include "tests/test_support.h"
-#include "tests/workload/workload_test_support.h"
+#include "tests/support/test_support.h"
+#include "tests/support/workload_test_support.h"
 
 using namespace servesim;
 

@@ -3,8 +3,8 @@
 #include "sim/core/error.h"
 #include "sim/workload/azure_timestamp.h"
 #include "sim/workload/trace_reader.h"
-#include "tests/test_support.h"
-#include "tests/workload/workload_test_support.h"
+#include "tests/support/test_support.h"
+#include "tests/support/workload_test_support.h"
 
 using namespace servesim;
 using Catch::Matchers::Contains;

@@ -9,7 +9,7 @@ namespace servesim {
 class RandomRouter final : public IRouter {
  public:
   explicit RandomRouter(Rng rng) : rng_(rng) {}
-  std::int32_t route(const RequestSpec&, std::span<const ReplicaLoad> replicas) override {
+  std::int32_t route(const RequestSpec&, std::span<const ReplicaView> replicas) override {
     return static_cast<std::int32_t>(
         rng_.uniform_int(0, static_cast<std::int64_t>(replicas.size()) - 1));
   }

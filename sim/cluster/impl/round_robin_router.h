@@ -7,7 +7,7 @@ namespace servesim {
 // Replicas in turn, regardless of load.
 class RoundRobinRouter final : public IRouter {
  public:
-  std::int32_t route(const RequestSpec&, std::span<const ReplicaLoad> replicas) override {
+  std::int32_t route(const RequestSpec&, std::span<const ReplicaView> replicas) override {
     const auto pick = static_cast<std::int32_t>(next_ % replicas.size());
     ++next_;
     return pick;

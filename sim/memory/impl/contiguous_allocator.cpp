@@ -44,8 +44,8 @@ bool ContiguousAllocator::can_admit(std::int64_t tokens, std::int64_t final_toke
   return reservation > 0 && reservation <= space_->largest_free_tokens();
 }
 
-void ContiguousAllocator::admit(std::int64_t sequence, std::int64_t tokens,
-                                std::int64_t final_tokens) {
+std::int64_t ContiguousAllocator::admit(std::int64_t sequence, std::int64_t tokens,
+                                        std::int64_t final_tokens) {
   if (held_.contains(sequence)) {
     throw InvariantError("contiguous allocator: sequence " + std::to_string(sequence) +
                          " admitted twice");
@@ -62,6 +62,7 @@ void ContiguousAllocator::admit(std::int64_t sequence, std::int64_t tokens,
   allocated_tokens_ += region->size_tokens;
   account(h, 1);
   check_conservation();
+  return 0;
 }
 
 bool ContiguousAllocator::can_grow(std::int64_t sequence, std::int64_t tokens) const {

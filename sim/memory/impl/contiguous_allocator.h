@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "sim/memory/address_space.h"
+#include "sim/memory/decode_round_allocator.h"
 #include "sim/memory/kv_cache_allocator.h"
 #include "sim/memory/reservation_policy.h"
 #include "sim/memory/sequence_table.h"
@@ -22,7 +23,7 @@ namespace servesim {
 // too small for the next request's region are external fragmentation. The next request's
 // prompt is not known to `usage`, so its reservation is taken for a prompt of 0 and an
 // output of `next_final_tokens` (pow2 rounds its whole length up).
-class ContiguousAllocator final : public IKvCacheAllocator {
+class ContiguousAllocator final : public IKvCacheAllocator, public IDecodeRoundAllocator {
  public:
   ContiguousAllocator(std::unique_ptr<IReservationPolicy> reservation,
                       std::unique_ptr<IAddressSpace> address_space);
@@ -31,13 +32,19 @@ class ContiguousAllocator final : public IKvCacheAllocator {
   // reservation must fit the empty address space (see IReservationPolicy).
   bool fits_when_empty(std::int64_t final_tokens) const override;
   bool can_admit(std::int64_t tokens, std::int64_t final_tokens) const override;
-  void admit(std::int64_t sequence, std::int64_t tokens, std::int64_t final_tokens) override;
+  std::int64_t admit(std::int64_t sequence, std::int64_t tokens,
+                     std::int64_t final_tokens) override;
   // Within the region only: a sequence is never moved or extended.
   bool can_grow(std::int64_t sequence, std::int64_t tokens) const override;
   void grow(std::int64_t sequence, std::int64_t tokens) override;
   void release(std::int64_t sequence) override;
 
   KvUsage usage(std::int64_t next_final_tokens) const override;
+
+  IDecodeRoundAllocator* decode_rounds() override { return this; }
+  std::size_t grow_each(std::span<const std::int64_t> sequences, std::int64_t tokens) override {
+    return grow_each_in_turn(*this, sequences, tokens);
+  }
   // Growth stays inside the regions, so the holes do not change: a round moves one slot per
   // sequence from reserved to token states. Rounds stop before any sequence would fill its
   // region or pass its final length.

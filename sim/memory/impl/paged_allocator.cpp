@@ -49,7 +49,8 @@ bool PagedAllocator::can_admit(std::int64_t tokens, std::int64_t /*final_tokens*
   return free_blocks_ - needed >= watermark_blocks_;
 }
 
-void PagedAllocator::admit(std::int64_t sequence, std::int64_t tokens, std::int64_t final_tokens) {
+std::int64_t PagedAllocator::admit(std::int64_t sequence, std::int64_t tokens,
+                                   std::int64_t final_tokens) {
   if (!can_admit(tokens, final_tokens)) {
     throw InvariantError("kv_within_capacity", "paged allocator: admitted sequence " +
                                                    std::to_string(sequence) + " without room");
@@ -67,6 +68,7 @@ void PagedAllocator::admit(std::int64_t sequence, std::int64_t tokens, std::int6
   t->joined = -1;
   t->blocks.clear();  // a pooled table keeps its capacity
   grow(*t, tokens);
+  return 0;
 }
 
 bool PagedAllocator::can_grow(std::int64_t sequence, std::int64_t tokens) const {

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/memory/decode_round_allocator.h"
 #include "sim/memory/kv_cache_allocator.h"
 #include "sim/memory/sequence_table.h"
 
@@ -15,14 +16,15 @@ namespace servesim {
 // tokens, a sequence takes blocks as its tokens arrive, and the only waste is the unfilled
 // tail of each sequence's last block. New sequences are admitted only while a watermark of
 // free blocks remains, so running sequences can still grow (vLLM keeps 1%).
-class PagedAllocator final : public IKvCacheAllocator {
+class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAllocator {
  public:
   PagedAllocator(std::int64_t capacity_tokens, std::int64_t block_size,
                  double watermark_fraction = 0.01);
 
   bool fits_when_empty(std::int64_t final_tokens) const override;
   bool can_admit(std::int64_t tokens, std::int64_t final_tokens) const override;
-  void admit(std::int64_t sequence, std::int64_t tokens, std::int64_t final_tokens) override;
+  std::int64_t admit(std::int64_t sequence, std::int64_t tokens,
+                     std::int64_t final_tokens) override;
   bool can_grow(std::int64_t sequence, std::int64_t tokens) const override;
   void grow(std::int64_t sequence, std::int64_t tokens) override;
   bool try_grow(std::int64_t sequence, std::int64_t tokens) override;
@@ -30,6 +32,7 @@ class PagedAllocator final : public IKvCacheAllocator {
   void release(std::int64_t sequence) override;
 
   KvUsage usage(std::int64_t next_final_tokens) const override;
+  IDecodeRoundAllocator* decode_rounds() override { return this; }
   // A sequence holding t tokens takes a new block in round r exactly when
   // (t + r - 1) is a multiple of the block size, so sequences are counted by t modulo the
   // block size and each round costs O(1) plus the blocks it hands out.

@@ -27,14 +27,13 @@ std::optional<std::string> OrcaScheduler::reject_reason(const RequestSpec& reque
   return kv_capacity_reject_reason(request, allocator);
 }
 
-void OrcaScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) {
-  decode_running_oldest_first(queues, allocator, plan, scratch_);
-  if (plan.preempted.empty()) admit_prefills(queues, allocator, plan);
+void OrcaScheduler::plan(IKvCacheAllocator& allocator, BatchPlan& plan) {
+  decode_running_in_order(queues_, allocator, plan, scratch_);
+  if (plan.preempted.empty()) admit_prefills(allocator, plan);
 }
 
-void OrcaScheduler::admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator,
-                                   BatchPlan& plan) const {
-  admit_whole_prompts_in_order(queues, allocator, plan, options_.max_num_batched_tokens,
+void OrcaScheduler::admit_prefills(IKvCacheAllocator& allocator, BatchPlan& plan) {
+  admit_whole_prompts_in_order(queues_, allocator, plan, options_.max_num_batched_tokens,
                                options_.max_batch_size);
 }
 

@@ -26,13 +26,13 @@ struct OrcaSchedulerOptions {
 // iteration that had to preempt admits nobody, since memory is short.
 //
 // Works with any allocator.
-class OrcaScheduler final : public IBatchScheduler {
+class OrcaScheduler final : public QueueingScheduler {
  public:
   explicit OrcaScheduler(const OrcaSchedulerOptions& options);
 
   std::optional<std::string> reject_reason(const RequestSpec& request,
                                            const IKvCacheAllocator& allocator) const override;
-  void plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) override;
+  void plan(IKvCacheAllocator& allocator, BatchPlan& plan) override;
   BatchBudget budget() const override {
     return {options_.max_num_batched_tokens, BatchBudget::kUnlimited, options_.max_batch_size};
   }
@@ -40,7 +40,7 @@ class OrcaScheduler final : public IBatchScheduler {
   bool decode_plans_repeat() const override { return true; }
 
  private:
-  void admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) const;
+  void admit_prefills(IKvCacheAllocator& allocator, BatchPlan& plan);
 
   OrcaSchedulerOptions options_;
   DecodeScratch scratch_;

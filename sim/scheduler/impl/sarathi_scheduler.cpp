@@ -24,19 +24,19 @@ std::optional<std::string> SarathiScheduler::reject_reason(
   return kv_capacity_reject_reason(request, allocator);
 }
 
-void SarathiScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) {
+void SarathiScheduler::plan(IKvCacheAllocator& allocator, BatchPlan& plan) {
   std::int64_t budget = options_.token_budget;
-  schedule_decodes(queues, allocator, plan, budget);
-  const bool prefills_fit = continue_prefills(queues, allocator, plan, budget);
-  if (prefills_fit && plan.preempted.empty()) admit_prefills(queues, allocator, plan, budget);
+  schedule_decodes(allocator, plan, budget);
+  const bool prefills_fit = continue_prefills(allocator, plan, budget);
+  if (prefills_fit && plan.preempted.empty()) admit_prefills(allocator, plan, budget);
 }
 
-void SarathiScheduler::schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator,
-                                        BatchPlan& plan, std::int64_t& budget) {
-  for_each_schedulable_oldest_first(queues, [&](Request* request) {
+void SarathiScheduler::schedule_decodes(IKvCacheAllocator& allocator, BatchPlan& plan,
+                                        std::int64_t& budget) {
+  for_each_schedulable_in_order(queues_, [&](Request* request) {
     if (budget == 0) return false;
-    if (!request->prefilling &&
-        grow_or_preempt(request, 1, queues, allocator, plan) == GrowthOutcome::Grown) {
+    if (!request->prefilling() &&
+        grow_or_preempt(request, 1, queues_, allocator, plan) == GrowthOutcome::Grown) {
       plan.add_decode(request);
       budget -= 1;
     }
@@ -44,16 +44,16 @@ void SarathiScheduler::schedule_decodes(RequestQueues& queues, IKvCacheAllocator
   });
 }
 
-bool SarathiScheduler::continue_prefills(RequestQueues& queues, IKvCacheAllocator& allocator,
-                                         BatchPlan& plan, std::int64_t& budget) {
+bool SarathiScheduler::continue_prefills(IKvCacheAllocator& allocator, BatchPlan& plan,
+                                         std::int64_t& budget) {
   bool all_fit = true;
-  for_each_schedulable_oldest_first(queues, [&](Request* request) {
+  for_each_schedulable_in_order(queues_, [&](Request* request) {
     if (budget == 0) return false;
-    if (!request->prefilling) return true;
-    const std::int64_t chunk = std::min(request->prefill_target() - request->kv_tokens, budget);
-    // Growing the allocator leaves kv_tokens alone (the replica adds the chunk when the
-    // batch completes), so add_prefill below still sees the tokens cached before the chunk.
-    if (grow_or_preempt(request, chunk, queues, allocator, plan) != GrowthOutcome::Grown) {
+    if (!request->prefilling()) return true;
+    const std::int64_t chunk = std::min(request->uncomputed_tokens(), budget);
+    // Growing the allocator leaves computed_tokens alone (the step completes with the
+    // batch), so add_prefill below still sees the tokens cached before the chunk.
+    if (grow_or_preempt(request, chunk, queues_, allocator, plan) != GrowthOutcome::Grown) {
       // First come, first served: newer prefills wait behind the oldest one.
       all_fit = false;
       return false;
@@ -65,20 +65,17 @@ bool SarathiScheduler::continue_prefills(RequestQueues& queues, IKvCacheAllocato
   return all_fit;
 }
 
-void SarathiScheduler::admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator,
-                                      BatchPlan& plan, std::int64_t budget) const {
-  while (budget > 0 && !queues.waiting.empty()) {
-    if (static_cast<std::int64_t>(queues.running.size()) >= options_.max_num_seqs) return;
-    Request* request = queues.waiting.front();
-    const std::int64_t chunk = std::min(request->prefill_target(), budget);
+void SarathiScheduler::admit_prefills(IKvCacheAllocator& allocator, BatchPlan& plan,
+                                      std::int64_t budget) {
+  while (budget > 0 && !queues_.waiting().empty()) {
+    if (static_cast<std::int64_t>(queues_.running().size()) >= options_.max_num_seqs) return;
+    const Request* request = queues_.waiting().front();
+    const std::int64_t chunk = std::min(request->tokens(), budget);
     // Room for the whole prefill, and for the admission made: a contiguous reservation
     // may depend on how many tokens the sequence holds when admitted.
-    if (!allocator.can_admit(request->prefill_target(), request->final_tokens())) return;
+    if (!allocator.can_admit(request->tokens(), request->final_tokens())) return;
     if (!allocator.can_admit(chunk, request->final_tokens())) return;
-    allocator.admit(request->spec.id, chunk, request->final_tokens());
-    queues.waiting.pop_front();
-    queues.add_running(request);
-    plan.add_prefill(request, chunk);
+    admit_first_waiting(queues_, allocator, plan, chunk);
     budget -= chunk;
   }
 }

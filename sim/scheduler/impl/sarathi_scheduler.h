@@ -29,14 +29,14 @@ struct SarathiSchedulerOptions {
 //
 // Works with any allocator: chunks grow an admitted sequence, which a contiguous region
 // reserved for the final length always allows, and paged allocation takes block by block.
-class SarathiScheduler final : public IBatchScheduler {
+class SarathiScheduler final : public QueueingScheduler {
  public:
   explicit SarathiScheduler(const SarathiSchedulerOptions& options);
 
   // No prefill limit: chunking lets any prompt through the budget.
   std::optional<std::string> reject_reason(const RequestSpec& request,
                                            const IKvCacheAllocator& allocator) const override;
-  void plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) override;
+  void plan(IKvCacheAllocator& allocator, BatchPlan& plan) override;
   BatchBudget budget() const override {
     return {options_.token_budget, options_.token_budget, options_.max_num_seqs};
   }
@@ -45,13 +45,10 @@ class SarathiScheduler final : public IBatchScheduler {
   bool decode_plans_repeat() const override { return true; }
 
  private:
-  static void schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
-                               std::int64_t& budget);
+  void schedule_decodes(IKvCacheAllocator& allocator, BatchPlan& plan, std::int64_t& budget);
   // Returns false when the oldest unfinished prefill found no memory for its chunk.
-  static bool continue_prefills(RequestQueues& queues, IKvCacheAllocator& allocator,
-                                BatchPlan& plan, std::int64_t& budget);
-  void admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
-                      std::int64_t budget) const;
+  bool continue_prefills(IKvCacheAllocator& allocator, BatchPlan& plan, std::int64_t& budget);
+  void admit_prefills(IKvCacheAllocator& allocator, BatchPlan& plan, std::int64_t budget);
 
   SarathiSchedulerOptions options_;
 };

@@ -27,13 +27,13 @@ struct StaticSchedulerOptions {
 // its memory shows as free, not held, until the batch ends.
 //
 // Works with any allocator.
-class StaticScheduler final : public IBatchScheduler {
+class StaticScheduler final : public QueueingScheduler {
  public:
   explicit StaticScheduler(const StaticSchedulerOptions& options);
 
   std::optional<std::string> reject_reason(const RequestSpec& request,
                                            const IKvCacheAllocator& allocator) const override;
-  void plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) override;
+  void plan(IKvCacheAllocator& allocator, BatchPlan& plan) override;
   BatchBudget budget() const override {
     return {BatchBudget::kUnlimited, BatchBudget::kUnlimited, options_.batch_size};
   }
@@ -41,9 +41,8 @@ class StaticScheduler final : public IBatchScheduler {
   bool decode_plans_repeat() const override { return true; }
 
  private:
-  void form_batch(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) const;
-  static void schedule_decodes(RequestQueues& queues, IKvCacheAllocator& allocator,
-                               BatchPlan& plan);
+  void form_batch(IKvCacheAllocator& allocator, BatchPlan& plan);
+  void schedule_decodes(IKvCacheAllocator& allocator, BatchPlan& plan);
 
   StaticSchedulerOptions options_;
 };

@@ -6,7 +6,8 @@
 
 namespace servesim {
 
-VllmScheduler::VllmScheduler(const VllmSchedulerOptions& options) : options_(options) {
+VllmScheduler::VllmScheduler(const VllmSchedulerOptions& options, std::int64_t swap_capacity_tokens)
+    : QueueingScheduler(swap_capacity_tokens), options_(options) {
   if (options.max_num_seqs < 1) {
     throw InputError("scheduler.max_num_seqs", "expected at least 1 sequence");
   }
@@ -33,17 +34,16 @@ std::optional<std::string> VllmScheduler::reject_reason(const RequestSpec& reque
   return std::nullopt;
 }
 
-void VllmScheduler::plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) {
+void VllmScheduler::plan(IKvCacheAllocator& allocator, BatchPlan& plan) {
   // Swapped requests resume before any new prompt is admitted, as in vLLM.
-  const bool had_swapped = !queues.swapped.empty();
-  swap_in_in_order(queues, allocator, plan);
-  if (!had_swapped) admit_prefills(queues, allocator, plan);
-  if (plan.empty()) decode_running_oldest_first(queues, allocator, plan, scratch_);
+  const bool had_swapped = !queues_.swapped().empty();
+  swap_in_in_order(queues_, allocator, plan);
+  if (!had_swapped) admit_prefills(allocator, plan);
+  if (plan.empty()) decode_running_in_order(queues_, allocator, plan, scratch_);
 }
 
-void VllmScheduler::admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator,
-                                   BatchPlan& plan) const {
-  admit_whole_prompts_in_order(queues, allocator, plan, options_.max_num_batched_tokens,
+void VllmScheduler::admit_prefills(IKvCacheAllocator& allocator, BatchPlan& plan) {
+  admit_whole_prompts_in_order(queues_, allocator, plan, options_.max_num_batched_tokens,
                                options_.max_num_seqs);
 }
 

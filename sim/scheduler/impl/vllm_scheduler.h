@@ -20,13 +20,15 @@ struct VllmSchedulerOptions {
 // the head of the queue to re-prefill its prompt and generated tokens later), or by swap
 // when the replica has swap space: its KV blocks are copied to host memory and copied back,
 // before any new prompt is admitted, once memory allows.
-class VllmScheduler final : public IBatchScheduler {
+class VllmScheduler final : public QueueingScheduler {
  public:
-  explicit VllmScheduler(const VllmSchedulerOptions& options);
+  // `swap_capacity_tokens`: host memory for preemption by swap (0: by recompute only).
+  explicit VllmScheduler(const VllmSchedulerOptions& options,
+                         std::int64_t swap_capacity_tokens = 0);
 
   std::optional<std::string> reject_reason(const RequestSpec& request,
                                            const IKvCacheAllocator& allocator) const override;
-  void plan(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) override;
+  void plan(IKvCacheAllocator& allocator, BatchPlan& plan) override;
   BatchBudget budget() const override {
     return {options_.max_num_batched_tokens, BatchBudget::kUnlimited, options_.max_num_seqs};
   }
@@ -35,7 +37,7 @@ class VllmScheduler final : public IBatchScheduler {
   bool decode_plans_repeat() const override { return true; }
 
  private:
-  void admit_prefills(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan) const;
+  void admit_prefills(IKvCacheAllocator& allocator, BatchPlan& plan);
 
   VllmSchedulerOptions options_;
   DecodeScratch scratch_;

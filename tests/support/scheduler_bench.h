@@ -3,6 +3,7 @@
 // Shared by the scheduler tests: a replica's bookkeeping without the clock, and a miniature
 // contiguous allocator.
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <unordered_map>
@@ -11,6 +12,7 @@
 
 #include "sim/memory/impl/paged_allocator.h"
 #include "sim/scheduler/batch_scheduler.h"
+#include "sim/scheduler/request_lifecycle.h"
 
 namespace servesim::test {
 
@@ -25,10 +27,12 @@ class ReservingAllocator final : public IKvCacheAllocator {
   bool can_admit(std::int64_t tokens, std::int64_t final_tokens) const override {
     return tokens <= final_tokens && reserved_ + final_tokens <= capacity_;
   }
-  void admit(std::int64_t sequence, std::int64_t tokens, std::int64_t final_tokens) override {
+  std::int64_t admit(std::int64_t sequence, std::int64_t tokens,
+                     std::int64_t final_tokens) override {
     if (!can_admit(tokens, final_tokens)) throw std::logic_error("admitted without room");
     regions_[sequence] = {tokens, final_tokens};
     reserved_ += final_tokens;
+    return 0;
   }
   bool can_grow(std::int64_t sequence, std::int64_t tokens) const override {
     const auto& [held, size] = regions_.at(sequence);
@@ -58,51 +62,52 @@ class ReservingAllocator final : public IKvCacheAllocator {
   std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>> regions_;  // held, size
 };
 
-// A replica's bookkeeping without the clock: requests, queues, and the effect of a plan.
+// A replica's bookkeeping without the clock: requests, the scheduler (which owns the
+// queues), and the effect of a plan, through the same lifecycle functions the replica uses.
 template <typename Scheduler>
 struct SchedulerBench {
   std::unique_ptr<IKvCacheAllocator> allocator;
   Scheduler scheduler;
-  RequestQueues queues;
   std::vector<std::unique_ptr<Request>> requests;
 
-  template <typename Options>
-  SchedulerBench(std::unique_ptr<IKvCacheAllocator> kv, const Options& options)
-      : allocator(std::move(kv)), scheduler(options) {}
+  template <typename Options, typename... More>
+  SchedulerBench(std::unique_ptr<IKvCacheAllocator> kv, const Options& options, More... more)
+      : allocator(std::move(kv)), scheduler(options, more...) {}
+
+  const RequestQueues& queues() const { return scheduler.queues(); }
 
   Request* arrive(std::int64_t prompt, std::int64_t output) {
     requests.push_back(std::make_unique<Request>());
     Request* r = requests.back().get();
     r->spec = RequestSpec{static_cast<std::int64_t>(requests.size()) - 1, {}, prompt, output};
-    queues.waiting.push_back(r);
+    scheduler.enqueue(r);
     return r;
   }
 
-  bool idle() const { return queues.running.empty() && queues.waiting.empty(); }
+  bool idle() const { return queues().running().empty() && queues().waiting().empty(); }
 
   BatchPlan launch() {
     BatchPlan plan;
-    scheduler.plan(queues, *allocator, plan);
+    scheduler.plan(*allocator, plan);
     for (const auto& w : plan.work)
       w.request->in_flight = true;
     return plan;
   }
 
-  // As Replica::complete: emit tokens, then retire finished requests.
+  // As Replica::complete: complete every step, then retire finished requests.
   void complete(const BatchPlan& plan) {
+    std::vector<Request*> finished;
     for (const auto& w : plan.work) {
       Request& r = *w.request;
-      r.in_flight = false;
-      r.kv_tokens += w.tokens;
-      if (w.prefill && r.kv_tokens < r.prefill_target()) continue;
-      r.prefilling = false;
-      r.generated_tokens += 1;
+      if (complete_step(r, w.tokens, SimTime{}) && r.finished()) finished.push_back(&r);
     }
-    std::erase_if(queues.running, [&](const Request* r) {
-      if (!r->finished() || r->in_flight) return false;
+    std::sort(finished.begin(), finished.end(),
+              [](const Request* a, const Request* b) { return a->spec.id < b->spec.id; });
+    for (Request* r : finished) {
       allocator->release(r->spec.id);
-      return true;
-    });
+      finish(*r);
+    }
+    scheduler.retire(finished);
   }
 
   BatchPlan step() {

@@ -1,0 +1,97 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "sim/cluster/serving_observer.h"
+#include "sim/core/sim_time.h"
+#include "sim/hardware/execution_time_model.h"
+#include "sim/memory/decode_round_allocator.h"
+#include "sim/metrics/records.h"
+#include "sim/scheduler/batch_plan.h"
+
+namespace servesim {
+
+// Bulk decoding, a replica's fast path (a named mode beside the plain one, which launches
+// every iteration on its own; engine.bulk_decode picks it, and tests hold the two equal).
+//
+// When a plan decodes every running request and does nothing else, and the scheduler
+// promises that such plans repeat (IBatchScheduler::decode_plans_repeat), the iterations
+// that follow are known until a request finishes or the allocator would refuse a token. The
+// replica then launches them as one decode run: each iteration priced on its own (O(1)
+// apiece, IExecutionTimeModel::estimate_decode_run), one completion event at the end of the
+// last, and the allocator advanced in bulk (IDecodeRoundAllocator). A request arriving for
+// the replica cuts the run after the iteration in flight at that instant, which is where
+// one-at-a-time iterations would have let it in. Every metric equals the one-at-a-time
+// result: each iteration is reported with its own start, duration and KV usage.
+//
+// One run at a time: the mode is off with pipeline parallelism (several batches in flight).
+class DecodeRuns {
+ public:
+  DecodeRuns(IDecodeRoundAllocator& allocator, const IExecutionTimeModel& time_model)
+      : allocator_(allocator), time_model_(time_model) {}
+
+  // How many iterations a run of `plan` would last, its own included (1: it cannot start
+  // one). `running_requests` is the scheduler's running queue's length.
+  std::int64_t steps_for(const BatchPlan& plan, std::size_t running_requests) const;
+  // Prices a run of `steps` (from steps_for, at least 2) iterations of `plan`; the first
+  // one's duration.
+  double price(const BatchPlan& plan, std::int64_t steps);
+  // The run priced last starts as batch `batch`, its first iteration (reported as `first`)
+  // ending at `first_end`; `next_final_tokens` is the waiting queue's head as every
+  // iteration of the run sees it. Returns when the run ends.
+  SimTime start(std::int64_t batch, const IterationRecord& first, SimTime first_end,
+                std::int64_t next_final_tokens);
+
+  bool is_run(std::int64_t batch) const { return batch_ == batch; }
+  // A request arrives at `now` while a run is in flight: the run ends after the iteration
+  // in flight at `now` (or ending at `now`). Returns its new end, or nullopt when no run
+  // is in flight or it ends then anyway.
+  std::optional<SimTime> cut(SimTime now);
+
+  // The run completes at `now` (checked): returns its iterations, the first included. The
+  // replica then completes the first iteration's steps, with the later ones in bulk, and
+  // calls report_later_iterations.
+  std::int64_t finish(SimTime now);
+  SimTime first_end() const { return ends_.front(); }
+  // The iterations after the run's first, as each would have been launched: the allocator
+  // grows every sequence of `plan` by one token per iteration, then
+  // `check_usage(usage, end of the iteration before)` checks each, and the observer hears
+  // of them all at once.
+  template <class CheckUsage>
+  void report_later_iterations(const BatchPlan& plan, IServingObserver& observer,
+                               CheckUsage check_usage);
+
+ private:
+  IDecodeRoundAllocator& allocator_;
+  const IExecutionTimeModel& time_model_;
+  std::int64_t batch_ = -1;  // the run in flight; -1: none
+  std::vector<SimTime> ends_;
+  std::vector<double> durations_s_;  // the iterations' durations, as priced at launch
+  std::vector<KvUsage> usages_;      // the KV memory of iterations 2, 3, ...
+  IterationRecord first_;            // the first iteration's record
+  // The waiting queue's head as every iteration of the run saw it at launch (a request
+  // arriving later cuts the run, but may be queued before the run completes).
+  std::int64_t next_final_tokens_ = 0;
+  // Runs are priced up front; the longest grows while runs end uncut and shrinks when cut,
+  // so pricing wasted on iterations that a cut drops stays a fraction of the work. Pricing
+  // a round costs about an eighth of what a run costs per sequence of its batch (planning,
+  // emitting tokens, handing out blocks; measured in scenario 2 of bench/), so the limit
+  // stays at 8 rounds per sequence or more.
+  static constexpr std::int64_t kRoundsPerSequence = 8;
+  std::int64_t run_limit_ = 16;
+};
+
+template <class CheckUsage>
+void DecodeRuns::report_later_iterations(const BatchPlan& plan, IServingObserver& observer,
+                                         CheckUsage check_usage) {
+  usages_.resize(ends_.size() - 1);
+  allocator_.grow_decode_rounds(plan.decode_sequences, next_final_tokens_, usages_);
+  for (std::size_t k = 1; k < ends_.size(); ++k)
+    check_usage(usages_[k - 1], ends_[k - 1]);
+  observer.on_decode_run(DecodeRunIterations{first_, ends_, usages_});
+}
+
+}  // namespace servesim

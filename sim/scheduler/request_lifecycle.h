@@ -1,0 +1,89 @@
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "sim/core/error.h"
+#include "sim/core/sim_time.h"
+#include "sim/scheduler/request.h"
+
+namespace servesim {
+
+// The one place a request changes state or progress (see Request). Schedulers, the replica
+// and the decode-run fast path call these; none of them writes the fields directly, so a new
+// policy cannot get a transition subtly different.
+
+// Waiting or Preempted -> Running: admitted holding `cached_tokens` of its tokens() already
+// in the cache (0 without prefix caching); it prefills the rest.
+inline void admit(Request& request, std::int64_t cached_tokens = 0) {
+  if (request.tokens() > std::numeric_limits<std::int32_t>::max()) {
+    throw InvariantError("request " + std::to_string(request.spec.id) + " holds " +
+                         std::to_string(request.tokens()) + " tokens, more than 2^31");
+  }
+  request.state = RequestState::Running;
+  request.computed_tokens = cached_tokens;
+  request.prefill_end_tokens = static_cast<std::int32_t>(request.tokens());
+}
+
+// Swapped -> Running: its KV is back in the cache and it decodes on.
+inline void resume_from_swap(Request& request) {
+  request.state = RequestState::Running;
+}
+
+// Running -> Preempted: its KV is dropped; on re-admission it recomputes its prompt and
+// every generated token, then produces its next token.
+inline void preempt_by_recompute(Request& request) {
+  request.state = RequestState::Preempted;
+  request.computed_tokens = 0;
+  request.prefill_end_tokens = 0;
+  request.preemptions += 1;
+}
+
+// Running -> Swapped: its KV is copied to host memory, computed tokens and all.
+inline void preempt_by_swap(Request& request) {
+  request.state = RequestState::Swapped;
+  request.preemptions += 1;
+}
+
+// Running -> Finished, once it has generated every output token.
+inline void finish(Request& request) {
+  request.state = RequestState::Finished;
+}
+
+// Waiting -> Rejected: it can never be served.
+inline void reject(Request& request) {
+  request.state = RequestState::Rejected;
+}
+
+// Joined a batch launched at `now`; its first batch is when it was first scheduled.
+inline void schedule(Request& request, SimTime now) {
+  if (!request.scheduled) {
+    request.scheduled = true;
+    request.first_scheduled = now;
+  }
+}
+
+// The update rule: a step computed `tokens` of the request's uncomputed tokens and ended at
+// `at`. A step whose tokens reach tokens() samples the next token, stamped `at` (its
+// first_token when it is the first); returns whether it did. The time since the token
+// before, for the gaps a caller reports, is `at` minus last_token as it was before the call.
+inline bool complete_step(Request& request, std::int64_t tokens, SimTime at) {
+  request.in_flight = false;
+  request.computed_tokens += tokens;
+  if (request.computed_tokens != request.tokens()) return false;
+  request.generated_tokens += 1;
+  if (request.generated_tokens == 1) request.first_token = at;
+  request.last_token = at;
+  return true;
+}
+
+// The rule applied `steps` times over, for a decoding request: `steps` more steps of one
+// token each, the last ending at `last_at` (a decode run; the gaps are reported by the run).
+inline void complete_decode_steps(Request& request, std::int64_t steps, SimTime last_at) {
+  request.computed_tokens += steps;
+  request.generated_tokens += steps;
+  request.last_token = last_at;
+}
+
+}  // namespace servesim
