@@ -62,7 +62,13 @@ RooflineModel::KernelTime RooflineModel::kernel_time(double flops, double bytes,
 void RooflineModel::price(OperatorCost& op, double flops, double bytes,
                           const KernelCeilings& ceilings, double size, double kernels,
                           double masked_flops, double idle_flops) const noexcept {
-  const KernelTime t = kernel_time(flops, bytes, ceilings, size, kernels, masked_flops, idle_flops);
+  record(op, flops, bytes,
+         kernel_time(flops, bytes, ceilings, size, kernels, masked_flops, idle_flops), ceilings,
+         size);
+}
+
+void RooflineModel::record(OperatorCost& op, double flops, double bytes, const KernelTime& t,
+                           const KernelCeilings& ceilings, double size) const noexcept {
   op.flops = flops;
   op.bytes = bytes;
   // Achieved FLOP/s over achieved bytes/s at this size.
@@ -114,8 +120,13 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
         hardware_.kernels.prefill_attention,
         prefill_tokens / static_cast<double>(shape.prefill_sequences));
   }
-  if (shape.decode_sequences > 0)
-    decode_attention_time_s(shape, &cost.at(OperatorKind::AttentionDecode));
+  if (shape.decode_sequences > 0) {
+    const DecodeAttention attention = decode_attention(shape.decode_sequences);
+    const double context = static_cast<double>(shape.decode_context_tokens);
+    record(cost.at(OperatorKind::AttentionDecode), attention.layers * attention.flops(context),
+           attention.layers * attention.bytes(context), attention.time(context),
+           hardware_.kernels.decode_attention, static_cast<double>(shape.decode_sequences));
+  }
   per_layer(OperatorKind::OutProj,
             gemm_work(tokens, hidden_, q_width, weight_bytes_, a, tiling(out)), out, tokens);
 
@@ -175,22 +186,32 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   return cost;
 }
 
-double RooflineModel::decode_attention_time_s(const BatchShape& shape,
-                                              OperatorCost* op) const noexcept {
-  const double sequences = static_cast<double>(shape.decode_sequences);
-  const KernelWork w = decode_attention_work(
-      sequences, static_cast<double>(shape.decode_context_tokens), heads_ * head_dim_,
-      kv_heads_ * head_dim_, activation_bytes_, kv_bytes_);
+RooflineModel::DecodeAttention RooflineModel::decode_attention(
+    std::int64_t sequences) const noexcept {
+  const double n = static_cast<double>(sequences);
+  const double q_width = heads_ * head_dim_;
+  const double kv_width = kv_heads_ * head_dim_;
+  const KernelWork per_sequence =
+      decode_attention_work(n, 0, q_width, kv_width, activation_bytes_, kv_bytes_);
   const KernelCeilings& ceilings = hardware_.kernels.decode_attention;
   const double l = layers_;
-  if (op == nullptr) {
-    return kernel_time(l * w.flops, l * w.bytes, ceilings, sequences, l, l * w.masked_flops,
-                       l * w.idle_flops)
-        .time_s;
-  }
-  price(*op, l * w.flops, l * w.bytes, ceilings, sequences, l, l * w.masked_flops,
-        l * w.idle_flops);
-  return op->time_s;
+  const double size = std::max(n, 1.0);
+  DecodeAttention d;
+  d.layers = l;
+  d.q_width = q_width;
+  d.kv_width = kv_width;
+  d.kv_bytes = kv_bytes_;
+  d.sequence_bytes = per_sequence.bytes;
+  d.compute_flops_per_s = compute_flops_per_s_;
+  d.memory_bytes_per_s = memory_bytes_per_s_;
+  d.compute_efficiency = ceilings.compute_efficiency;
+  d.memory_efficiency = ceilings.memory_efficiency;
+  d.compute_scale = 1 + ceilings.compute_half_size / size;
+  d.memory_scale = 1 + ceilings.memory_half_size / size;
+  d.masked_s = ceilings.masked_pair_weight * (l * per_sequence.masked_flops / compute_flops_per_s_);
+  d.idle_s = ceilings.quantization_weight * (l * per_sequence.idle_flops / compute_flops_per_s_);
+  d.fixed_s = l * ceilings.fixed_s;
+  return d;
 }
 
 double RooflineModel::total_without_decode_attention(const IterationCost& cost) noexcept {
@@ -212,47 +233,17 @@ void RooflineModel::estimate_decode_run(const BatchShape& first,
     return;
   }
   const double others_s = total_without_decode_attention(estimate(first));
-  // decode_attention_time_s, step by step, with what does not depend on the context worked
-  // out once: the same operations in the same order, so each duration equals estimate()'s to
-  // the bit (tested).
-  const double sequences = static_cast<double>(first.decode_sequences);
-  const double q_width = heads_ * head_dim_;
-  const double kv_width = kv_heads_ * head_dim_;
-  const KernelWork per_sequence =
-      decode_attention_work(sequences, 0, q_width, kv_width, activation_bytes_, kv_bytes_);
-  const KernelCeilings& ceilings = hardware_.kernels.decode_attention;
-  const double l = layers_;
-  const double size = std::max(sequences, 1.0);
-  const double compute_scale = 1 + ceilings.compute_half_size / size;
-  const double memory_scale = 1 + ceilings.memory_half_size / size;
-  const double masked_s =
-      ceilings.masked_pair_weight * (l * per_sequence.masked_flops / compute_flops_per_s_);
-  const double idle_s =
-      ceilings.quantization_weight * (l * per_sequence.idle_flops / compute_flops_per_s_);
-  const double fixed_s = l * ceilings.fixed_s;
-  const double flops_per_context_token = 4 * q_width;
-  // Locals, so that nothing the loop reads can alias the durations it writes, and the
+  // A local copy, so that nothing the loop reads can alias the durations it writes, and the
   // context worked out in doubles from a 32-bit step (exact: integers below 2^53), so that
   // the compiler vectorises the loop (a run longer than 2^31 steps takes the general path).
-  const double kv_bytes = kv_bytes_;
-  const double sequence_bytes = per_sequence.bytes;
-  const double compute_flops_per_s = compute_flops_per_s_;
-  const double memory_bytes_per_s = memory_bytes_per_s_;
-  const double compute_efficiency = ceilings.compute_efficiency;
-  const double memory_efficiency = ceilings.memory_efficiency;
+  const DecodeAttention attention = decode_attention(first.decode_sequences);
   const auto step_tokens = static_cast<double>(first.decode_sequences);
   const auto first_context = static_cast<double>(first.decode_context_tokens);
   double* const out = durations_s.data();
   const auto steps = static_cast<std::int32_t>(durations_s.size());
   for (std::int32_t k = 0; k < steps; ++k) {
     const double context = first_context + static_cast<double>(k) * step_tokens;
-    const double flops = flops_per_context_token * context;
-    const double bytes = context * 2 * kv_width * kv_bytes + sequence_bytes;
-    const double compute_s =
-        ((l * flops) / compute_flops_per_s * compute_scale + masked_s + idle_s) /
-        compute_efficiency;
-    const double memory_s = (l * bytes) / memory_bytes_per_s / memory_efficiency * memory_scale;
-    out[k] = others_s + (std::max(compute_s, memory_s) + fixed_s);
+    out[k] = others_s + attention.time(context).time_s;
   }
 }
 

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+
 #include "sim/hardware/execution_time_model.h"
 #include "sim/hardware/hardware_profile.h"
 #include "sim/model/dtype.h"
@@ -36,24 +39,50 @@ class RooflineModel final : public IExecutionTimeModel {
   double peak_balance_flops_per_byte() const noexcept;
 
  private:
+  // A kernel's compute and memory times and its time (the larger plus its fixed costs).
+  struct KernelTime {
+    double compute_s = 0, memory_s = 0, time_s = 0;
+  };
   // Fills `op` from totals for the whole stage under the ceilings of its kernel class at
   // `size` (see KernelCeilings); `kernels` counts its launches.
   void price(OperatorCost& op, double flops, double bytes, const KernelCeilings& ceilings,
              double size, double kernels, double masked_flops = 0,
              double idle_flops = 0) const noexcept;
+  // Fills `op` with the work and time of a kernel timed as `t`.
+  void record(OperatorCost& op, double flops, double bytes, const KernelTime& t,
+              const KernelCeilings& ceilings, double size) const noexcept;
   void price_collective(OperatorCost& op, double calls, double bytes_per_rank,
                         double ring_factor) const noexcept;
-  // A kernel's compute and memory times and its time (the larger plus its fixed costs):
-  // price() and the decode-run loop both time kernels with it, so they agree to the bit.
-  struct KernelTime {
-    double compute_s = 0, memory_s = 0, time_s = 0;
-  };
   KernelTime kernel_time(double flops, double bytes, const KernelCeilings& ceilings, double size,
                          double kernels, double masked_flops, double idle_flops) const noexcept;
-  // The time of decode attention over the shape's contexts; also fills `op` when given one.
-  double decode_attention_time_s(const BatchShape& shape, OperatorCost* op) const noexcept;
+  // Decode attention of a batch of decoding sequences as a function of their summed
+  // context: the one formula estimate() and estimate_decode_run both price it by, with what
+  // does not depend on the context worked out once.
+  struct DecodeAttention {
+    double layers, q_width, kv_width, kv_bytes, sequence_bytes;
+    double compute_flops_per_s, memory_bytes_per_s, compute_efficiency, memory_efficiency;
+    double compute_scale, memory_scale, masked_s, idle_s, fixed_s;
+    // Per layer.
+    double flops(double context) const noexcept { return 4 * q_width * context; }
+    double bytes(double context) const noexcept {
+      return context * 2 * kv_width * kv_bytes + sequence_bytes;
+    }
+    // The whole stage.
+    KernelTime time(double context) const noexcept {
+      KernelTime t;
+      t.compute_s =
+          ((layers * flops(context)) / compute_flops_per_s * compute_scale + masked_s + idle_s) /
+          compute_efficiency;
+      t.memory_s =
+          (layers * bytes(context)) / memory_bytes_per_s / memory_efficiency * memory_scale;
+      t.time_s = std::max(t.compute_s, t.memory_s) + fixed_s;
+      return t;
+    }
+  };
+  DecodeAttention decode_attention(std::int64_t sequences) const noexcept;
   // The total is summed as (every operator but decode attention, in order) + decode
-  // attention, so that estimate_decode_run reproduces it exactly.
+  // attention, so that estimate_decode_run, which prices only decode attention again for
+  // each iteration of a run, reproduces it exactly.
   static double total_without_decode_attention(const IterationCost& cost) noexcept;
 
   HardwareProfile hardware_;
