@@ -5,7 +5,6 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/core/error.h"
 #include "sim/core/policy_parameters.h"
 
 namespace servesim {
