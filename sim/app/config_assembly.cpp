@@ -1,11 +1,14 @@
 #include "sim/app/config_assembly.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
+#include "sim/app/policies.h"
 #include "sim/config/catalog.h"
 #include "sim/config/json_reader.h"
 #include "sim/config/overrides.h"
+#include "sim/config/policy_section.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
 
@@ -70,6 +73,33 @@ void keep_arrival_keys_of_process(nlohmann::json& document) {
   arrival = std::move(kept);
 }
 
+// The key path an override sets: "allocator.block_size" of "allocator.block_size=32".
+std::string override_path(const ConfigOverride& o) {
+  return o.assignment.substr(0, o.assignment.find('='));
+}
+
+// An override that switches a policy (`--allocator contiguous` over a config file's paged
+// allocator, a sweep's policy axis) leaves the keys the old policy read and the new one does
+// not: they came with the old choice, so they go with it, as keep_arrival_keys_of_process
+// does for arrival processes. Keys an override set stay whatever the policy, so a key given
+// for the wrong policy is still refused by name.
+void drop_keys_of_replaced_policy(nlohmann::json& document, const nlohmann::json& before,
+                                  const std::string& section, const PolicyMenu& menu,
+                                  const std::string& default_name,
+                                  const std::set<std::string>& overridden) {
+  if (overridden.count(section) != 0 || !document.contains(section) || !before.contains(section)) {
+    return;
+  }
+  const auto old_keys = policy_section_keys(before[section], menu, default_name);
+  const auto new_keys = policy_section_keys(document[section], menu, default_name);
+  if (!old_keys || !new_keys || *old_keys == *new_keys) return;
+  for (const auto& key : *old_keys) {
+    if (new_keys->count(key) == 0 && overridden.count(section + "." + key) == 0) {
+      document[section].erase(key);
+    }
+  }
+}
+
 }  // namespace
 
 nlohmann::json assemble_config(const ConfigSources& sources,
@@ -97,13 +127,24 @@ nlohmann::json assemble_config(const ConfigSources& sources,
     document["workload"]["arrival"] = {{"process", "poisson"}, {"rate_per_s", 8.0}};
     document["workload"]["num_requests"] = 2000;
   }
+  const nlohmann::json before_overrides = document;
+  std::set<std::string> overridden;
   for (const auto& o : sources.overrides) {
     if (o.assignment.rfind("workload=", 0) == 0) continue;
     apply_override(document, o.assignment, o.origin);
+    overridden.insert(override_path(o));
     if (o.assignment.rfind("workload.arrival.process=", 0) == 0) {
       keep_arrival_keys_of_process(document);
     }
   }
+  const RunConfig defaults;
+  const PolicyMenus menus = policy_menus();
+  drop_keys_of_replaced_policy(document, before_overrides, "scheduler", *menus.scheduler,
+                               defaults.scheduler.name, overridden);
+  drop_keys_of_replaced_policy(document, before_overrides, "allocator", *menus.allocator,
+                               defaults.allocator.name, overridden);
+  drop_keys_of_replaced_policy(document, before_overrides, "cost_model", *menus.cost_model,
+                               defaults.cost_model.name, overridden);
   return document;
 }
 

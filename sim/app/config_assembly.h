@@ -19,10 +19,13 @@ struct ConfigSources {
   std::vector<ConfigOverride> overrides;  // applied in order, after the file
 };
 
-// Builds the complete run configuration document: the built-in defaults, then the config
-// file merged over them, then the overrides. A workload given by name (a preset in
-// workloads/ or a path), or as {"preset": NAME, ...keys merged over it}, is expanded before
-// the workload.* overrides apply, so
+// Builds the complete run configuration document: the built-in defaults (the policy sections
+// hold only the default policies' names: run_config_from_json fills in the parameters the
+// chosen policies declare), then the config file merged over them, then the overrides. An
+// override that switches a policy drops the keys of the file's policy that the new one does
+// not read; keys set by overrides are kept, so one the policy does not read is refused. A
+// workload given by name (a preset in workloads/ or a path), or as {"preset": NAME, ...keys
+// merged over it}, is expanded before the workload.* overrides apply, so
 // `--workload azure-conv-2023 --rate 2` changes the preset's rate. When neither the config
 // file nor a `workload=` override names a workload, it is the built-in default: the sharegpt
 // preset, Poisson at 8 req/s, 2,000 requests (field overrides such as --rate still apply).

@@ -1,9 +1,5 @@
 #include "sim/app/policies.h"
 
-#include <array>
-#include <string_view>
-#include <utility>
-
 #include "sim/cluster/impl/least_kv_router.h"
 #include "sim/cluster/impl/least_outstanding_router.h"
 #include "sim/cluster/impl/random_router.h"
@@ -25,106 +21,174 @@
 namespace servesim {
 namespace {
 
-std::unique_ptr<IReservationPolicy> make_reservation(const RunConfig::Allocator& config,
-                                                     std::int64_t max_len_tokens) {
-  if (config.reservation == "max") return std::make_unique<MaxReservation>(max_len_tokens);
-  if (config.reservation == "pow2") return std::make_unique<Pow2Reservation>();
-  if (config.reservation == "oracle") return std::make_unique<OracleReservation>();
-  if (config.reservation == "fixed") {
-    return std::make_unique<FixedReservation>(config.fixed_reservation_tokens);
+// A reservation sized before the request arrives must fit the cache, or it could never be
+// granted.
+void require_fits(std::int64_t reservation_tokens, std::int64_t capacity_tokens) {
+  if (reservation_tokens > capacity_tokens) {
+    throw InputError("allocator.reservation", "a reservation of " +
+                                                  std::to_string(reservation_tokens) +
+                                                  " tokens exceeds the KV capacity of " +
+                                                  std::to_string(capacity_tokens) + " tokens");
   }
-  throw InputError("allocator.reservation", "unknown reservation policy \"" + config.reservation +
-                                                "\" (valid: max, pow2, oracle, fixed)");
-}
-
-std::unique_ptr<IAddressSpace> make_address_space(const RunConfig::Allocator& config,
-                                                  std::int64_t capacity_tokens) {
-  if (config.placement == "buddy") return std::make_unique<BuddyAddressSpace>(capacity_tokens);
-  if (config.placement == "first_fit") {
-    return std::make_unique<FirstFitAddressSpace>(capacity_tokens);
-  }
-  throw InputError("allocator.placement", "unknown placement policy \"" + config.placement +
-                                              "\" (valid: buddy, first_fit)");
 }
 
 }  // namespace
 
+Registry<ReservationFactory> reservation_registry() {
+  Registry<ReservationFactory> registry("reservation policy");
+  registry
+      .add("max", "the maximum length (prompt + output at most), as Orca and FasterTransformer",
+           [](const PolicyParameters&, std::int64_t capacity_tokens, std::int64_t max_len_tokens) {
+             require_fits(max_len_tokens, capacity_tokens);
+             return std::make_unique<MaxReservation>(max_len_tokens);
+           })
+      .add("pow2", "the prompt plus the next power of two of the output",
+           [](const PolicyParameters&, std::int64_t, std::int64_t) {
+             return std::make_unique<Pow2Reservation>();
+           })
+      .add("oracle", "exactly the prompt plus the output (known in advance)",
+           [](const PolicyParameters&, std::int64_t, std::int64_t) {
+             return std::make_unique<OracleReservation>();
+           })
+      .add("fixed", "fixed_reservation_tokens for every request",
+           {ParameterSpec::positive_integer("fixed_reservation_tokens", 2048,
+                                            "tokens reserved per request")},
+           [](const PolicyParameters& parameters, std::int64_t capacity_tokens, std::int64_t) {
+             const std::int64_t tokens = parameters.integer("fixed_reservation_tokens");
+             require_fits(tokens, capacity_tokens);
+             return std::make_unique<FixedReservation>(tokens);
+           });
+  return registry;
+}
+
+Registry<PlacementFactory> placement_registry() {
+  Registry<PlacementFactory> registry("placement policy");
+  registry
+      .add("buddy", "power-of-two buddy allocator, as the vLLM paper's Orca baselines",
+           [](std::int64_t capacity_tokens) {
+             return std::make_unique<BuddyAddressSpace>(capacity_tokens);
+           })
+      .add("first_fit", "the lowest free range that fits", [](std::int64_t capacity_tokens) {
+        return std::make_unique<FirstFitAddressSpace>(capacity_tokens);
+      });
+  return registry;
+}
+
 Registry<AllocatorFactory> allocator_registry() {
   Registry<AllocatorFactory> registry("allocator");
   registry.add("paged", "fixed-size KV blocks allocated as tokens arrive (vLLM PagedAttention)",
-               [](const RunConfig::Allocator& config, std::int64_t capacity_tokens,
+               {ParameterSpec::positive_integer("block_size", 16, "tokens per KV block"),
+                ParameterSpec::unit_fraction(
+                    "watermark", 0.01,
+                    "share of the blocks kept free when admitting prompts, for decode growth")},
+               [](const PolicyParameters& parameters, std::int64_t capacity_tokens,
                   std::int64_t /*max_len_tokens*/) {
-                 return std::make_unique<PagedAllocator>(capacity_tokens, config.block_size,
-                                                         config.watermark);
+                 return std::make_unique<PagedAllocator>(capacity_tokens,
+                                                         parameters.integer("block_size"),
+                                                         parameters.number("watermark"));
                });
   registry.add(
-      "contiguous",
-      "one region per request reserved at admission (reservation: max, pow2, oracle, "
-      "fixed; placement: buddy, first_fit)",
-      [](const RunConfig::Allocator& config, std::int64_t capacity_tokens,
+      "contiguous", "one region per request reserved at admission",
+      {ParameterSpec::policy("reservation", reservation_registry().menu(), "max",
+                             "tokens reserved per request at admission"),
+       ParameterSpec::policy("placement", placement_registry().menu(), "buddy",
+                             "where in the address space a region goes")},
+      [](const PolicyParameters& parameters, std::int64_t capacity_tokens,
          std::int64_t max_len_tokens) {
-        // Fixed-size reservations larger than the cache could never be granted.
-        const std::int64_t fixed = config.reservation == "max"     ? max_len_tokens
-                                   : config.reservation == "fixed" ? config.fixed_reservation_tokens
-                                                                   : 0;
-        if (fixed > capacity_tokens) {
-          throw InputError("allocator.reservation", "a reservation of " + std::to_string(fixed) +
-                                                        " tokens exceeds the KV capacity of " +
-                                                        std::to_string(capacity_tokens) +
-                                                        " tokens");
-        }
-        return std::make_unique<ContiguousAllocator>(make_reservation(config, max_len_tokens),
-                                                     make_address_space(config, capacity_tokens));
+        auto reservation = reservation_registry()
+                               .find(parameters.text("reservation"), "allocator.reservation")
+                               .factory(parameters, capacity_tokens, max_len_tokens);
+        auto space = placement_registry()
+                         .find(parameters.text("placement"), "allocator.placement")
+                         .factory(capacity_tokens);
+        return std::make_unique<ContiguousAllocator>(std::move(reservation), std::move(space));
       });
   return registry;
 }
 
 Registry<SchedulerFactory> scheduler_registry() {
+  const auto max_num_seqs =
+      ParameterSpec::positive_integer("max_num_seqs", 256, "running requests per replica at most");
   Registry<SchedulerFactory> registry("scheduler");
-  registry.add("vllm",
-               "iteration-level, prefills first, preemption by recompute of the newest request",
-               [](const RunConfig::Scheduler& config, std::int64_t swap_capacity_tokens) {
-                 return std::make_unique<VllmScheduler>(
-                     VllmSchedulerOptions{config.max_num_seqs, config.max_num_batched_tokens},
-                     swap_capacity_tokens);
-               });
-  registry.add("orca",
-               "iteration-level, prefills and decodes mixed in one batch, contiguous reservations",
-               [](const RunConfig::Scheduler& config, std::int64_t /*swap_capacity_tokens*/) {
-                 return std::make_unique<OrcaScheduler>(
-                     OrcaSchedulerOptions{config.max_num_seqs, config.max_num_batched_tokens});
-               });
+  // vllm is defined by paged allocation. orca, static and sarathi go through the allocator
+  // interface only: under contiguous reservations they never preempt, under paging orca and
+  // sarathi preempt by recompute and static admits a batch only if it fits to the end.
   registry.add(
-      "static", "request-level batches of batch_size that run until every member finishes",
-      [](const RunConfig::Scheduler& config, std::int64_t /*swap_capacity_tokens*/) {
-        return std::make_unique<StaticScheduler>(StaticSchedulerOptions{config.batch_size});
-      });
+      "vllm", "iteration-level, prefills first, preemption by recompute of the newest request",
+      {max_num_seqs,
+       ParameterSpec::positive_integer("max_num_batched_tokens", 8192,
+                                       "tokens computed in one iteration at most"),
+       ParameterSpec::choice(
+           "preemption", {"recompute", "swap"}, "recompute",
+           "what a preempted request's KV does: dropped and recomputed, or swapped to host "
+           "memory (memory.swap_space_gib) over the host link")},
+      {{"paged"}, [](const PolicyParameters& parameters, std::int64_t swap_capacity_tokens) {
+         return std::make_unique<VllmScheduler>(
+             VllmSchedulerOptions{parameters.integer("max_num_seqs"),
+                                  parameters.integer("max_num_batched_tokens")},
+             swap_capacity_tokens);
+       }});
+  registry.add(
+      "orca", "iteration-level, prefills and decodes mixed in one batch, contiguous reservations",
+      {max_num_seqs,
+       ParameterSpec::positive_integer("max_num_batched_tokens", 8192,
+                                       "prompt tokens admitted in one iteration at most")},
+      {{"contiguous", "paged"},
+       [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/) {
+         return std::make_unique<OrcaScheduler>(OrcaSchedulerOptions{
+             parameters.integer("max_num_seqs"), parameters.integer("max_num_batched_tokens")});
+       }});
+  registry.add("static", "request-level batches of batch_size that run until every member finishes",
+               {ParameterSpec::positive_integer("batch_size", 8, "requests per batch")},
+               {{"contiguous", "paged"},
+                [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/) {
+                  return std::make_unique<StaticScheduler>(
+                      StaticSchedulerOptions{parameters.integer("batch_size")});
+                }});
   registry.add("sarathi",
                "chunked prefill under a per-iteration token_budget, decodes first (stall-free)",
-               [](const RunConfig::Scheduler& config, std::int64_t /*swap_capacity_tokens*/) {
-                 return std::make_unique<SarathiScheduler>(
-                     SarathiSchedulerOptions{config.token_budget, config.max_num_seqs});
+               {ParameterSpec::positive_integer("token_budget", 512,
+                                                "tokens computed per iteration at most"),
+                max_num_seqs},
+               {{"paged", "contiguous"},
+                [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/) {
+                  return std::make_unique<SarathiScheduler>(SarathiSchedulerOptions{
+                      parameters.integer("token_budget"), parameters.integer("max_num_seqs")});
+                }});
+  return registry;
+}
+
+Registry<CostModelFactory> cost_model_registry() {
+  Registry<CostModelFactory> registry("cost model");
+  registry.add("roofline",
+               "operators priced at their compute or memory ceiling, plus host costs (servesim "
+               "roofline)",
+               [](const ModelSpec& model, const HardwareProfile& hardware,
+                  const RooflineOptions& deployment, const PolicyParameters&) {
+                 return std::make_unique<RooflineModel>(model, hardware, deployment);
                });
   return registry;
 }
 
+PolicyMenus policy_menus() {
+  return {scheduler_registry().menu(), allocator_registry().menu(), cost_model_registry().menu()};
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> allocators_by_scheduler() {
+  std::vector<std::pair<std::string, std::vector<std::string>>> table;
+  const auto schedulers = scheduler_registry();
+  for (const auto& entry : schedulers.entries())
+    table.emplace_back(entry.name, entry.factory.allocators);
+  return table;
+}
+
 void check_policy_pair(const std::string& scheduler, const std::string& allocator) {
-  // vllm is defined by paged allocation. orca, static and sarathi go through the allocator
-  // interface only: under contiguous reservations they never preempt, under paging orca and
-  // sarathi preempt by recompute and static admits a batch only if it fits to the end.
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kPairs{{
-      {"vllm", "paged"},
-      {"orca", "contiguous"},
-      {"orca", "paged"},
-      {"static", "contiguous"},
-      {"static", "paged"},
-      {"sarathi", "paged"},
-      {"sarathi", "contiguous"},
-  }};
   std::string valid;
-  for (const auto& [s, a] : kPairs) {
-    if (s == scheduler && a == allocator) return;
-    valid += (valid.empty() ? "" : ", ") + std::string(s) + ":" + std::string(a);
+  for (const auto& [s, allocators] : allocators_by_scheduler()) {
+    for (const auto& a : allocators) {
+      if (s == scheduler && a == allocator) return;
+      valid += (valid.empty() ? "" : ", ") + s + ":" + a;
+    }
   }
   throw InputError("scheduler.name", "scheduler \"" + scheduler +
                                          "\" does not work with allocator \"" + allocator +

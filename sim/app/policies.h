@@ -3,31 +3,64 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/cluster/router.h"
 #include "sim/config/run_config.h"
+#include "sim/core/policy_parameters.h"
 #include "sim/core/registry.h"
 #include "sim/core/rng.h"
+#include "sim/hardware/execution_time_model.h"
+#include "sim/hardware/hardware_profile.h"
+#include "sim/hardware/impl/roofline_model.h"
+#include "sim/memory/address_space.h"
 #include "sim/memory/kv_cache_allocator.h"
+#include "sim/memory/reservation_policy.h"
+#include "sim/model/model_spec.h"
 #include "sim/scheduler/batch_scheduler.h"
 
 namespace servesim {
 
-// The built-in policies, by the names configs use. Each registry is built on demand: no
-// global state.
+// The built-in policies, by the names configs use, each with the parameters it reads from its
+// config section (scheduler.*, allocator.*, cost_model.*). Each registry is built on demand:
+// no global state.
 using AllocatorFactory = std::function<std::unique_ptr<IKvCacheAllocator>(
-    const RunConfig::Allocator& config, std::int64_t capacity_tokens, std::int64_t max_len_tokens)>;
-// `swap_capacity_tokens`: host memory for preemption by swap (0: recompute only).
-using SchedulerFactory = std::function<std::unique_ptr<IBatchScheduler>(
-    const RunConfig::Scheduler& config, std::int64_t swap_capacity_tokens)>;
+    const PolicyParameters& parameters, std::int64_t capacity_tokens, std::int64_t max_len_tokens)>;
+// A scheduler and the allocators whose mechanics it works with.
+struct SchedulerFactory {
+  std::vector<std::string> allocators;
+  // `swap_capacity_tokens`: host memory for preemption by swap (0: recompute only).
+  std::function<std::unique_ptr<IBatchScheduler>(const PolicyParameters& parameters,
+                                                 std::int64_t swap_capacity_tokens)>
+      make;
+};
 using RouterFactory = std::function<std::unique_ptr<IRouter>(const RngStreams& streams)>;
+// The contiguous allocator's sub-policies; they read their parameters from allocator.*.
+using ReservationFactory = std::function<std::unique_ptr<IReservationPolicy>(
+    const PolicyParameters& parameters, std::int64_t capacity_tokens, std::int64_t max_len_tokens)>;
+using PlacementFactory =
+    std::function<std::unique_ptr<IAddressSpace>(std::int64_t capacity_tokens)>;
+// `deployment` is the parallelism and the weight and KV formats of the run.
+using CostModelFactory = std::function<std::unique_ptr<IExecutionTimeModel>(
+    const ModelSpec& model, const HardwareProfile& hardware, const RooflineOptions& deployment,
+    const PolicyParameters& parameters)>;
 
 Registry<AllocatorFactory> allocator_registry();
 Registry<SchedulerFactory> scheduler_registry();
 Registry<RouterFactory> router_registry();
+Registry<ReservationFactory> reservation_registry();
+Registry<PlacementFactory> placement_registry();
+Registry<CostModelFactory> cost_model_registry();
 
-// Each scheduler declares the allocators whose mechanics it works with; any other pair is
-// refused with an InputError listing the valid pairs.
+// The parameter declarations of the registries a run config's policy sections choose from.
+PolicyMenus policy_menus();
+
+// For each registered scheduler, in registry order, the allocators it accepts.
+std::vector<std::pair<std::string, std::vector<std::string>>> allocators_by_scheduler();
+
+// Refuses a pair the scheduler does not accept with an InputError listing the valid pairs.
 void check_policy_pair(const std::string& scheduler, const std::string& allocator);
 
 }  // namespace servesim

@@ -5,7 +5,6 @@
 #include "sim/config/catalog.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
-#include "sim/hardware/impl/roofline_model.h"
 #include "sim/memory/kv_capacity.h"
 #include "sim/model/model_loader.h"
 #include "sim/model/model_size.h"
@@ -19,12 +18,20 @@ DType resolve_dtype(const std::string& text, DType native, bool kv, const std::s
   return kv ? parse_kv_dtype(text, key) : parse_dtype(text, key);
 }
 
+// The KV capacity planner reserves activation memory for this many sequences: the
+// scheduler's max_num_seqs, or for a scheduler without that cap (static) vLLM's default of
+// 256, which every scheduler used before each policy read only its own parameters.
+std::int64_t planned_sequences(const PolicyParameters& scheduler) {
+  constexpr std::int64_t kUncappedSequences = 256;
+  return scheduler.has("max_num_seqs") ? scheduler.integer("max_num_seqs") : kUncappedSequences;
+}
+
 }  // namespace
 
 SimulationOutcome run_simulation(const nlohmann::json& config_document,
                                  const std::filesystem::path& data_root,
                                  const std::filesystem::path& working_dir) {
-  const RunConfig config = run_config_from_json(config_document, "configuration");
+  const RunConfig config = run_config_from_json(config_document, "configuration", policy_menus());
   const ModelSpec model =
       load_model_file(Catalog(data_root / "models", "model", "model").resolve(config.model));
   const HardwareProfile hardware = load_hardware_file(
@@ -32,9 +39,11 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   const auto allocators = allocator_registry();
   const auto schedulers = scheduler_registry();
   const auto routers = router_registry();
+  const auto cost_models = cost_model_registry();
   const auto& allocator_entry = allocators.find(config.allocator.name, "allocator.name");
   const auto& scheduler_entry = schedulers.find(config.scheduler.name, "scheduler.name");
   const auto& router_entry = routers.find(config.router, "router");
+  const auto& cost_model_entry = cost_models.find(config.cost_model.name, "cost_model.name");
   check_policy_pair(config.scheduler.name, config.allocator.name);
 
   RooflineOptions roofline;
@@ -42,7 +51,8 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   roofline.weight_dtype =
       resolve_dtype(config.weight_dtype, model.native_dtype, false, "weight_dtype");
   roofline.kv_dtype = resolve_dtype(config.kv_dtype, model.native_dtype, true, "kv_dtype");
-  const RooflineModel time_model(model, hardware, roofline);
+  const std::unique_ptr<IExecutionTimeModel> time_model =
+      cost_model_entry.factory(model, hardware, roofline, config.cost_model.parameters);
 
   std::int64_t capacity_tokens = 0;
   if (config.memory.kv_capacity_tokens) {
@@ -61,7 +71,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
     o.kv_dtype = roofline.kv_dtype;
     o.memory_utilization = config.memory.mem_util;
     o.max_batched_tokens = config.memory.max_batched_tokens_reserve;
-    o.max_sequences = config.scheduler.max_num_seqs;
+    o.max_sequences = planned_sequences(config.scheduler.parameters);
     capacity_tokens = plan_kv_capacity(model, hardware, o).kv_capacity_tokens;
   }
   const std::int64_t max_len = config.max_len.value_or(model.max_position_embeddings);
@@ -80,10 +90,9 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
 
   SwapLink swap;
   std::int64_t swap_capacity_tokens = 0;
-  if (config.scheduler.preemption == "swap") {
-    if (config.scheduler.name != "vllm") {
-      throw InputError("scheduler.preemption", "swap is implemented for the vllm scheduler only");
-    }
+  // Only vllm declares preemption, so only vllm can swap.
+  if (config.scheduler.parameters.has("preemption") &&
+      config.scheduler.parameters.text("preemption") == "swap") {
     swap.bytes_per_token =
         kv_bytes_per_token_per_gpu(model, roofline.parallelism, roofline.kv_dtype);
     swap_capacity_tokens = static_cast<std::int64_t>(config.memory.swap_space_gib * 1073741824.0 /
@@ -95,9 +104,9 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   for (std::int64_t i = 0; i < config.replicas; ++i) {
     replicas.push_back(std::make_unique<Replica>(
         static_cast<std::int32_t>(i),
-        allocator_entry.factory(config.allocator, capacity_tokens, max_len),
-        scheduler_entry.factory(config.scheduler, swap_capacity_tokens), time_model, config.pp,
-        max_len, observer, swap, config.engine.bulk_decode));
+        allocator_entry.factory(config.allocator.parameters, capacity_tokens, max_len),
+        scheduler_entry.factory.make(config.scheduler.parameters, swap_capacity_tokens),
+        *time_model, config.pp, max_len, observer, swap, config.engine.bulk_decode));
   }
   Cluster cluster(std::move(replicas), router_entry.factory(streams), *source, observer);
   const ClusterRunStats stats = cluster.run();

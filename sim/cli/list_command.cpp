@@ -1,3 +1,8 @@
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "sim/app/policies.h"
 #include "sim/cli/format.h"
 #include "sim/cli/options.h"
@@ -5,13 +10,24 @@
 #include "sim/model/model_size.h"
 
 namespace servesim::cli {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items)
+    text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+}  // namespace
 
 int run_list(CommandContext& context) {
   po::options_description options("Options", 100, 50);
   const auto vm =
       parse_options(context, options, "servesim list",
                     "Lists the shipped models, hardware profiles and workload presets, and every\n"
-                    "registered scheduler, KV allocator and router.");
+                    "registered scheduler, KV allocator, reservation and placement policy, cost\n"
+                    "model and router, with the parameters each reads and their defaults.");
   if (!vm) return 0;
   std::ostream& out = context.out;
 
@@ -50,16 +66,55 @@ int run_list(CommandContext& context) {
   for (const auto& name : workloads.names())
     out << "  " << name << '\n';
 
-  const auto print_registry = [&](const auto& registry, const char* flag) {
-    out << "\n" << registry.kind() << "s (" << flag << "):\n";
-    Table table({"name", "description"}, {1});
-    for (const auto& entry : registry.entries())
-      table.add_row({entry.name, entry.description});
+  // Each registry, then the parameters its policies read from their config section.
+  // `extra` adds a column (its header, then one cell per entry by name).
+  using Column = std::pair<std::string, std::map<std::string, std::string>>;
+  const auto print_registry = [&](const auto& registry, const std::string& title,
+                                  const std::string& section, const Column& extra = {}) {
+    out << "\n" << title << ":\n";
+    std::vector<std::string> header{"name", "description"};
+    if (!extra.first.empty()) header.insert(header.begin() + 1, extra.first);
+    Table table(header, {1, 2});
+    Table parameters({"policy", "key", "default", "meaning"}, {1, 2, 3});
+    bool any_parameter = false;
+    for (const auto& entry : registry.entries()) {
+      std::vector<std::string> row{entry.name, entry.description};
+      if (!extra.first.empty()) row.insert(row.begin() + 1, extra.second.at(entry.name));
+      table.add_row(row);
+      for (const auto& p : entry.parameters) {
+        std::string meaning = p.help;
+        if (p.type == ParameterType::Choice) meaning += " (" + join(p.choices) + ")";
+        if (p.type == ParameterType::Policy) {
+          meaning += " (a " + p.policies->kind + ": " + p.policies->names() + ")";
+        }
+        parameters.add_row(
+            {entry.name, section + "." + p.name, format_parameter_value(p.default_value), meaning});
+        any_parameter = true;
+      }
+    }
     table.print(out);
+    if (any_parameter) {
+      out << '\n';
+      parameters.print(out);
+    }
   };
-  print_registry(scheduler_registry(), "--scheduler");
-  print_registry(allocator_registry(), "--allocator");
-  print_registry(router_registry(), "--router");
+  Column allocators{"allocators", {}};
+  for (const auto& [scheduler, accepted] : allocators_by_scheduler())
+    allocators.second[scheduler] = join(accepted);
+  print_registry(scheduler_registry(), "Schedulers (--scheduler, scheduler.name)", "scheduler",
+                 allocators);
+  print_registry(allocator_registry(), "KV allocators (--allocator, allocator.name)", "allocator");
+  print_registry(reservation_registry(),
+                 "Reservation policies of the contiguous allocator (--reservation, "
+                 "allocator.reservation)",
+                 "allocator");
+  print_registry(placement_registry(),
+                 "Placement policies of the contiguous allocator (--placement, "
+                 "allocator.placement)",
+                 "allocator");
+  print_registry(cost_model_registry(), "Cost models (--cost-model, cost_model.name)",
+                 "cost_model");
+  print_registry(router_registry(), "Routers (--router, router)", "router");
   return 0;
 }
 

@@ -29,9 +29,9 @@ constexpr RunFlag kRunFlags[] = {
      "round_robin (default), least_outstanding, least_kv or random"},
     {"scheduler", "scheduler.name", FlagType::Text, "NAME", "batch scheduler (default vllm)"},
     {"max-num-seqs", "scheduler.max_num_seqs", FlagType::Integer, "N",
-     "running requests per replica at most (default 256)"},
+     "vllm, orca, sarathi: running requests per replica at most (default 256)"},
     {"max-batched-tokens", "scheduler.max_num_batched_tokens", FlagType::Integer, "TOKENS",
-     "prompt tokens per iteration at most (default 8192)"},
+     "vllm, orca: tokens (vllm) or prompt tokens (orca) per iteration at most (default 8192)"},
     {"batch-size", "scheduler.batch_size", FlagType::Integer, "N",
      "static scheduler: requests per batch (default 8)"},
     {"token-budget", "scheduler.token_budget", FlagType::Integer, "TOKENS",
@@ -45,6 +45,8 @@ constexpr RunFlag kRunFlags[] = {
      "contiguous allocator: max (default), pow2, oracle or fixed"},
     {"placement", "allocator.placement", FlagType::Text, "POLICY",
      "contiguous allocator: buddy (default) or first_fit"},
+    {"cost-model", "cost_model.name", FlagType::Text, "NAME",
+     "iteration cost model (default roofline)"},
     {"mem-util", "memory.mem_util", FlagType::Number, "F",
      "share of GPU memory the engine may use (default 0.9)"},
     {"kv-capacity-tokens", "memory.kv_capacity_tokens", FlagType::Integer, "TOKENS",
@@ -90,7 +92,8 @@ std::string json_text(const RunFlag& flag, const po::variable_value& value) {
 void add_run_options(po::options_description& options) {
   auto add = options.add_options();
   add("config", po::value<std::string>()->value_name("FILE"),
-      "JSON run configuration (keys as in resolved_config.json; unknown keys are errors)");
+      "JSON run configuration (keys as in resolved_config.json; unknown keys, and keys the "
+      "chosen policies do not read, are errors)");
   add("set", po::value<std::vector<std::string>>()->value_name("KEY=VALUE")->composing(),
       "override one configuration key, e.g. workload.arrival.cv=4 (repeatable; applied last)");
   for (const RunFlag& f : kRunFlags) {

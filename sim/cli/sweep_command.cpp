@@ -91,8 +91,8 @@ int run_sweep(CommandContext& context) {
       "Runs every combination of the grid's values (the last axis varying fastest), each with\n"
       "the same seed, and writes one CSV row per point with every summary metric. With a rate\n"
       "axis it draws each policy's latency/throughput curve.\n"
-      "Example: servesim sweep --grid rate=2,4,8,16 --grid scheduler=orca,vllm \\\n"
-      "  --grid allocator=contiguous,paged --set allocator.reservation=max -j 2 --out sweep/");
+      "Example: servesim sweep --grid rate=2,4,8,16 \\\n"
+      "  --grid policy=orca:contiguous:max,orca:paged,vllm:paged -j 2 --out sweep/");
   if (!vm) return 0;
 
   std::vector<GridAxis> axes;

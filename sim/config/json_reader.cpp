@@ -335,15 +335,21 @@ void JsonObjectReader::ignore(std::string_view key) {
   known_keys_.emplace(key);
 }
 
-void JsonObjectReader::reject_unknown_keys() const {
+std::vector<std::string> JsonObjectReader::unknown_keys() const {
+  std::vector<std::string> unknown;
   for (const auto& [key, value] : object_.items()) {
-    if (known_keys_.find(key) == known_keys_.end()) {
-      std::string known;
-      for (const auto& name : known_keys_)
-        known += (known.empty() ? "" : ", ") + name;
-      fail(key, "unknown key (known keys: " + known + ")");
-    }
+    if (known_keys_.find(key) == known_keys_.end()) unknown.push_back(key);
   }
+  return unknown;
+}
+
+void JsonObjectReader::reject_unknown_keys() const {
+  const auto unknown = unknown_keys();
+  if (unknown.empty()) return;
+  std::string known;
+  for (const auto& name : known_keys_)
+    known += (known.empty() ? "" : ", ") + name;
+  fail(unknown.front(), "unknown key (known keys: " + known + ")");
 }
 
 }  // namespace servesim

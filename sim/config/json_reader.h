@@ -60,6 +60,8 @@ class JsonObjectReader {
 
   // Marks keys as known without reading them (metadata the caller does not use).
   void ignore(std::string_view key);
+  // The keys of the object no accessor has read, in the object's order.
+  std::vector<std::string> unknown_keys() const;
   void reject_unknown_keys() const;
 
   [[noreturn]] void fail(std::string_view key, const std::string& message) const;

@@ -1,6 +1,7 @@
 #include "sim/config/run_config.h"
 
 #include "sim/config/json_reader.h"
+#include "sim/config/policy_section.h"
 #include "sim/core/error.h"
 
 namespace servesim {
@@ -12,7 +13,8 @@ std::int64_t positive_or(JsonObjectReader& r, std::string_view key, std::int64_t
 
 }  // namespace
 
-RunConfig run_config_from_json(const nlohmann::json& document, const std::string& source_name) {
+RunConfig run_config_from_json(const nlohmann::json& document, const std::string& source_name,
+                               const PolicyMenus& menus) {
   JsonObjectReader r(document, source_name);
   RunConfig c;
   c.model = r.optional_string("model").value_or(c.model);
@@ -45,32 +47,16 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
     if (c.memory.swap_space_gib > 1e9) m->fail("swap_space_gib", "expected at most 1e9 GiB");
     m->reject_unknown_keys();
   }
-  if (auto s = r.optional_object("scheduler")) {
-    c.scheduler.name = s->optional_string("name").value_or(c.scheduler.name);
-    c.scheduler.max_num_seqs = positive_or(*s, "max_num_seqs", c.scheduler.max_num_seqs);
-    c.scheduler.max_num_batched_tokens =
-        positive_or(*s, "max_num_batched_tokens", c.scheduler.max_num_batched_tokens);
-    c.scheduler.batch_size = positive_or(*s, "batch_size", c.scheduler.batch_size);
-    c.scheduler.token_budget = positive_or(*s, "token_budget", c.scheduler.token_budget);
-    c.scheduler.preemption = s->optional_string("preemption").value_or(c.scheduler.preemption);
-    if (c.scheduler.preemption != "recompute" && c.scheduler.preemption != "swap") {
-      s->fail("preemption", "expected recompute or swap, got \"" + c.scheduler.preemption + "\"");
-    }
-    s->reject_unknown_keys();
-  }
-  if (auto a = r.optional_object("allocator")) {
-    c.allocator.name = a->optional_string("name").value_or(c.allocator.name);
-    c.allocator.block_size = positive_or(*a, "block_size", c.allocator.block_size);
-    if (const auto watermark = a->optional_number("watermark")) {
-      if (*watermark < 0 || *watermark >= 1) a->fail("watermark", "expected a fraction in [0, 1)");
-      c.allocator.watermark = *watermark;
-    }
-    c.allocator.reservation = a->optional_string("reservation").value_or(c.allocator.reservation);
-    c.allocator.fixed_reservation_tokens =
-        positive_or(*a, "fixed_reservation_tokens", c.allocator.fixed_reservation_tokens);
-    c.allocator.placement = a->optional_string("placement").value_or(c.allocator.placement);
-    a->reject_unknown_keys();
-  }
+  // A missing section is the default policy with its defaults.
+  const nlohmann::json no_section = nlohmann::json::object();
+  const auto policy = [&](const char* key, const PolicyMenu& menu, const PolicyChoice& fallback) {
+    auto section = r.optional_object(key);
+    JsonObjectReader empty(no_section, r.source_name(), r.key_path(key));
+    return read_policy_section(section ? *section : empty, menu, fallback.name);
+  };
+  c.scheduler = policy("scheduler", *menus.scheduler, c.scheduler);
+  c.allocator = policy("allocator", *menus.allocator, c.allocator);
+  c.cost_model = policy("cost_model", *menus.cost_model, c.cost_model);
   if (const nlohmann::json* workload = r.optional_raw("workload")) {
     if (!workload->is_object()) {
       r.fail("workload", "expected a workload object or a preset name");
@@ -119,20 +105,9 @@ nlohmann::json run_config_to_json(const RunConfig& c) {
         {"kv_capacity_gib", optional(c.memory.kv_capacity_gib)},
         {"max_batched_tokens_reserve", c.memory.max_batched_tokens_reserve},
         {"swap_space_gib", c.memory.swap_space_gib}}},
-      {"scheduler",
-       {{"name", c.scheduler.name},
-        {"max_num_seqs", c.scheduler.max_num_seqs},
-        {"max_num_batched_tokens", c.scheduler.max_num_batched_tokens},
-        {"batch_size", c.scheduler.batch_size},
-        {"token_budget", c.scheduler.token_budget},
-        {"preemption", c.scheduler.preemption}}},
-      {"allocator",
-       {{"name", c.allocator.name},
-        {"block_size", c.allocator.block_size},
-        {"watermark", c.allocator.watermark},
-        {"reservation", c.allocator.reservation},
-        {"fixed_reservation_tokens", c.allocator.fixed_reservation_tokens},
-        {"placement", c.allocator.placement}}},
+      {"scheduler", policy_section_to_json(c.scheduler)},
+      {"allocator", policy_section_to_json(c.allocator)},
+      {"cost_model", policy_section_to_json(c.cost_model)},
       {"workload", c.workload},
       {"slo", {{"ttft_s", optional(c.slo.ttft_s)}, {"tpot_s", optional(c.slo.tpot_s)}}},
       {"output",

@@ -1,16 +1,20 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "sim/core/policy_parameters.h"
+
 namespace servesim {
 
 // Everything one `servesim run` needs, typed and validated. Built from a JSON document whose
-// keys are exactly these fields (unknown keys are errors); run_config_to_json writes it back
-// with every default filled in (resolved_config.json).
+// keys are exactly these fields and, in each policy section, the chosen policy's parameters
+// (any other key is an error); run_config_to_json writes it back with every default filled in
+// (resolved_config.json), which reads back as the same config.
 struct RunConfig {
   std::string model = "llama-3-8b";   // short name or config.json path
   std::string hardware = "h100-sxm";  // short name or profile path
@@ -31,23 +35,12 @@ struct RunConfig {
     double swap_space_gib = 4.0;  // host memory per GPU for preemption by swap (vLLM's default)
   } memory;
 
-  struct Scheduler {
-    std::string name = "vllm";
-    std::int64_t max_num_seqs = 256;
-    std::int64_t max_num_batched_tokens = 8192;
-    std::int64_t batch_size = 8;           // static: requests per batch
-    std::int64_t token_budget = 512;       // sarathi: tokens per iteration
-    std::string preemption = "recompute";  // vllm: recompute or swap
-  } scheduler;
-
-  struct Allocator {
-    std::string name = "paged";
-    std::int64_t block_size = 16;
-    double watermark = 0.01;
-    std::string reservation = "max";  // contiguous: max, pow2, oracle or fixed
-    std::int64_t fixed_reservation_tokens = 2048;
-    std::string placement = "buddy";  // contiguous: buddy or first_fit
-  } allocator;
+  // The policies, by registry name, with the parameters each declares (see policies.h and
+  // `servesim list`). RunConfig{} holds only the default names; run_config_from_json fills
+  // in every parameter of the chosen policies and refuses the keys they do not read.
+  PolicyChoice scheduler{"vllm", {}};
+  PolicyChoice allocator{"paged", {}};
+  PolicyChoice cost_model{"roofline", {}};
 
   nlohmann::json workload;  // a workload spec object (presets already expanded)
 
@@ -67,7 +60,16 @@ struct RunConfig {
   } engine;
 };
 
-RunConfig run_config_from_json(const nlohmann::json& document, const std::string& source_name);
+// The registries the policy sections choose from (sim/app's policy_menus() gives the
+// built-ins).
+struct PolicyMenus {
+  std::shared_ptr<const PolicyMenu> scheduler;
+  std::shared_ptr<const PolicyMenu> allocator;
+  std::shared_ptr<const PolicyMenu> cost_model;
+};
+
+RunConfig run_config_from_json(const nlohmann::json& document, const std::string& source_name,
+                               const PolicyMenus& menus);
 nlohmann::json run_config_to_json(const RunConfig& config);
 
 }  // namespace servesim

@@ -1,5 +1,6 @@
 #include "sim/study/point_simulation.h"
 
+#include "sim/app/policies.h"
 #include "sim/app/simulation.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
@@ -15,7 +16,7 @@ nlohmann::json study_point_config(const ConfigSources& base,
   sources.overrides.insert(sources.overrides.end(), point_overrides.begin(), point_overrides.end());
   try {
     nlohmann::json config = assemble_config(sources, data_root);
-    (void)run_config_from_json(config, "configuration");
+    (void)run_config_from_json(config, "configuration", policy_menus());
     return config;
   } catch (const Error& error) {
     throw Error(error.kind(), point_name + ": " + error.what());

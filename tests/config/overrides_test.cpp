@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "sim/app/policies.h"
 #include "sim/config/overrides.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
@@ -33,10 +34,18 @@ TEST_CASE("deep merge replaces leaves and merges objects", "[config]") {
 }
 
 TEST_CASE("run configs are strict and round-trip", "[config]") {
+  const PolicyMenus menus = policy_menus();
+  const auto run_config_from_json = [&](const nlohmann::json& document, const std::string& source) {
+    return servesim::run_config_from_json(document, source, menus);
+  };
   nlohmann::json doc = run_config_to_json(RunConfig{});
   doc["workload"] = nlohmann::json::object();
+  // The defaults name the policies only; reading fills in their parameters.
+  CHECK(doc["scheduler"] == nlohmann::json{{"name", "vllm"}});
   const RunConfig parsed = run_config_from_json(doc, "c.json");
-  CHECK(run_config_to_json(parsed) == doc);
+  CHECK(parsed.scheduler.parameters.integer("max_num_seqs") == 256);
+  doc = run_config_to_json(parsed);
+  CHECK(run_config_to_json(run_config_from_json(doc, "c.json")) == doc);
   doc["replicass"] = 2;
   REQUIRE_THROWS_WITH(run_config_from_json(doc, "c.json"),
                       Contains("c.json") && Contains("\"replicass\": unknown key"));

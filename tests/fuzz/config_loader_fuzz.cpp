@@ -1,5 +1,6 @@
 #include <stdexcept>
 
+#include "sim/app/policies.h"
 #include "sim/config/json_reader.h"
 #include "sim/config/overrides.h"
 #include "sim/config/run_config.h"
@@ -26,7 +27,7 @@ bool load_config_text(std::string_view text) {
     // A workload in the file replaces the default one whole, as a preset would.
     if (file.is_object() && file.contains("workload")) document.erase("workload");
     deep_merge(document, file);
-    const RunConfig config = run_config_from_json(document, source);
+    const RunConfig config = run_config_from_json(document, source, policy_menus());
     const WorkloadSpec spec = parse_workload_spec(config.workload, source, "fuzz-base-dir");
     if (!(parse_workload_spec(workload_spec_to_json(spec), source, "fuzz-base-dir") == spec)) {
       throw std::logic_error("workload spec does not read back equal from its JSON form");
