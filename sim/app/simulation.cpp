@@ -108,4 +108,14 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
                            std::move(resolved), capacity_tokens};
 }
 
+void require_served(const RunResult& result) {
+  const RunSummary& s = result.summary;
+  if (s.requests_completed > 0 || s.requests_rejected == 0) return;
+  std::string reasons;
+  for (const auto& [reason, count] : result.collector.rejections_by_reason())
+    reasons += (reasons.empty() ? ", " : "; ") + std::to_string(count) + " because " + reason;
+  throw InfeasibleError("every one of the " + std::to_string(s.requests_rejected) +
+                        " requests was rejected" + reasons);
+}
+
 }  // namespace servesim

@@ -24,4 +24,9 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
                                  const std::filesystem::path& data_root,
                                  const std::filesystem::path& working_dir);
 
+// Throws InfeasibleError when requests arrived but every one was rejected, naming how many
+// for each reason: such a run measured nothing, so `run` writes no output and exits with the
+// infeasible code, and a study reports the point as not fitting.
+void require_served(const RunResult& result);
+
 }  // namespace servesim

@@ -35,6 +35,7 @@ int run_run(CommandContext& context) {
   nlohmann::json document = assemble_config(sources, context.data_root);
   const SimulationOutcome outcome =
       run_simulation(document, context.data_root, std::filesystem::current_path());
+  require_served(outcome.result);
 
   if (vm->count("out") != 0) {
     const std::filesystem::path out_dir = (*vm)["out"].as<std::string>();
@@ -48,7 +49,8 @@ int run_run(CommandContext& context) {
   if (vm->count("json") != 0) {
     context.out << summary_to_json(outcome.result.summary).dump(2) << '\n';
   } else {
-    print_summary(context.out, outcome.result.summary);
+    print_summary(context.out, outcome.result.summary,
+                  outcome.result.collector.rejections_by_reason());
     context.out << "Simulated " << outcome.stats.events << " events; KV capacity "
                 << outcome.kv_capacity_tokens_per_replica << " tokens per replica.\n";
     if (vm->count("out") != 0) {

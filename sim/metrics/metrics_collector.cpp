@@ -1,7 +1,9 @@
 #include "sim/metrics/metrics_collector.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <string_view>
 
 #include "sim/core/error.h"
 
@@ -34,6 +36,21 @@ void check_request(const RequestRecord& r, bool rejected) {
                          "times must satisfy arrival <= first scheduled <= first token <= "
                          "completion, all finite");
   }
+}
+
+// The reason without its first parenthesised whole number, the rejected request's own figure.
+std::string reason_class(const std::string& reason) {
+  for (std::size_t open = reason.find(" ("); open != std::string::npos;
+       open = reason.find(" (", open + 1)) {
+    const std::size_t close = reason.find(')', open);
+    if (close == std::string::npos) break;
+    const auto digits = std::string_view(reason).substr(open + 2, close - open - 2);
+    if (!digits.empty() &&
+        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return reason.substr(0, open) + reason.substr(close + 1);
+    }
+  }
+  return reason;
 }
 
 }  // namespace
@@ -76,6 +93,14 @@ void MetricsCollector::on_request_finished(const RequestRecord& record) {
 void MetricsCollector::on_request_rejected(const RequestRecord& record) {
   check_request(record, true);
   ++requests_rejected_;
+  const std::string reason = reason_class(record.reject_reason);
+  const auto counted = std::find_if(rejections_by_reason_.begin(), rejections_by_reason_.end(),
+                                    [&](const auto& entry) { return entry.first == reason; });
+  if (counted == rejections_by_reason_.end()) {
+    rejections_by_reason_.emplace_back(reason, 1);
+  } else {
+    ++counted->second;
+  }
   if (options_.keep_request_records) requests_.push_back(record);
 }
 

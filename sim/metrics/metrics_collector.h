@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/metrics/log_histogram.h"
@@ -73,6 +75,13 @@ class MetricsCollector final {
   // Empty unless keep_iteration_records. In the order reported, which interleaves replicas
   // in no fixed way; the CSV reporter sorts them.
   const std::vector<IterationRecord>& iteration_records() const noexcept { return iterations_; }
+  // Rejected requests counted by reason, in the order each reason first appeared. A reason
+  // is its text without the request's own figure, the first parenthesised number
+  // ("prompt + output tokens exceed the maximum sequence length (4096)"), so that requests
+  // turned away by the same limit count together.
+  const std::vector<std::pair<std::string, std::int64_t>>& rejections_by_reason() const noexcept {
+    return rejections_by_reason_;
+  }
   // Every replica's gaps, merged in replica order.
   LogHistogram itl_histogram() const;
 
@@ -139,6 +148,7 @@ class MetricsCollector final {
   std::vector<ReplicaSums> replicas_;
 
   std::int64_t requests_rejected_ = 0;
+  std::vector<std::pair<std::string, std::int64_t>> rejections_by_reason_;
   std::int64_t prompt_tokens_ = 0;  // of completed requests
   std::int64_t output_tokens_ = 0;  // of completed requests
   std::int64_t preemptions_ = 0;    // of completed requests

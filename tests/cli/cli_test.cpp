@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -154,4 +155,21 @@ TEST_CASE("bad input gets one line naming the problem and the documented exit co
   const auto hw = dir.write("hw.json", R"({"name": "X"})");
   require_error(run({"kv", "--model", "llama-2-7b", "--hw", hw.string()}), 3,
                 "hw.json: field \"memory_capacity_bytes\": required but missing");
+}
+
+TEST_CASE("the console counts rejected requests per reason", "[cli]") {
+  const auto r = run({"run", "--num-requests", "300", "--max-len", "600"});
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains(": prompt + output tokens exceed the maximum sequence length (600)"));
+}
+
+TEST_CASE("a run that rejects every request is infeasible and writes nothing", "[cli]") {
+  test::ScratchDir dir("cli_all_rejected");
+  const auto out = dir.path() / "out";
+  const auto r = run({"run", "--prompt-tokens", "9000", "--output-tokens", "10", "--num-requests",
+                      "20", "--out", out.string()});
+  require_error(r, 4,
+                "every one of the 20 requests was rejected, 20 because prompt + output tokens "
+                "exceed the maximum sequence length (8192)");
+  CHECK_FALSE(std::filesystem::exists(out));
 }

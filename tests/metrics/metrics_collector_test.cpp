@@ -242,3 +242,19 @@ TEST_CASE("a run of iterations and gaps in one call sums as one call each would,
       collector.on_token_gaps(0, 2, 1, [](std::size_t k) { return k == 2 ? -1.0 : 1.0; }),
       servesim::InvariantError);
 }
+
+TEST_CASE("rejections are counted per reason, without each request's own figure", "[metrics]") {
+  MetricsCollector collector;
+  const auto reject = [&](std::int64_t id, const std::string& reason) {
+    collector.on_request_rejected(servesim::test::rejected_request(id, 0, reason));
+  };
+  reject(1, "prompt + output tokens (5000) exceed the maximum sequence length (4096)");
+  reject(2, "prompt + output tokens (9000) exceed max_num_batched_tokens (8192)");
+  reject(3, "prompt + output tokens (4500) exceed the maximum sequence length (4096)");
+  reject(4, "no figure here");
+  using Counts = std::vector<std::pair<std::string, std::int64_t>>;
+  CHECK(collector.rejections_by_reason() ==
+        Counts{{"prompt + output tokens exceed the maximum sequence length (4096)", 2},
+               {"prompt + output tokens exceed max_num_batched_tokens (8192)", 1},
+               {"no figure here", 1}});
+}

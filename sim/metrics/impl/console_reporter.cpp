@@ -57,10 +57,12 @@ void print_latency_table(std::ostream& out, const RunSummary& s) {
 
 }  // namespace
 
-void print_summary(std::ostream& out, const RunSummary& s) {
+void print_summary(std::ostream& out, const RunSummary& s, const RejectionCounts& rejections) {
   out << "Run summary\n";
   print_line(out, "Requests completed", std::to_string(s.requests_completed), "");
   print_line(out, "Requests rejected", std::to_string(s.requests_rejected), "");
+  for (const auto& [reason, count] : rejections)
+    out << "    " << count << ": " << reason << '\n';
   print_line(out, "Duration", fixed(s.duration_s, 3), "s");
   print_line(out, "Request throughput", fixed(s.throughput_requests_per_s, 3), "req/s");
   print_line(out, "Output token throughput", fixed(s.throughput_output_tokens_per_s, 1), "tok/s");
@@ -82,7 +84,7 @@ void print_summary(std::ostream& out, const RunSummary& s) {
 }
 
 void ConsoleReporter::write(const RunResult& result, const std::filesystem::path&) const {
-  print_summary(*out_, result.summary);
+  print_summary(*out_, result.summary, result.collector.rejections_by_reason());
 }
 
 }  // namespace servesim
