@@ -14,9 +14,9 @@
 namespace servesim {
 namespace {
 
-DType resolve_dtype(const std::string& text, DType native, bool kv, const std::string& key) {
-  if (text == "auto") return native == DType::FP32 && kv ? DType::FP16 : native;
-  return kv ? parse_kv_dtype(text, key) : parse_dtype(text, key);
+DType resolve_kv_dtype(const std::string& text, DType native) {
+  if (text == "auto") return native == DType::FP32 ? DType::FP16 : native;
+  return parse_kv_dtype(text, "kv_dtype");
 }
 
 }  // namespace
@@ -39,9 +39,10 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
 
   RooflineOptions roofline;
   roofline.parallelism = Parallelism{config.tp, config.pp};
-  roofline.weight_dtype =
-      resolve_dtype(config.weight_dtype, model.native_dtype, false, "weight_dtype");
-  roofline.kv_dtype = resolve_dtype(config.kv_dtype, model.native_dtype, true, "kv_dtype");
+  roofline.weight_dtype = config.weight_dtype == "auto"
+                              ? auto_weight_dtype(model)
+                              : parse_dtype(config.weight_dtype, "weight_dtype");
+  roofline.kv_dtype = resolve_kv_dtype(config.kv_dtype, model.native_dtype);
   const RooflineModel time_model(model, hardware, roofline);
 
   std::int64_t capacity_tokens = 0;

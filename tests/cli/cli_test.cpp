@@ -173,3 +173,18 @@ TEST_CASE("a run that rejects every request is infeasible and writes nothing", "
                 "exceed the maximum sequence length (8192)");
   CHECK_FALSE(std::filesystem::exists(out));
 }
+
+TEST_CASE("a quantized config.json needs an explicit weight dtype", "[cli]") {
+  test::ScratchDir dir("cli_quantized");
+  std::ifstream shipped(test::source_dir() / "models" / "llama-2-7b.json");
+  nlohmann::json config = nlohmann::json::parse(shipped);
+  config["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4}};
+  const auto path = dir.write("config.json", config.dump());
+  require_error(run({"kv", "--model", path.string()}), 3,
+                path.string() + ": field \"quantization_config\"");
+  require_error(run({"run", "--model", path.string(), "--num-requests", "5"}), 3,
+                "quant_method \"gptq\"");
+  CHECK(run({"kv", "--model", path.string(), "--weight-dtype", "int4"}).exit_code == 0);
+  CHECK(run({"run", "--model", path.string(), "--weight-dtype", "int4", "--num-requests", "5"})
+            .exit_code == 0);
+}
