@@ -174,6 +174,15 @@ TEST_CASE("a run that rejects every request is infeasible and writes nothing", "
   CHECK_FALSE(std::filesystem::exists(out));
 }
 
+TEST_CASE("a grid policy error names --grid policy, worded plainly", "[cli]") {
+  const auto r = run({"sweep", "--grid", "policy=vllm:pagedx:16", "--num-requests", "10"});
+  require_error(r, 3,
+                "--grid policy: \"vllm:pagedx:16\": unknown allocator \"pagedx\" (valid: "
+                "paged, contiguous)");
+  CHECK_THAT(r.err, !Contains("--policies"));
+  CHECK_THAT(run({"compare", "--policies", "vllm"}).err, Contains("--policies: \"vllm\""));
+}
+
 TEST_CASE("a quantized config.json needs an explicit weight dtype", "[cli]") {
   test::ScratchDir dir("cli_quantized");
   std::ifstream shipped(test::source_dir() / "models" / "llama-2-7b.json");
