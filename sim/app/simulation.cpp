@@ -92,12 +92,14 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   }
 
   std::vector<std::unique_ptr<Replica>> replicas;
+  std::int64_t allocator_capacity_tokens = 0;  // what the allocator holds: whole blocks
   for (std::int64_t i = 0; i < config.replicas; ++i) {
-    replicas.push_back(std::make_unique<Replica>(
-        static_cast<std::int32_t>(i),
-        allocator_entry.factory(config.allocator, capacity_tokens, max_len),
-        scheduler_entry.factory(config.scheduler), time_model, config.pp, max_len, observer, swap,
-        config.engine.bulk_decode));
+    auto allocator = allocator_entry.factory(config.allocator, capacity_tokens, max_len);
+    allocator_capacity_tokens = allocator->capacity_tokens();
+    replicas.push_back(std::make_unique<Replica>(static_cast<std::int32_t>(i), std::move(allocator),
+                                                 scheduler_entry.factory(config.scheduler),
+                                                 time_model, config.pp, max_len, observer, swap,
+                                                 config.engine.bulk_decode));
   }
   Cluster cluster(std::move(replicas), router_entry.factory(streams), *source, observer);
   const ClusterRunStats stats = cluster.run();
@@ -106,7 +108,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   resolved["workload"] = workload_spec_to_json(workload);
   RunSummary summary = collector.summarize(stats.end_time.seconds());
   return SimulationOutcome{RunResult{std::move(summary), std::move(collector)}, stats,
-                           std::move(resolved), capacity_tokens};
+                           std::move(resolved), allocator_capacity_tokens};
 }
 
 void require_served(const RunResult& result) {

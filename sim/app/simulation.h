@@ -14,6 +14,7 @@ struct SimulationOutcome {
   RunResult result;                // summary and collector, for the reporters
   ClusterRunStats stats;           // events, arrivals, end time
   nlohmann::json resolved_config;  // every default filled in, presets expanded
+  // The allocator's capacity (whole blocks for paged allocation), as iterations.csv reports.
   std::int64_t kv_capacity_tokens_per_replica = 0;
 };
 
