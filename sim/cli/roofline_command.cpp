@@ -169,11 +169,14 @@ int run_roofline(CommandContext& context) {
     out << r.dump(2) << '\n';
     return 0;
   }
-  out << "Batch: " << shape.decode_sequences << " decoding sequences at " << context_tokens
-      << " tokens of context";
+  out << "Batch: ";
+  if (shape.decode_sequences > 0) {
+    out << shape.decode_sequences << " decoding sequences at " << context_tokens
+        << " tokens of context";
+  }
   if (shape.prefill_tokens > 0) {
-    out << ", one prefill of " << shape.prefill_tokens << " tokens after " << prefill_context
-        << " cached";
+    out << (shape.decode_sequences > 0 ? ", " : "") << "one prefill of " << shape.prefill_tokens
+        << " tokens after " << prefill_context << " cached";
   }
   out << "\n\n";
   print_cost(out, cost);

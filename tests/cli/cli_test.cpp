@@ -157,6 +157,16 @@ TEST_CASE("bad input gets one line naming the problem and the documented exit co
                 "hw.json: field \"memory_capacity_bytes\": required but missing");
 }
 
+TEST_CASE("roofline describes a prefill-only batch without decodes", "[cli]") {
+  const auto r = run({"roofline", "--prefill-tokens", "512", "--prefill-context", "1536"});
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("Batch: one prefill of 512 tokens after 1536 cached\n"));
+  CHECK_THAT(r.out, !Contains("decoding sequences"));
+  const auto mixed = run({"roofline", "--decode-batch", "2", "--prefill-tokens", "64"});
+  CHECK_THAT(mixed.out, Contains("Batch: 2 decoding sequences at 1024 tokens of context, one "
+                                 "prefill of 64 tokens after 0 cached"));
+}
+
 TEST_CASE("the run footer's KV capacity is the allocator's, as iterations.csv reports it",
           "[cli]") {
   test::ScratchDir dir("cli_footer");
