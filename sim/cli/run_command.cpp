@@ -28,6 +28,8 @@ int run_run(CommandContext& context) {
       "Simulates serving a workload on replicas of a model and reports TTFT, TPOT, ITL, E2E\n"
       "latency and throughput. With no options: Llama-3-8B on one H100, the sharegpt preset,\n"
       "Poisson at 8 req/s, 2,000 requests.\n"
+      "DTYPE (--weight-dtype, --kv-dtype): auto (the model's dtype), fp32, bf16, fp16, fp8, int8\n"
+      "or int4; fp32 is not a KV format.\n"
       "Example: servesim run --model llama-2-70b --hw a100-80gb --tp 4 --rate 2 --out out/");
   if (!vm) return 0;
 

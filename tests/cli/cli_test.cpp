@@ -167,6 +167,26 @@ TEST_CASE("roofline describes a prefill-only batch without decodes", "[cli]") {
                                  "prefill of 64 tokens after 0 cached"));
 }
 
+TEST_CASE("run --help lists the dtype values and the gamma CV flag", "[cli]") {
+  const auto help = run({"run", "--help"});
+  REQUIRE(help.exit_code == 0);
+  CHECK_THAT(help.out, Contains("fp32, bf16, fp16, fp8, int8") && Contains("int4"));
+  CHECK_THAT(help.out, Contains("--cv CV"));
+}
+
+TEST_CASE("the --cv flag sets the gamma arrivals' coefficient of variation", "[cli]") {
+  const std::vector<std::string> base{"run", "--arrival",      "gamma", "--rate",
+                                      "8",   "--num-requests", "200",   "--json"};
+  auto flag = base;
+  flag.insert(flag.end(), {"--cv", "4"});
+  auto set = base;
+  set.insert(set.end(), {"--set", "workload.arrival.cv=4"});
+  const auto with_flag = run(flag);
+  REQUIRE(with_flag.exit_code == 0);
+  CHECK(with_flag.out == run(set).out);
+  CHECK(with_flag.out != run(base).out);  // the preset's CV is not 4
+}
+
 TEST_CASE("the run footer's KV capacity is the allocator's, as iterations.csv reports it",
           "[cli]") {
   test::ScratchDir dir("cli_footer");
