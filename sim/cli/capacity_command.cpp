@@ -218,9 +218,14 @@ int search_rate(Study& study, const po::variables_map& vm) {
       break;
     case RateSearchResult::Outcome::NeverMet:
       outcome = "never_met";
-      message = "No rate meets the SLO: even " + rate_text(result.failing_rate_per_s) +
-                " req/s fails. Closest point: " + rate_text(best->rate_per_s) + " req/s (" +
-                violations_text(best->verdict) + ")";
+      if (best->verdict.fails_at_any_load) {
+        message = "No rate meets the SLO: at " + rate_text(best->rate_per_s) + " req/s " +
+                  violations_text(best->verdict) + ", and no other rate changes that";
+      } else {
+        message = "No rate meets the SLO: even " + rate_text(result.failing_rate_per_s) +
+                  " req/s fails. Closest point: " + rate_text(best->rate_per_s) + " req/s (" +
+                  violations_text(best->verdict) + ")";
+      }
       break;
   }
   nlohmann::json document{{"command", "capacity"},
@@ -235,13 +240,15 @@ int search_rate(Study& study, const po::variables_map& vm) {
     if (result.failing_rate_per_s > 0) document["failing_rate_per_s"] = result.failing_rate_per_s;
   }
   publish_capacity(vm, points_csv({"rate_per_s"}, key_cells, summaries, verdicts), document);
+  const bool never_met = result.outcome == RateSearchResult::Outcome::NeverMet;
   if (vm.count("json") != 0) {
     study.context.out << document.dump(2) << '\n';
   } else {
     table.print(study.context.out);
-    study.context.out << message << '\n';
+    // When no rate meets the SLO the message is the error line, printed once, below.
+    if (!never_met) study.context.out << message << '\n';
   }
-  if (result.outcome == RateSearchResult::Outcome::NeverMet) {
+  if (never_met) {
     study.context.err << "servesim: error: " << message << '\n';
     return exit_code_for(ErrorKind::Infeasible);
   }

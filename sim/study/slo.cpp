@@ -85,6 +85,7 @@ SloVerdict judge(const SloTarget& target, const nlohmann::json& summary) {
   if (rejected > 0) {
     fail(format_9_digits(rejected) + " requests rejected (they can never be served)",
          std::numeric_limits<double>::infinity());
+    verdict.fails_at_any_load = true;
   }
   for (const auto& limit : target.limits) {
     const double measured = summary_value(summary, limit.summary_path());

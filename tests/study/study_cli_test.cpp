@@ -176,8 +176,8 @@ TEST_CASE("capacity says when no rate or every rate meets the SLO", "[study][cli
   always.insert(always.end(), {"--slo", "ttft_p99=1000", "--max-rate", "20"});
   const auto every = run_servesim(always);
   CHECK(every.exit_code == 0);
-  CHECK_THAT(every.out, Catch::Contains("met at every rate tried, up to 32"));
-  CHECK(run_servesim({"capacity"}).exit_code == 2);  // no SLO
+  CHECK_THAT(every.out, Catch::Contains("met at every rate tried, up to 20 "));  // not past it
+  CHECK(run_servesim({"capacity"}).exit_code == 2);                              // no SLO
 }
 
 TEST_CASE("capacity finds the fewest replicas and prices them", "[study][cli]") {
@@ -258,4 +258,18 @@ TEST_CASE("plot refuses a folder that is not servesim output", "[study][cli]") {
   const auto empty = run_servesim({"plot", dir.path().string()});
   CHECK(empty.exit_code == 3);
   CHECK_THAT(empty.err, Catch::Contains("no summary.json"));
+}
+
+TEST_CASE("capacity stops at rejections, which every rate repeats, and says so once",
+          "[study][cli]") {
+  const auto result = run_servesim({"capacity", "--num-requests", "200", "--rate", "4", "--max-len",
+                                    "600", "--slo", "ttft_p99=10"});
+  CHECK(result.exit_code == 4);
+  const auto table = lines_of(result.out);
+  CHECK(table.size() == 3);  // header, rule and the one point
+  CHECK_THAT(result.out, !Catch::Contains("No rate meets"));
+  CHECK_THAT(result.err, Catch::Contains("No rate meets the SLO: at 4 req/s") &&
+                             Catch::Contains("requests rejected") &&
+                             Catch::Contains("no other rate changes that"));
+  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
 }
