@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -96,15 +98,22 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
   close_output_file(out, path);
 }
 
-// capacity.csv: the points evaluated, in order, with their key metrics.
+// capacity.csv: the points evaluated, in order, with their key metrics (empty cells for a
+// point that does not fit; its violations say why).
 std::string points_csv(const std::vector<std::string>& keys,
                        const std::vector<std::vector<std::string>>& key_cells,
                        const std::vector<const nlohmann::json*>& summaries,
                        const std::vector<const SloVerdict*>& verdicts) {
   std::ostringstream out;
   std::vector<std::string> metrics;
-  for (const auto& [name, value] : summary_columns(*summaries.front()))
-    metrics.push_back(name);
+  std::vector<std::map<std::string, double>> values;
+  for (const nlohmann::json* summary : summaries) {
+    auto& point = values.emplace_back();
+    for (const auto& [name, value] : summary_columns(*summary)) {
+      if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) metrics.push_back(name);
+      point[name] = value;
+    }
+  }
   for (const auto& name : keys)
     out << name << ',';
   out << "met,violations";
@@ -115,8 +124,12 @@ std::string points_csv(const std::vector<std::string>& keys,
     for (const auto& cell : key_cells[i])
       out << csv_field(cell) << ',';
     out << (verdicts[i]->met ? 1 : 0) << ',' << csv_field(violations_text(*verdicts[i]));
-    for (const auto& m : metrics)
-      out << ',' << format_round_trip(summary_value(*summaries[i], m));
+    for (const auto& m : metrics) {
+      out << ',';
+      if (const auto it = values[i].find(m); it != values[i].end()) {
+        out << format_round_trip(it->second);
+      }
+    }
     out << '\n';
   }
   return out.str();
@@ -134,6 +147,10 @@ void publish_capacity(const po::variables_map& vm, const std::string& csv,
 
 void add_point_cells(std::vector<std::string>& cells, const nlohmann::json& summary,
                      const SloVerdict& verdict) {
+  if (does_not_fit(summary)) {
+    cells.insert(cells.end(), {"-", "-", "-", "-", "no", violations_text(verdict)});
+    return;
+  }
   cells.push_back(format_fixed(summary_value(summary, "throughput_requests_per_s"), 3));
   cells.push_back(format_fixed(summary_value(summary, "ttft_s.p99") * 1e3, 1));
   cells.push_back(format_fixed(summary_value(summary, "tpot_s.p99") * 1e3, 2));
@@ -324,7 +341,8 @@ int search_replicas(Study& study, const po::variables_map& vm) {
   header.insert(header.end(), kPointColumns.begin(), kPointColumns.end());
   Table points_table(header, {0, header.size() - 1});
   Table answer_table({"shape", "replicas", "GPUs", "$/GPU-hour", "$/hour", "$/1M output tokens",
-                      "TTFT p99 ms", "TPOT p99 ms"});
+                      "TTFT p99 ms", "TPOT p99 ms", "note"},
+                     {8});
   nlohmann::json shapes_json = nlohmann::json::array();
   std::vector<std::vector<std::string>> key_cells;
   std::vector<const nlohmann::json*> summaries;
@@ -353,9 +371,16 @@ int search_replicas(Study& study, const po::variables_map& vm) {
         {"hardware", shape.hardware}, {"tp", shape.tp}, {"pp", shape.pp}, {"points", points}};
     const ReplicaPoint* answer = result.answer();
     if (answer == nullptr) {
+      // No answer: the last point tried says why (it does not fit, it rejects requests, or
+      // even the most replicas miss the SLO).
+      const ReplicaPoint& last = result.points.back();
+      const std::optional<std::string> unfit = does_not_fit(last.summary);
       answer_table.add_row(
-          {shape.label(), "> " + std::to_string(max_replicas), "-", "-", "-", "-", "-", "-"});
+          {shape.label(),
+           last.verdict.fails_at_any_load ? "-" : "> " + std::to_string(max_replicas), "-", "-",
+           "-", "-", "-", "-", violations_text(last.verdict)});
       entry["replicas"] = nullptr;
+      if (unfit) entry["does_not_fit"] = *unfit;
     } else {
       any = true;
       const std::int64_t gpus = answer->replicas * shape.gpus_per_replica();
@@ -375,10 +400,10 @@ int search_replicas(Study& study, const po::variables_map& vm) {
           entry["usd_per_million_output_tokens"] = hour / tokens_per_hour * 1e6;
         }
       }
-      answer_table.add_row({shape.label(), std::to_string(answer->replicas), std::to_string(gpus),
-                            per_gpu, per_hour, per_million,
-                            format_fixed(summary_value(answer->summary, "ttft_s.p99") * 1e3, 1),
-                            format_fixed(summary_value(answer->summary, "tpot_s.p99") * 1e3, 2)});
+      answer_table.add_row(
+          {shape.label(), std::to_string(answer->replicas), std::to_string(gpus), per_gpu, per_hour,
+           per_million, format_fixed(summary_value(answer->summary, "ttft_s.p99") * 1e3, 1),
+           format_fixed(summary_value(answer->summary, "tpot_s.p99") * 1e3, 2), ""});
     }
     shapes_json.push_back(std::move(entry));
   }

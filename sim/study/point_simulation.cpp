@@ -29,10 +29,17 @@ nlohmann::json simulate_summary(nlohmann::json config, const std::filesystem::pa
   config["output"]["iteration_records"] = false;
   try {
     const SimulationOutcome outcome = run_simulation(config, data_root, working_dir);
+    require_served(outcome.result);
     return summary_to_json(outcome.result.summary);
   } catch (const Error& error) {
+    if (error.kind() == ErrorKind::Infeasible) return {{"does_not_fit", error.what()}};
     throw Error(error.kind(), point_name + ": " + error.what());
   }
+}
+
+std::optional<std::string> does_not_fit(const nlohmann::json& point_result) {
+  if (!point_result.is_object() || !point_result.contains("does_not_fit")) return std::nullopt;
+  return point_result["does_not_fit"].get<std::string>();
 }
 
 }  // namespace servesim

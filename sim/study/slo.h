@@ -43,7 +43,8 @@ struct SloVerdict {
   bool fails_at_any_load = false;
 };
 
-// Judges one run's summary (summary.json's content).
+// Judges one study point's result: a run's summary (summary.json's content), or
+// {"does_not_fit": REASON} (point_simulation.h), which meets no SLO.
 SloVerdict judge(const SloTarget& target, const nlohmann::json& summary);
 
 // Share of all requests (completed and rejected) that met the TTFT and TPOT targets.

@@ -174,3 +174,23 @@ TEST_CASE("Rate search stops at a failure no lower rate removes", "[study]") {
   CHECK(result.best()->verdict.fails_at_any_load);
   CHECK_THAT(result.best()->verdict.violations.front(), Catch::Contains("3 requests rejected"));
 }
+
+TEST_CASE("A point that does not fit fails at any load and ends its shape's search", "[study]") {
+  const nlohmann::json unfit{{"does_not_fit", "the model does not fit on one GPU"}};
+  const auto verdict = servesim::judge(ttft_p99(0.5), unfit);
+  CHECK_FALSE(verdict.met);
+  CHECK(verdict.fails_at_any_load);
+  CHECK(verdict.violations == std::vector<std::string>{"does not fit: the model does not fit on "
+                                                       "one GPU"});
+  const std::vector<servesim::ReplicaShape> shapes{{"small", 1, 1}, {"big", 4, 1}};
+  const auto results = servesim::search_fewest_replicas(
+      ttft_p99(0.5), shapes, 64, [&](const std::vector<servesim::ReplicaTrial>& trials) {
+        std::vector<nlohmann::json> out;
+        for (const auto& trial : trials)
+          out.push_back(trial.shape == 0 ? unfit : summary(trial.replicas >= 3 ? 0.1 : 1.0));
+        return out;
+      });
+  CHECK(results[0].points.size() == 1);
+  CHECK_FALSE(results[0].replicas);
+  CHECK(results[1].replicas == 3);
+}

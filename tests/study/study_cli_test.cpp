@@ -260,6 +260,54 @@ TEST_CASE("plot refuses a folder that is not servesim output", "[study][cli]") {
   CHECK_THAT(empty.err, Catch::Contains("no summary.json"));
 }
 
+TEST_CASE("a grid point that does not fit is a row saying why; the sweep goes on", "[study][cli]") {
+  servesim::test::ScratchDir dir("sweep_unfit");
+  const auto out = dir.path() / "out";
+  // Llama-3-70B's 131 GiB of bf16 weights do not fit one H100.
+  const auto result = run_servesim({"sweep", "--model", "llama-3-70b", "--grid", "tp=1,4",
+                                    "--num-requests", "50", "--out", out.string(), "--no-plots"});
+  REQUIRE(result.exit_code == 0);
+  const auto table = lines_of(result.out);
+  REQUIRE(table.size() >= 4);
+  CHECK_THAT(table[2], Catch::Contains("does not fit: meta-llama/Meta-Llama-3-70B does not fit on "
+                                       "H100-SXM at TP 1"));
+  CHECK_THAT(table[3], !Catch::Contains("does not fit"));
+  const auto csv = lines_of(read_file(out / "sweep.csv"));
+  REQUIRE(csv.size() == 3);
+  CHECK(csv[0].substr(csv[0].size() - 13) == ",does_not_fit");
+  CHECK(csv[1].rfind("0,1,,", 0) == 0);  // no metrics
+  CHECK_THAT(csv[1], Catch::Contains("does not fit on H100-SXM"));
+  CHECK(csv[2].back() == ',');  // it fits: an empty reason
+  const auto summary = nlohmann::json::parse(read_file(out / "summary.json"));
+  CHECK(summary["points"][0]["summary"].contains("does_not_fit"));
+  CHECK(summary["points"][1]["summary"]["requests_completed"] == 50);
+
+  // When no point fits there is nothing to report: exit 4 and no output folder.
+  const auto none =
+      run_servesim({"sweep", "--model", "llama-3-70b", "--grid", "hw=h100-sxm,a100-80gb",
+                    "--num-requests", "50", "--out", (dir.path() / "none").string()});
+  CHECK(none.exit_code == 4);
+  CHECK_THAT(none.err, Catch::Contains("no grid point fits"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "none"));
+}
+
+TEST_CASE("capacity reports a shape that does not fit and answers for the others", "[study][cli]") {
+  const auto result = run_servesim({"capacity", "--model", "llama-3-70b", "--target-rate", "2",
+                                    "--shapes", "h100-sxm:1,h100-sxm:4", "--slo", "ttft_p99=5",
+                                    "--num-requests", "100", "--max-replicas", "4"});
+  REQUIRE(result.exit_code == 0);
+  CHECK_THAT(result.out, Catch::Contains("does not fit: meta-llama/Meta-Llama-3-70B does not fit"));
+  const auto json = run_servesim({"capacity", "--model", "llama-3-70b", "--target-rate", "2",
+                                  "--shapes", "h100-sxm:1,h100-sxm:4", "--slo", "ttft_p99=5",
+                                  "--num-requests", "100", "--max-replicas", "4", "--json"})
+                        .json();
+  const auto& unfit = json["shapes"][0];
+  CHECK(unfit["replicas"].is_null());
+  CHECK(unfit["points"].size() == 1);  // more replicas of it would not fit either
+  CHECK_THAT(unfit["does_not_fit"].get<std::string>(), Catch::Contains("at TP 1"));
+  CHECK(json["shapes"][1]["replicas"].is_number());
+}
+
 TEST_CASE("capacity stops at rejections, which every rate repeats, and says so once",
           "[study][cli]") {
   const auto result = run_servesim({"capacity", "--num-requests", "200", "--rate", "4", "--max-len",
