@@ -43,7 +43,8 @@ struct Study {
     return executor.evaluate(
         configs.size(),
         [&](std::size_t i) {
-          return simulate_summary(configs[i], context.data_root, working_dir, names[i]);
+          return simulate_summary(configs[i], context.data_root, working_dir, names[i],
+                                  /*steady_state=*/true);
         },
         &progress);
   }
@@ -145,13 +146,17 @@ void publish_capacity(const po::variables_map& vm, const std::string& csv,
   });
 }
 
+// The req/s column is the steady-state throughput (requests completing between the end of
+// the warm-up and the last arrival, per second), not the whole run's, whose drain after the
+// last arrival lasts as long as the longest request.
 void add_point_cells(std::vector<std::string>& cells, const nlohmann::json& summary,
                      const SloVerdict& verdict) {
   if (does_not_fit(summary)) {
     cells.insert(cells.end(), {"-", "-", "-", "-", "no", violations_text(verdict)});
     return;
   }
-  cells.push_back(format_fixed(summary_value(summary, "throughput_requests_per_s"), 3));
+  cells.push_back(
+      format_fixed(summary_value(summary, "steady_state.throughput_requests_per_s"), 3));
   cells.push_back(format_fixed(summary_value(summary, "ttft_s.p99") * 1e3, 1));
   cells.push_back(format_fixed(summary_value(summary, "tpot_s.p99") * 1e3, 2));
   cells.push_back(format_fixed(summary_value(summary, "e2e_s.p99"), 2));
@@ -388,9 +393,17 @@ int search_replicas(Study& study, const po::variables_map& vm) {
       entry["gpus"] = gpus;
       std::string per_gpu = "-", per_hour = "-", per_million = "-";
       if (price) {
+        // At the offered load, which a shape meeting the SLO serves: the target rate times
+        // the mean output of the requests arriving in the steady-state window.
         const double hour = static_cast<double>(gpus) * *price;
+        const double arrivals_per_s =
+            summary_value(answer->summary, "steady_state.offered_requests_per_s");
         const double tokens_per_hour =
-            summary_value(answer->summary, "throughput_output_tokens_per_s") * 3600;
+            arrivals_per_s > 0
+                ? rate *
+                      summary_value(answer->summary, "steady_state.offered_output_tokens_per_s") /
+                      arrivals_per_s * 3600
+                : 0.0;
         per_gpu = format_fixed(*price, 2);
         per_hour = format_fixed(hour, 2);
         entry["usd_per_gpu_hour"] = *price;
@@ -419,6 +432,10 @@ int search_replicas(Study& study, const po::variables_map& vm) {
     points_table.print(study.context.out);
     study.context.out << "\nFewest replicas meeting the SLO at " << rate_text(rate) << " req/s:\n";
     answer_table.print(study.context.out);
+    study.context.out
+        << "req/s is over the steady state, from the arrival of the first tenth of the requests "
+           "to the last\narrival; $/1M output tokens at the offered load (the target rate times "
+           "the mean output per\nrequest arriving then), which a shape meeting the SLO serves.\n";
   }
   if (!any) {
     study.context.err << "servesim: error: no shape meets the SLO at " << rate_text(rate)

@@ -67,6 +67,8 @@ class MetricsCollector final {
   // `duration_s` (>= 0) is the span throughputs are measured over; throughputs are 0 when
   // it is 0.
   RunSummary summarize(double duration_s) const;
+  // Offered and achieved throughputs over the steady-state window (see the struct).
+  SteadyStateThroughput steady_state() const;
 
   const MetricsOptions& options() const noexcept { return options_; }
   // Completed and rejected requests in the order they were reported; empty unless
@@ -146,6 +148,13 @@ class MetricsCollector final {
   std::vector<double> e2e_s_;
   std::vector<double> normalized_s_per_token_;
   std::vector<ReplicaSums> replicas_;
+  // Every request, completed or rejected, for the steady-state window.
+  struct RequestTimes {
+    double arrival_s = 0;
+    double completion_s = 0;  // NaN when rejected
+    std::int64_t output_tokens = 0;
+  };
+  std::vector<RequestTimes> request_times_;
 
   std::int64_t requests_rejected_ = 0;
   std::vector<std::pair<std::string, std::int64_t>> rejections_by_reason_;

@@ -321,3 +321,31 @@ TEST_CASE("capacity stops at rejections, which every rate repeats, and says so o
                              Catch::Contains("no other rate changes that"));
   CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
 }
+
+TEST_CASE("capacity prices the offered load over the steady state, whatever the run's length",
+          "[study][cli]") {
+  // Every request asks for 256 output tokens, so 8 req/s offer 2,048 tokens/s; the run's own
+  // throughput falls short of that by the drain after the last arrival, which matters more
+  // the shorter the run.
+  for (const char* requests : {"300", "1200"}) {
+    INFO(requests << " requests");
+    const auto document =
+        run_servesim({"capacity", "--target-rate", "8", "--slo", "ttft_p99=1", "--num-requests",
+                      requests, "--prompt-tokens", "256", "--output-tokens", "256",
+                      "--gpu-cost-per-hour", "2.5", "--max-replicas", "4", "--json"})
+            .json();
+    const auto& shape = document["shapes"][0];
+    REQUIRE(shape["replicas"].is_number());
+    const double usd_per_hour = 2.5 * shape["gpus"].get<double>();
+    CHECK(shape["usd_per_million_output_tokens"].get<double>() ==
+          Approx(usd_per_hour / (8 * 256 * 3600.0) * 1e6));
+    // The window, in every point: from the end of the warm-up to the last arrival, before
+    // the run ends.
+    for (const auto& point : shape["points"]) {
+      const auto& window = point["summary"]["steady_state"];
+      CHECK(window["window_start_s"].get<double>() > 0);
+      CHECK(window["window_end_s"].get<double>() < point["summary"]["duration_s"].get<double>());
+      CHECK(window["throughput_requests_per_s"].get<double>() > 0);
+    }
+  }
+}
