@@ -28,13 +28,13 @@ bool is_positive_integer(const std::string& text) {
 
 }  // namespace
 
-std::vector<PolicyCombination> parse_policy_list(std::string_view list) {
+std::vector<PolicyCombination> parse_policy_list(std::string_view list, const std::string& origin) {
   std::vector<PolicyCombination> combinations;
   for (const std::string& spec : split(list, ',')) {
     const auto fail = [&](const std::string& why) {
-      throw InputError("--policies", "\"" + spec + "\": " + why +
-                                         " (expected SCHEDULER:ALLOCATOR[:PARAM[:PLACEMENT]], "
-                                         "e.g. vllm:paged:16 or orca:contiguous:pow2:buddy)");
+      throw InputError(origin, "\"" + spec + "\": " + why +
+                                   " (expected SCHEDULER:ALLOCATOR[:PARAM[:PLACEMENT]], "
+                                   "e.g. vllm:paged:16 or orca:contiguous:pow2:buddy)");
     };
     const auto fields = split(spec, ':');
     if (fields.size() < 2 || fields.size() > 4) fail("wrong number of fields");
@@ -44,7 +44,7 @@ std::vector<PolicyCombination> parse_policy_list(std::string_view list) {
     PolicyCombination c;
     c.label = spec;
     const auto set = [&](const std::string& key, const std::string& json_value) {
-      c.overrides.push_back({"--policies", key + "=" + json_value});
+      c.overrides.push_back({origin, key + "=" + json_value});
     };
     set("scheduler.name", "\"" + fields[0] + "\"");
     set("allocator.name", "\"" + fields[1] + "\"");
@@ -67,11 +67,11 @@ std::vector<PolicyCombination> parse_policy_list(std::string_view list) {
       }
       if (fields.size() == 4) set("allocator.placement", "\"" + fields[3] + "\"");
     } else if (fields.size() > 2) {
-      fail("unknown allocator \"" + fields[1] + "\" takes no parameters");
+      fail("unknown allocator \"" + fields[1] + "\" (valid: paged, contiguous)");
     }
     combinations.push_back(std::move(c));
   }
-  if (combinations.empty()) throw InputError("--policies", "expected at least one combination");
+  if (combinations.empty()) throw InputError(origin, "expected at least one combination");
   return combinations;
 }
 

@@ -13,9 +13,9 @@
 namespace servesim {
 namespace {
 
-DType resolve_dtype(const std::string& text, DType native, bool kv, const std::string& key) {
-  if (text == "auto") return native == DType::FP32 && kv ? DType::FP16 : native;
-  return kv ? parse_kv_dtype(text, key) : parse_dtype(text, key);
+DType resolve_kv_dtype(const std::string& text, DType native) {
+  if (text == "auto") return native == DType::FP32 ? DType::FP16 : native;
+  return parse_kv_dtype(text, "kv_dtype");
 }
 
 // The KV capacity planner reserves activation memory for this many sequences: the
@@ -48,9 +48,10 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
 
   RooflineOptions roofline;
   roofline.parallelism = Parallelism{config.tp, config.pp};
-  roofline.weight_dtype =
-      resolve_dtype(config.weight_dtype, model.native_dtype, false, "weight_dtype");
-  roofline.kv_dtype = resolve_dtype(config.kv_dtype, model.native_dtype, true, "kv_dtype");
+  roofline.weight_dtype = config.weight_dtype == "auto"
+                              ? auto_weight_dtype(model)
+                              : parse_dtype(config.weight_dtype, "weight_dtype");
+  roofline.kv_dtype = resolve_kv_dtype(config.kv_dtype, model.native_dtype);
   const std::unique_ptr<IExecutionTimeModel> time_model =
       cost_model_entry.factory(model, hardware, roofline, config.cost_model.parameters);
 
@@ -101,10 +102,12 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   }
 
   std::vector<std::unique_ptr<Replica>> replicas;
+  std::int64_t allocator_capacity_tokens = 0;  // what the allocator holds: whole blocks
   for (std::int64_t i = 0; i < config.replicas; ++i) {
+    auto allocator = allocator_entry.factory(config.allocator.parameters, capacity_tokens, max_len);
+    allocator_capacity_tokens = allocator->capacity_tokens();
     replicas.push_back(std::make_unique<Replica>(
-        static_cast<std::int32_t>(i),
-        allocator_entry.factory(config.allocator.parameters, capacity_tokens, max_len),
+        static_cast<std::int32_t>(i), std::move(allocator),
         scheduler_entry.factory.make(config.scheduler.parameters, swap_capacity_tokens),
         *time_model, config.pp, max_len, observer, swap, config.engine.bulk_decode));
   }
@@ -115,7 +118,17 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   resolved["workload"] = workload_spec_to_json(workload);
   RunSummary summary = collector.summarize(stats.end_time.seconds());
   return SimulationOutcome{RunResult{std::move(summary), std::move(collector)}, stats,
-                           std::move(resolved), capacity_tokens};
+                           std::move(resolved), allocator_capacity_tokens};
+}
+
+void require_served(const RunResult& result) {
+  const RunSummary& s = result.summary;
+  if (s.requests_completed > 0 || s.requests_rejected == 0) return;
+  std::string reasons;
+  for (const auto& [reason, count] : result.collector.rejections_by_reason())
+    reasons += (reasons.empty() ? ", " : "; ") + std::to_string(count) + " because " + reason;
+  throw InfeasibleError("every one of the " + std::to_string(s.requests_rejected) +
+                        " requests was rejected" + reasons);
 }
 
 }  // namespace servesim

@@ -14,6 +14,7 @@ struct SimulationOutcome {
   RunResult result;                // summary and collector, for the reporters
   ClusterRunStats stats;           // events, arrivals, end time
   nlohmann::json resolved_config;  // every default filled in, presets expanded
+  // The allocator's capacity (whole blocks for paged allocation), as iterations.csv reports.
   std::int64_t kv_capacity_tokens_per_replica = 0;
 };
 
@@ -23,5 +24,10 @@ struct SimulationOutcome {
 SimulationOutcome run_simulation(const nlohmann::json& config_document,
                                  const std::filesystem::path& data_root,
                                  const std::filesystem::path& working_dir);
+
+// Throws InfeasibleError when requests arrived but every one was rejected, naming how many
+// for each reason: such a run measured nothing, so `run` writes no output and exits with the
+// infeasible code, and a study reports the point as not fitting.
+void require_served(const RunResult& result);
 
 }  // namespace servesim

@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -41,7 +43,8 @@ struct Study {
     return executor.evaluate(
         configs.size(),
         [&](std::size_t i) {
-          return simulate_summary(configs[i], context.data_root, working_dir, names[i]);
+          return simulate_summary(configs[i], context.data_root, working_dir, names[i],
+                                  /*steady_state=*/true);
         },
         &progress);
   }
@@ -96,15 +99,22 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
   close_output_file(out, path);
 }
 
-// capacity.csv: the points evaluated, in order, with their key metrics.
+// capacity.csv: the points evaluated, in order, with their key metrics (empty cells for a
+// point that does not fit; its violations say why).
 std::string points_csv(const std::vector<std::string>& keys,
                        const std::vector<std::vector<std::string>>& key_cells,
                        const std::vector<const nlohmann::json*>& summaries,
                        const std::vector<const SloVerdict*>& verdicts) {
   std::ostringstream out;
   std::vector<std::string> metrics;
-  for (const auto& [name, value] : summary_columns(*summaries.front()))
-    metrics.push_back(name);
+  std::vector<std::map<std::string, double>> values;
+  for (const nlohmann::json* summary : summaries) {
+    auto& point = values.emplace_back();
+    for (const auto& [name, value] : summary_columns(*summary)) {
+      if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) metrics.push_back(name);
+      point[name] = value;
+    }
+  }
   for (const auto& name : keys)
     out << name << ',';
   out << "met,violations";
@@ -115,8 +125,12 @@ std::string points_csv(const std::vector<std::string>& keys,
     for (const auto& cell : key_cells[i])
       out << csv_field(cell) << ',';
     out << (verdicts[i]->met ? 1 : 0) << ',' << csv_field(violations_text(*verdicts[i]));
-    for (const auto& m : metrics)
-      out << ',' << format_round_trip(summary_value(*summaries[i], m));
+    for (const auto& m : metrics) {
+      out << ',';
+      if (const auto it = values[i].find(m); it != values[i].end()) {
+        out << format_round_trip(it->second);
+      }
+    }
     out << '\n';
   }
   return out.str();
@@ -132,9 +146,17 @@ void publish_capacity(const po::variables_map& vm, const std::string& csv,
   });
 }
 
+// The req/s column is the steady-state throughput (requests completing between the end of
+// the warm-up and the last arrival, per second), not the whole run's, whose drain after the
+// last arrival lasts as long as the longest request.
 void add_point_cells(std::vector<std::string>& cells, const nlohmann::json& summary,
                      const SloVerdict& verdict) {
-  cells.push_back(format_fixed(summary_value(summary, "throughput_requests_per_s"), 3));
+  if (does_not_fit(summary)) {
+    cells.insert(cells.end(), {"-", "-", "-", "-", "no", violations_text(verdict)});
+    return;
+  }
+  cells.push_back(
+      format_fixed(summary_value(summary, "steady_state.throughput_requests_per_s"), 3));
   cells.push_back(format_fixed(summary_value(summary, "ttft_s.p99") * 1e3, 1));
   cells.push_back(format_fixed(summary_value(summary, "tpot_s.p99") * 1e3, 2));
   cells.push_back(format_fixed(summary_value(summary, "e2e_s.p99"), 2));
@@ -218,9 +240,14 @@ int search_rate(Study& study, const po::variables_map& vm) {
       break;
     case RateSearchResult::Outcome::NeverMet:
       outcome = "never_met";
-      message = "No rate meets the SLO: even " + rate_text(result.failing_rate_per_s) +
-                " req/s fails. Closest point: " + rate_text(best->rate_per_s) + " req/s (" +
-                violations_text(best->verdict) + ")";
+      if (best->verdict.fails_at_any_load) {
+        message = "No rate meets the SLO: at " + rate_text(best->rate_per_s) + " req/s " +
+                  violations_text(best->verdict) + ", and no other rate changes that";
+      } else {
+        message = "No rate meets the SLO: even " + rate_text(result.failing_rate_per_s) +
+                  " req/s fails. Closest point: " + rate_text(best->rate_per_s) + " req/s (" +
+                  violations_text(best->verdict) + ")";
+      }
       break;
   }
   nlohmann::json document{{"command", "capacity"},
@@ -235,13 +262,15 @@ int search_rate(Study& study, const po::variables_map& vm) {
     if (result.failing_rate_per_s > 0) document["failing_rate_per_s"] = result.failing_rate_per_s;
   }
   publish_capacity(vm, points_csv({"rate_per_s"}, key_cells, summaries, verdicts), document);
+  const bool never_met = result.outcome == RateSearchResult::Outcome::NeverMet;
   if (vm.count("json") != 0) {
     study.context.out << document.dump(2) << '\n';
   } else {
     table.print(study.context.out);
-    study.context.out << message << '\n';
+    // When no rate meets the SLO the message is the error line, printed once, below.
+    if (!never_met) study.context.out << message << '\n';
   }
-  if (result.outcome == RateSearchResult::Outcome::NeverMet) {
+  if (never_met) {
     study.context.err << "servesim: error: " << message << '\n';
     return exit_code_for(ErrorKind::Infeasible);
   }
@@ -317,7 +346,8 @@ int search_replicas(Study& study, const po::variables_map& vm) {
   header.insert(header.end(), kPointColumns.begin(), kPointColumns.end());
   Table points_table(header, {0, header.size() - 1});
   Table answer_table({"shape", "replicas", "GPUs", "$/GPU-hour", "$/hour", "$/1M output tokens",
-                      "TTFT p99 ms", "TPOT p99 ms"});
+                      "TTFT p99 ms", "TPOT p99 ms", "note"},
+                     {8});
   nlohmann::json shapes_json = nlohmann::json::array();
   std::vector<std::vector<std::string>> key_cells;
   std::vector<const nlohmann::json*> summaries;
@@ -346,9 +376,16 @@ int search_replicas(Study& study, const po::variables_map& vm) {
         {"hardware", shape.hardware}, {"tp", shape.tp}, {"pp", shape.pp}, {"points", points}};
     const ReplicaPoint* answer = result.answer();
     if (answer == nullptr) {
+      // No answer: the last point tried says why (it does not fit, it rejects requests, or
+      // even the most replicas miss the SLO).
+      const ReplicaPoint& last = result.points.back();
+      const std::optional<std::string> unfit = does_not_fit(last.summary);
       answer_table.add_row(
-          {shape.label(), "> " + std::to_string(max_replicas), "-", "-", "-", "-", "-", "-"});
+          {shape.label(),
+           last.verdict.fails_at_any_load ? "-" : "> " + std::to_string(max_replicas), "-", "-",
+           "-", "-", "-", "-", violations_text(last.verdict)});
       entry["replicas"] = nullptr;
+      if (unfit) entry["does_not_fit"] = *unfit;
     } else {
       any = true;
       const std::int64_t gpus = answer->replicas * shape.gpus_per_replica();
@@ -356,9 +393,17 @@ int search_replicas(Study& study, const po::variables_map& vm) {
       entry["gpus"] = gpus;
       std::string per_gpu = "-", per_hour = "-", per_million = "-";
       if (price) {
+        // At the offered load, which a shape meeting the SLO serves: the target rate times
+        // the mean output of the requests arriving in the steady-state window.
         const double hour = static_cast<double>(gpus) * *price;
+        const double arrivals_per_s =
+            summary_value(answer->summary, "steady_state.offered_requests_per_s");
         const double tokens_per_hour =
-            summary_value(answer->summary, "throughput_output_tokens_per_s") * 3600;
+            arrivals_per_s > 0
+                ? rate *
+                      summary_value(answer->summary, "steady_state.offered_output_tokens_per_s") /
+                      arrivals_per_s * 3600
+                : 0.0;
         per_gpu = format_fixed(*price, 2);
         per_hour = format_fixed(hour, 2);
         entry["usd_per_gpu_hour"] = *price;
@@ -368,10 +413,10 @@ int search_replicas(Study& study, const po::variables_map& vm) {
           entry["usd_per_million_output_tokens"] = hour / tokens_per_hour * 1e6;
         }
       }
-      answer_table.add_row({shape.label(), std::to_string(answer->replicas), std::to_string(gpus),
-                            per_gpu, per_hour, per_million,
-                            format_fixed(summary_value(answer->summary, "ttft_s.p99") * 1e3, 1),
-                            format_fixed(summary_value(answer->summary, "tpot_s.p99") * 1e3, 2)});
+      answer_table.add_row(
+          {shape.label(), std::to_string(answer->replicas), std::to_string(gpus), per_gpu, per_hour,
+           per_million, format_fixed(summary_value(answer->summary, "ttft_s.p99") * 1e3, 1),
+           format_fixed(summary_value(answer->summary, "tpot_s.p99") * 1e3, 2), ""});
     }
     shapes_json.push_back(std::move(entry));
   }
@@ -387,6 +432,10 @@ int search_replicas(Study& study, const po::variables_map& vm) {
     points_table.print(study.context.out);
     study.context.out << "\nFewest replicas meeting the SLO at " << rate_text(rate) << " req/s:\n";
     answer_table.print(study.context.out);
+    study.context.out
+        << "req/s is over the steady state, from the arrival of the first tenth of the requests "
+           "to the last\narrival; $/1M output tokens at the offered load (the target rate times "
+           "the mean output per\nrequest arriving then), which a shape meeting the SLO serves.\n";
   }
   if (!any) {
     study.context.err << "servesim: error: no shape meets the SLO at " << rate_text(rate)

@@ -35,10 +35,11 @@ void add_parallelism_options(po::options_description& options) {
 }
 
 void add_dtype_options(po::options_description& options) {
-  options.add_options()(
-      "weight-dtype", po::value<std::string>()->value_name("DTYPE")->default_value("auto"),
-      "weight format: auto (the model's torch_dtype), fp32, bf16, fp16, fp8, int8, int4; "
-      "narrow formats quantize the layer matrices only")(
+  options.add_options()("weight-dtype",
+                        po::value<std::string>()->value_name("DTYPE")->default_value("auto"),
+                        "weight format: auto (the model's dtype or torch_dtype; refused for a "
+                        "quantized checkpoint), fp32, bf16, fp16, fp8, int8, int4; "
+                        "narrow formats quantize the layer matrices only")(
       "kv-dtype", po::value<std::string>()->value_name("DTYPE")->default_value("auto"),
       "KV-cache element format: auto (the model's 16-bit format), bf16, fp16, fp8, int8, int4");
 }
@@ -74,7 +75,7 @@ Parallelism parallelism_from(const po::variables_map& vm) {
 
 DType weight_dtype_from(const po::variables_map& vm, const ModelSpec& model) {
   const auto& text = vm["weight-dtype"].as<std::string>();
-  if (text == "auto") return model.native_dtype;
+  if (text == "auto") return auto_weight_dtype(model);
   return parse_dtype(text, "--weight-dtype");
 }
 

@@ -32,6 +32,9 @@ nlohmann::json cost_to_json(const IterationCost& cost) {
 void print_cost(std::ostream& out, const IterationCost& cost) {
   Table table({"operator", "GFLOP", "MB moved", "FLOP/B", "balance", "bound", "time", "share"});
   const auto share = [&](double t) { return format_fixed(100 * t / cost.total_time_s, 1) + "%"; };
+  // Two decimals below 10 FLOP/B, so that a GEMV's intensity and balance (both near 1) show
+  // which side of the other each is.
+  const auto per_byte = [](double v) { return format_fixed(v, v < 10 ? 2 : 1); };
   for (std::size_t i = 0; i < kOperatorCount; ++i) {
     const OperatorCost& op = cost.operators[i];
     if (!op.present()) continue;
@@ -39,8 +42,8 @@ void print_cost(std::ostream& out, const IterationCost& cost) {
     table.add_row({std::string(operator_name(static_cast<OperatorKind>(i))),
                    op.flops > 0 ? format_fixed(op.flops / 1e9, 2) : "-",
                    op.bytes > 0 ? format_fixed(op.bytes / 1e6, 2) : "-",
-                   roofline ? format_fixed(op.intensity_flops_per_byte(), 1) : "-",
-                   roofline ? format_fixed(op.balance_flops_per_byte, 1) : "-",
+                   roofline ? per_byte(op.intensity_flops_per_byte()) : "-",
+                   roofline ? per_byte(op.balance_flops_per_byte) : "-",
                    std::string(bound_name(op.bound)), format_seconds(op.time_s), share(op.time_s)});
   }
   table.add_separator();
@@ -166,11 +169,14 @@ int run_roofline(CommandContext& context) {
     out << r.dump(2) << '\n';
     return 0;
   }
-  out << "Batch: " << shape.decode_sequences << " decoding sequences at " << context_tokens
-      << " tokens of context";
+  out << "Batch: ";
+  if (shape.decode_sequences > 0) {
+    out << shape.decode_sequences << " decoding sequences at " << context_tokens
+        << " tokens of context";
+  }
   if (shape.prefill_tokens > 0) {
-    out << ", one prefill of " << shape.prefill_tokens << " tokens after " << prefill_context
-        << " cached";
+    out << (shape.decode_sequences > 0 ? ", " : "") << "one prefill of " << shape.prefill_tokens
+        << " tokens after " << prefill_context << " cached";
   }
   out << "\n\n";
   print_cost(out, cost);

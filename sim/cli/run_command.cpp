@@ -28,6 +28,8 @@ int run_run(CommandContext& context) {
       "Simulates serving a workload on replicas of a model and reports TTFT, TPOT, ITL, E2E\n"
       "latency and throughput. With no options: Llama-3-8B on one H100, the sharegpt preset,\n"
       "Poisson at 8 req/s, 2,000 requests.\n"
+      "DTYPE (--weight-dtype, --kv-dtype): auto (the model's dtype), fp32, bf16, fp16, fp8, int8\n"
+      "or int4; fp32 is not a KV format.\n"
       "Example: servesim run --model llama-2-70b --hw a100-80gb --tp 4 --rate 2 --out out/");
   if (!vm) return 0;
 
@@ -35,6 +37,7 @@ int run_run(CommandContext& context) {
   nlohmann::json document = assemble_config(sources, context.data_root);
   const SimulationOutcome outcome =
       run_simulation(document, context.data_root, std::filesystem::current_path());
+  require_served(outcome.result);
 
   if (vm->count("out") != 0) {
     const std::filesystem::path out_dir = (*vm)["out"].as<std::string>();
@@ -48,7 +51,8 @@ int run_run(CommandContext& context) {
   if (vm->count("json") != 0) {
     context.out << summary_to_json(outcome.result.summary).dump(2) << '\n';
   } else {
-    print_summary(context.out, outcome.result.summary);
+    print_summary(context.out, outcome.result.summary,
+                  outcome.result.collector.rejections_by_reason());
     context.out << "Simulated " << outcome.stats.events << " events; KV capacity "
                 << outcome.kv_capacity_tokens_per_replica << " tokens per replica.\n";
     if (vm->count("out") != 0) {

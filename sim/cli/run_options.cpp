@@ -64,6 +64,8 @@ constexpr RunFlag kRunFlags[] = {
      "poisson, gamma, constant, closed_loop or trace"},
     {"rate", "workload.arrival.rate_per_s", FlagType::Raw, "REQ_PER_S",
      "mean arrival rate, requests/s; inf sends everything at time 0"},
+    {"cv", "workload.arrival.cv", FlagType::Number, "CV",
+     "gamma arrivals: coefficient of variation of the gaps (1 = Poisson, > 1 bursty)"},
     {"num-requests", "workload.num_requests", FlagType::Integer, "N", "stop after N requests"},
     {"duration", "workload.duration_s", FlagType::Number, "SECONDS", "no arrivals after this time"},
     {"time-scale", "workload.trace.time_scale", FlagType::Number, "F",

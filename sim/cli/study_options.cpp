@@ -26,10 +26,8 @@ std::vector<ConfigOverride> axis_overrides(const std::string& name, const nlohma
       throw UsageError(origin + ": expected SCHEDULER:ALLOCATOR[:PARAM[:PLACEMENT]], got " +
                        value.dump());
     }
-    auto policies = parse_policy_list(value.get<std::string>());
+    auto policies = parse_policy_list(value.get<std::string>(), origin);
     if (policies.size() != 1) throw UsageError(origin + ": one policy per value");
-    for (auto& o : policies.front().overrides)
-      o.origin = origin;
     return policies.front().overrides;
   }
   std::string key = name;

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -6,6 +7,7 @@
 #include "sim/cli/format.h"
 #include "sim/cli/run_options.h"
 #include "sim/cli/study_options.h"
+#include "sim/core/error.h"
 #include "sim/metrics/output_file.h"
 #include "sim/study/grid.h"
 #include "sim/study/point_simulation.h"
@@ -36,11 +38,25 @@ void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
                              "TPOT p99 ms", "preempted"}) {
     header.emplace_back(column);
   }
+  // A point that does not fit has no figures, only the reason, in a last column.
+  bool any_unfit = false;
+  for (const auto& row : sweep.rows)
+    any_unfit = any_unfit || does_not_fit(row.summary);
+  if (any_unfit) {
+    text_columns.push_back(header.size());
+    header.emplace_back("note");
+  }
   Table table(header, text_columns);
   for (std::size_t i = 0; i < sweep.rows.size(); ++i) {
     const auto& row = sweep.rows[i];
     std::vector<std::string> cells{std::to_string(i)};
     cells.insert(cells.end(), row.labels.begin(), row.labels.end());
+    if (const auto reason = does_not_fit(row.summary)) {
+      cells.insert(cells.end(), 7, "-");
+      cells.push_back("does not fit: " + *reason);
+      table.add_row(cells);
+      continue;
+    }
     const auto value = [&](const char* path, double scale, int decimals) {
       cells.push_back(format_fixed(summary_value(row.summary, path) * scale, decimals));
     };
@@ -51,6 +67,7 @@ void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
     value("ttft_s.p99", 1e3, 1);
     value("tpot_s.p99", 1e3, 2);
     value("preemptions", 1, 0);
+    if (any_unfit) cells.emplace_back();
     table.add_row(cells);
   }
   table.print(out);
@@ -126,6 +143,16 @@ int run_sweep(CommandContext& context) {
     sweep.axes.push_back(axis.name);
   for (std::size_t i = 0; i < points.size(); ++i) {
     sweep.rows.push_back(SweepRow{points[i].labels, points[i].values, summaries[i]});
+  }
+  // Points that do not fit are rows saying why; a sweep with nothing else writes nothing.
+  const bool any_fits = std::any_of(sweep.rows.begin(), sweep.rows.end(),
+                                    [](const SweepRow& row) { return !does_not_fit(row.summary); });
+  if (!any_fits) {
+    if (context.processes.leader()) {
+      print_sweep_table(context.out, sweep);
+      context.err << "servesim: error: no grid point fits (each row says why)\n";
+    }
+    return exit_code_for(ErrorKind::Infeasible);
   }
   if (!context.processes.leader()) return 0;
   if (vm->count("out") != 0) {

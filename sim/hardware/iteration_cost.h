@@ -32,7 +32,9 @@ struct OperatorCost {
   double flops = 0;
   double bytes = 0;   // bytes moved through HBM, or over the link for collectives
   double time_s = 0;  // including per-kernel overheads
-  // FLOP/byte at which the achieved compute and memory ceilings meet for this operator.
+  // FLOP/byte at which the achieved compute and memory ceilings meet for this operator, the
+  // compute ceiling in useful FLOP/s (masked and idle work lower it): the operator is
+  // compute-bound exactly when its intensity exceeds this.
   double balance_flops_per_byte = 0;
   Bound bound = Bound::None;
   bool present() const noexcept { return time_s > 0; }

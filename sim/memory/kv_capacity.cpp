@@ -9,10 +9,11 @@
 namespace servesim {
 namespace {
 
-std::string gb(double bytes) {
+// Memory sizes are binary (GiB), as the kv command and allocators count them.
+std::string gib(double bytes) {
   std::ostringstream out;
   out.precision(1);
-  out << std::fixed << bytes / 1e9 << " GB";
+  out << std::fixed << bytes / 1073741824.0 << " GiB";
   return out.str();
 }
 
@@ -53,10 +54,10 @@ KvCapacity plan_kv_capacity(const ModelSpec& model, const HardwareProfile& hardw
     std::ostringstream msg;
     msg << model.name << " does not fit on " << hardware.name << " at TP "
         << options.parallelism.tensor << ", PP " << options.parallelism.pipeline << ": "
-        << gb(c.weight_bytes_per_gpu) << " of weights and "
-        << gb(c.activation_reserve_bytes_per_gpu)
-        << " of activations and runtime per GPU leave no KV room in " << gb(c.usable_bytes_per_gpu)
-        << " usable (" << options.memory_utilization << " x " << gb(hardware.memory_capacity_bytes)
+        << gib(c.weight_bytes_per_gpu) << " of weights and "
+        << gib(c.activation_reserve_bytes_per_gpu)
+        << " of activations and runtime per GPU leave no KV room in " << gib(c.usable_bytes_per_gpu)
+        << " usable (" << options.memory_utilization << " x " << gib(hardware.memory_capacity_bytes)
         << "); raise --tp or --pp, use a narrower --weight-dtype, or a larger device";
     throw InfeasibleError(msg.str());
   }

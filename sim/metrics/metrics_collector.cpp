@@ -1,7 +1,9 @@
 #include "sim/metrics/metrics_collector.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <string_view>
 
 #include "sim/core/error.h"
 
@@ -34,6 +36,21 @@ void check_request(const RequestRecord& r, bool rejected) {
                          "times must satisfy arrival <= first scheduled <= first token <= "
                          "completion, all finite");
   }
+}
+
+// The reason without its first parenthesised whole number, the rejected request's own figure.
+std::string reason_class(const std::string& reason) {
+  for (std::size_t open = reason.find(" ("); open != std::string::npos;
+       open = reason.find(" (", open + 1)) {
+    const std::size_t close = reason.find(')', open);
+    if (close == std::string::npos) break;
+    const auto digits = std::string_view(reason).substr(open + 2, close - open - 2);
+    if (!digits.empty() &&
+        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return reason.substr(0, open) + reason.substr(close + 1);
+    }
+  }
+  return reason;
 }
 
 }  // namespace
@@ -70,12 +87,22 @@ void MetricsCollector::on_request_finished(const RequestRecord& record) {
   output_tokens_ += record.output_tokens;
   preemptions_ += record.preemptions;
   if (meets_slo(ttft_s, tpot_s)) ++slo_met_;
+  request_times_.push_back({record.arrival_s, record.completion_s, record.output_tokens});
   if (options_.keep_request_records) requests_.push_back(record);
 }
 
 void MetricsCollector::on_request_rejected(const RequestRecord& record) {
   check_request(record, true);
   ++requests_rejected_;
+  const std::string reason = reason_class(record.reject_reason);
+  const auto counted = std::find_if(rejections_by_reason_.begin(), rejections_by_reason_.end(),
+                                    [&](const auto& entry) { return entry.first == reason; });
+  if (counted == rejections_by_reason_.end()) {
+    rejections_by_reason_.emplace_back(reason, 1);
+  } else {
+    ++counted->second;
+  }
+  request_times_.push_back({record.arrival_s, std::nan(""), record.output_tokens});
   if (options_.keep_request_records) requests_.push_back(record);
 }
 
@@ -162,6 +189,37 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
     s.slo_attainment =
         completed > 0 ? static_cast<double>(slo_met_) / static_cast<double>(completed) : 0.0;
   }
+  return s;
+}
+
+SteadyStateThroughput MetricsCollector::steady_state() const {
+  std::vector<double> arrivals_s;
+  arrivals_s.reserve(request_times_.size());
+  for (const RequestTimes& r : request_times_)
+    arrivals_s.push_back(r.arrival_s);
+  std::sort(arrivals_s.begin(), arrivals_s.end());
+  SteadyStateThroughput s;
+  if (arrivals_s.size() < 2) return s;
+  s.window_start_s = arrivals_s[arrivals_s.size() / 10];
+  s.window_end_s = arrivals_s.back();
+  const double window_s = s.window_end_s - s.window_start_s;
+  if (!(window_s > 0)) return s;
+  const auto in_window = [&](double t) { return t > s.window_start_s && t <= s.window_end_s; };
+  std::int64_t arrived = 0, offered_tokens = 0, completed = 0, completed_tokens = 0;
+  for (const RequestTimes& r : request_times_) {
+    if (in_window(r.arrival_s)) {
+      ++arrived;
+      offered_tokens += r.output_tokens;
+    }
+    if (in_window(r.completion_s)) {  // false for NaN: rejected requests never complete
+      ++completed;
+      completed_tokens += r.output_tokens;
+    }
+  }
+  s.offered_requests_per_s = static_cast<double>(arrived) / window_s;
+  s.offered_output_tokens_per_s = static_cast<double>(offered_tokens) / window_s;
+  s.throughput_requests_per_s = static_cast<double>(completed) / window_s;
+  s.throughput_output_tokens_per_s = static_cast<double>(completed_tokens) / window_s;
   return s;
 }
 

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/metrics/log_histogram.h"
@@ -65,6 +67,8 @@ class MetricsCollector final {
   // `duration_s` (>= 0) is the span throughputs are measured over; throughputs are 0 when
   // it is 0.
   RunSummary summarize(double duration_s) const;
+  // Offered and achieved throughputs over the steady-state window (see the struct).
+  SteadyStateThroughput steady_state() const;
 
   const MetricsOptions& options() const noexcept { return options_; }
   // Completed and rejected requests in the order they were reported; empty unless
@@ -73,6 +77,13 @@ class MetricsCollector final {
   // Empty unless keep_iteration_records. In the order reported, which interleaves replicas
   // in no fixed way; the CSV reporter sorts them.
   const std::vector<IterationRecord>& iteration_records() const noexcept { return iterations_; }
+  // Rejected requests counted by reason, in the order each reason first appeared. A reason
+  // is its text without the request's own figure, the first parenthesised number
+  // ("prompt + output tokens exceed the maximum sequence length (4096)"), so that requests
+  // turned away by the same limit count together.
+  const std::vector<std::pair<std::string, std::int64_t>>& rejections_by_reason() const noexcept {
+    return rejections_by_reason_;
+  }
   // Every replica's gaps, merged in replica order.
   LogHistogram itl_histogram() const;
 
@@ -137,8 +148,16 @@ class MetricsCollector final {
   std::vector<double> e2e_s_;
   std::vector<double> normalized_s_per_token_;
   std::vector<ReplicaSums> replicas_;
+  // Every request, completed or rejected, for the steady-state window.
+  struct RequestTimes {
+    double arrival_s = 0;
+    double completion_s = 0;  // NaN when rejected
+    std::int64_t output_tokens = 0;
+  };
+  std::vector<RequestTimes> request_times_;
 
   std::int64_t requests_rejected_ = 0;
+  std::vector<std::pair<std::string, std::int64_t>> rejections_by_reason_;
   std::int64_t prompt_tokens_ = 0;  // of completed requests
   std::int64_t output_tokens_ = 0;  // of completed requests
   std::int64_t preemptions_ = 0;    // of completed requests

@@ -41,4 +41,20 @@ struct RunSummary {
   std::optional<double> slo_attainment;
 };
 
+// Throughputs over the steady part of a run (docs/studies.md): the window runs from the end
+// of a warm-up, the arrival of the first tenth of the requests, to the last arrival, so it
+// leaves out both the ramp-up of an empty system and the drain after the last arrival, whose
+// length grows with the longest request rather than with the load. Zero when the window is
+// empty (fewer than two arrival times).
+struct SteadyStateThroughput {
+  double window_start_s = 0;
+  double window_end_s = 0;
+  // Requests arriving in the window and their output tokens, per second of it.
+  double offered_requests_per_s = 0;
+  double offered_output_tokens_per_s = 0;
+  // Requests completing in the window and their output tokens, per second of it.
+  double throughput_requests_per_s = 0;
+  double throughput_output_tokens_per_s = 0;
+};
+
 }  // namespace servesim

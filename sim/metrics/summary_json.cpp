@@ -54,4 +54,14 @@ nlohmann::json summary_to_json(const RunSummary& s) {
   return j;
 }
 
+nlohmann::json steady_state_to_json(const SteadyStateThroughput& s) {
+  return {
+      {"window_start_s", finite(s.window_start_s, "steady_state.window_start_s")},
+      {"window_end_s", finite(s.window_end_s, "steady_state.window_end_s")},
+      {"offered_requests_per_s", finite(s.offered_requests_per_s, "steady_state")},
+      {"offered_output_tokens_per_s", finite(s.offered_output_tokens_per_s, "steady_state")},
+      {"throughput_requests_per_s", finite(s.throughput_requests_per_s, "steady_state")},
+      {"throughput_output_tokens_per_s", finite(s.throughput_output_tokens_per_s, "steady_state")}};
+}
+
 }  // namespace servesim

@@ -11,4 +11,7 @@ namespace servesim {
 // cannot represent and which would mean a bug upstream.
 nlohmann::json summary_to_json(const RunSummary& summary);
 
+// The steady-state window and its throughputs, as studies report them (docs/studies.md).
+nlohmann::json steady_state_to_json(const SteadyStateThroughput& steady_state);
+
 }  // namespace servesim

@@ -49,15 +49,28 @@ ModelFamily detect_family(JsonObjectReader& r) {
                               "\" is not supported (supported: " + std::string(kSupported) + ")");
 }
 
+// Newer Transformers write "dtype" where older ones wrote "torch_dtype"; "dtype" wins when a
+// file has both.
 DType read_native_dtype(JsonObjectReader& r) {
-  const auto text = r.optional_string("torch_dtype");
+  const char* key = r.has("dtype") ? "dtype" : "torch_dtype";
+  const auto text = r.optional_string(key);
   if (!text) return DType::FP16;
   try {
     return parse_dtype(*text, "");
   } catch (const InputError&) {
-    r.fail("torch_dtype",
-           "unknown dtype \"" + *text + "\" (expected float32, bfloat16 or float16)");
+    r.fail(key, "unknown dtype \"" + *text + "\" (expected float32, bfloat16 or float16)");
   }
+}
+
+// quantization_config.quant_method, or "unknown" for a config without one.
+std::optional<std::string> read_quantization(JsonObjectReader& r) {
+  const nlohmann::json* config = r.optional_raw("quantization_config");
+  if (config == nullptr) return std::nullopt;
+  if (config->is_object() && config->contains("quant_method") &&
+      (*config)["quant_method"].is_string()) {
+    return "quant_method \"" + (*config)["quant_method"].get<std::string>() + "\"";
+  }
+  return "quant_method unknown";
 }
 
 void read_llama_like(JsonObjectReader& r, ModelSpec& m) {
@@ -133,6 +146,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   m.family = detect_family(r);
   m.name = r.optional_string("_name_or_path").value_or(default_name);
   m.native_dtype = read_native_dtype(r);
+  m.quantization = read_quantization(r);
   if (m.family == ModelFamily::Opt) {
     read_opt(r, m);
   } else {

@@ -22,6 +22,16 @@ std::string_view family_name(ModelFamily family) noexcept {
   return "?";
 }
 
+DType auto_weight_dtype(const ModelSpec& model) {
+  if (model.quantization) {
+    throw InputError(model.source, "field \"quantization_config\": a quantized checkpoint (" +
+                                       *model.quantization +
+                                       ") is not priced from its config; give the weight "
+                                       "dtype explicitly (--weight-dtype int4, int8 or fp8)");
+  }
+  return model.native_dtype;
+}
+
 void validate_model(const ModelSpec& m, const std::string& where) {
   const auto require_positive = [&](std::int64_t value, const char* field) {
     if (value <= 0) {

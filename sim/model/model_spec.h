@@ -43,12 +43,21 @@ struct ModelSpec {
   // Rows of a learned absolute position embedding (OPT: max positions + 2); 0 for RoPE.
   std::int64_t position_embedding_rows = 0;
   std::optional<std::int64_t> sliding_window_tokens;
-  DType native_dtype = DType::BF16;
+  DType native_dtype = DType::BF16;  // config.json "dtype" (or the older "torch_dtype")
+  // A quantized checkpoint's method as its quantization_config names it ("quant_method
+  // \"awq\"", or "quant_method unknown"). Its pricing is not modelled yet, so the "auto"
+  // weight dtype is refused for it (auto_weight_dtype) and an explicit one is used as given.
+  std::optional<std::string> quantization;
 
   bool is_moe() const noexcept { return num_experts > 1; }
   // Query heads sharing one KV head (1 = multi-head attention).
   std::int64_t kv_group() const noexcept { return num_heads / num_kv_heads; }
 };
+
+// What the weight dtype "auto" means for `model`: its native dtype. Throws an InputError
+// naming the model file and its quantization_config field for a quantized checkpoint, whose
+// stored format servesim does not read: the weight dtype must then be given explicitly.
+DType auto_weight_dtype(const ModelSpec& model);
 
 // Refuses impossible architectures with an InputError naming `where` and the field.
 void validate_model(const ModelSpec& model, const std::string& where);

@@ -25,15 +25,25 @@ nlohmann::json study_point_config(const ConfigSources& base,
 
 nlohmann::json simulate_summary(nlohmann::json config, const std::filesystem::path& data_root,
                                 const std::filesystem::path& working_dir,
-                                const std::string& point_name) {
+                                const std::string& point_name, bool steady_state) {
   config["output"]["request_records"] = false;
   config["output"]["iteration_records"] = false;
   try {
     const SimulationOutcome outcome = run_simulation(config, data_root, working_dir);
-    return summary_to_json(outcome.result.summary);
+    require_served(outcome.result);
+    nlohmann::json summary = summary_to_json(outcome.result.summary);
+    if (steady_state)
+      summary["steady_state"] = steady_state_to_json(outcome.result.collector.steady_state());
+    return summary;
   } catch (const Error& error) {
+    if (error.kind() == ErrorKind::Infeasible) return {{"does_not_fit", error.what()}};
     throw Error(error.kind(), point_name + ": " + error.what());
   }
+}
+
+std::optional<std::string> does_not_fit(const nlohmann::json& point_result) {
+  if (!point_result.is_object() || !point_result.contains("does_not_fit")) return std::nullopt;
+  return point_result["does_not_fit"].get<std::string>();
 }
 
 }  // namespace servesim

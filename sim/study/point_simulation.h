@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,16 @@ nlohmann::json study_point_config(const ConfigSources& base,
                                   const std::string& point_name);
 
 // Runs one point with per-request and per-iteration records off (a study keeps summaries
-// only) and returns its summary.json content. Errors are prefixed with `point_name`.
+// only) and returns its summary.json content, plus the steady-state throughputs under
+// "steady_state" when `steady_state` is set. A point that cannot be served (an
+// InfeasibleError: the model does not fit, every request is rejected) returns
+// {"does_not_fit": REASON} instead, so that a study reports it and goes on. Other errors
+// are prefixed with `point_name`.
 nlohmann::json simulate_summary(nlohmann::json config, const std::filesystem::path& data_root,
                                 const std::filesystem::path& working_dir,
-                                const std::string& point_name);
+                                const std::string& point_name, bool steady_state = false);
+
+// The reason a point's result (simulate_summary's) does not fit, if it does not.
+std::optional<std::string> does_not_fit(const nlohmann::json& point_result);
 
 }  // namespace servesim

@@ -13,13 +13,15 @@ class Search {
       : target_(target), options_(options), evaluate_(evaluate) {}
 
   RateSearchResult run() {
-    const auto first = round({options_.start_rate_per_s});
-    if (first.front()) {
+    const SloVerdict first = round({options_.start_rate_per_s}).front();
+    if (first.met) {
       lo_ = options_.start_rate_per_s;
       if (!climb()) return finish(RateSearchResult::Outcome::AlwaysMet);
     } else {
       hi_ = options_.start_rate_per_s;
-      if (!descend()) return finish(RateSearchResult::Outcome::NeverMet);
+      if (first.fails_at_any_load || !descend()) {
+        return finish(RateSearchResult::Outcome::NeverMet);
+      }
     }
     while ((hi_ - lo_) / lo_ > options_.relative_precision) {
       if (budget_spent()) return finish(RateSearchResult::Outcome::Unresolved);
@@ -27,9 +29,9 @@ class Search {
       const std::size_t k = options_.points_per_round;
       for (std::size_t j = 1; j <= k; ++j)
         rates.push_back(lo_ + (hi_ - lo_) * static_cast<double>(j) / static_cast<double>(k + 1));
-      const auto passed = round(rates);
+      const auto verdicts = round(rates);
       for (std::size_t j = 0; j < rates.size(); ++j) {
-        if (!passed[j]) {
+        if (!verdicts[j].met) {
           hi_ = rates[j];
           break;
         }
@@ -40,16 +42,15 @@ class Search {
   }
 
  private:
-  // Doubles up from the highest pass until a rate fails; false if none does.
+  // Doubles up from the highest pass until a rate fails, up to the maximum rate; false if
+  // none does.
   bool climb() {
     while (true) {
       if (lo_ >= options_.max_rate_per_s || budget_spent()) return false;
-      std::vector<double> rates;
-      for (std::size_t i = 1; i <= options_.points_per_round; ++i)
-        rates.push_back(lo_ * std::ldexp(1.0, static_cast<int>(i)));
-      const auto passed = round(rates);
+      const auto rates = steps(lo_, 2.0, options_.max_rate_per_s);
+      const auto verdicts = round(rates);
       for (std::size_t i = 0; i < rates.size(); ++i) {
-        if (!passed[i]) {
+        if (!verdicts[i].met) {
           hi_ = rates[i];
           return true;
         }
@@ -58,37 +59,52 @@ class Search {
     }
   }
 
-  // Halves down from the lowest failure until a rate passes; false if none does.
+  // Halves down from the lowest failure until a rate passes, down to the minimum rate; false
+  // if none does, or as soon as a failure is one that no lower rate removes (rejected
+  // requests: the same ones are rejected at every rate).
   bool descend() {
     while (true) {
       if (hi_ <= options_.min_rate_per_s || budget_spent()) return false;
-      std::vector<double> rates;
-      for (std::size_t i = 1; i <= options_.points_per_round; ++i)
-        rates.push_back(hi_ * std::ldexp(1.0, -static_cast<int>(i)));
-      const auto passed = round(rates);
+      const auto rates = steps(hi_, 0.5, options_.min_rate_per_s);
+      const auto verdicts = round(rates);
       for (std::size_t i = 0; i < rates.size(); ++i) {
-        if (passed[i]) {
+        if (verdicts[i].met) {
           lo_ = rates[i];
           return true;
         }
         hi_ = rates[i];
+        if (verdicts[i].fails_at_any_load) return false;
       }
     }
   }
 
-  std::vector<bool> round(const std::vector<double>& rates) {
+  // Up to points_per_round rates from `from`, each `factor` times the one before, the last
+  // one clamped to `limit` (never past it).
+  std::vector<double> steps(double from, double factor, double limit) const {
+    std::vector<double> rates;
+    double rate = from;
+    for (std::size_t i = 0; i < options_.points_per_round; ++i) {
+      rate *= factor;
+      const bool past = factor > 1 ? rate >= limit : rate <= limit;
+      rates.push_back(past ? limit : rate);
+      if (past) break;
+    }
+    return rates;
+  }
+
+  std::vector<SloVerdict> round(const std::vector<double>& rates) {
     const auto summaries = evaluate_(rates);
     if (summaries.size() != rates.size()) {
       throw InvariantError("rate search: " + std::to_string(rates.size()) + " rates, " +
                            std::to_string(summaries.size()) + " results");
     }
-    std::vector<bool> passed;
+    std::vector<SloVerdict> verdicts;
     for (std::size_t i = 0; i < rates.size(); ++i) {
       RatePoint point{rates[i], summaries[i], judge(target_, summaries[i])};
-      passed.push_back(point.verdict.met);
+      verdicts.push_back(point.verdict);
       result_.points.push_back(std::move(point));
     }
-    return passed;
+    return verdicts;
   }
 
   bool budget_spent() const { return result_.points.size() >= options_.max_points; }

@@ -12,6 +12,7 @@ class CountSearch {
 
   // The next count to try, or nothing when the answer is known.
   std::optional<std::int64_t> next() const {
+    if (hopeless_) return std::nullopt;
     if (!passing_) {
       const std::int64_t n = failing_ == 0 ? 1 : failing_ * 2;
       if (failing_ >= max_) return std::nullopt;
@@ -20,11 +21,12 @@ class CountSearch {
     if (*passing_ - failing_ <= 1) return std::nullopt;
     return failing_ + (*passing_ - failing_) / 2;
   }
-  void record(std::int64_t n, bool met) {
-    if (met) {
+  void record(std::int64_t n, const SloVerdict& verdict) {
+    if (verdict.met) {
       passing_ = n;
     } else {
       failing_ = n;
+      hopeless_ = verdict.fails_at_any_load;
     }
   }
   std::optional<std::int64_t> answer() const { return passing_; }
@@ -33,6 +35,7 @@ class CountSearch {
   std::int64_t max_;
   std::int64_t failing_ = 0;  // most replicas known to fail (0: none tried)
   std::optional<std::int64_t> passing_;
+  bool hopeless_ = false;  // a failure that more replicas do not remove
 };
 
 }  // namespace
@@ -70,7 +73,7 @@ std::vector<ReplicaSearchResult> search_fewest_replicas(const SloTarget& target,
     }
     for (std::size_t i = 0; i < trials.size(); ++i) {
       ReplicaPoint point{trials[i].replicas, summaries[i], judge(target, summaries[i])};
-      searches[trials[i].shape].record(point.replicas, point.verdict.met);
+      searches[trials[i].shape].record(point.replicas, point.verdict);
       results[trials[i].shape].points.push_back(std::move(point));
     }
   }

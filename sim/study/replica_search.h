@@ -45,7 +45,9 @@ using ReplicaEvaluator =
 
 // Fewest replicas of each shape that meet `target`, assuming more replicas never hurt:
 // doubles the count from 1 until it passes, then bisects between the last failure and the
-// pass. The shapes are searched side by side, one count per shape per round.
+// pass. The shapes are searched side by side, one count per shape per round. A shape's
+// search stops at a failure that does not depend on the load (it does not fit, or it rejects
+// requests), which more replicas would repeat.
 std::vector<ReplicaSearchResult> search_fewest_replicas(const SloTarget& target,
                                                         const std::vector<ReplicaShape>& shapes,
                                                         std::int64_t max_replicas,

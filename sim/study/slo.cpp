@@ -8,6 +8,7 @@
 
 #include "sim/core/error.h"
 #include "sim/metrics/csv_format.h"
+#include "sim/study/point_simulation.h"
 #include "sim/study/summary_columns.h"
 
 namespace servesim {
@@ -81,10 +82,16 @@ SloVerdict judge(const SloTarget& target, const nlohmann::json& summary) {
     verdict.violations.push_back(why);
     verdict.worst_ratio = std::max(verdict.worst_ratio, ratio);
   };
+  if (const auto reason = does_not_fit(summary)) {
+    fail("does not fit: " + *reason, std::numeric_limits<double>::infinity());
+    verdict.fails_at_any_load = true;
+    return verdict;
+  }
   const double rejected = summary_value(summary, "requests_rejected");
   if (rejected > 0) {
     fail(format_9_digits(rejected) + " requests rejected (they can never be served)",
          std::numeric_limits<double>::infinity());
+    verdict.fails_at_any_load = true;
   }
   for (const auto& limit : target.limits) {
     const double measured = summary_value(summary, limit.summary_path());

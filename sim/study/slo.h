@@ -38,9 +38,13 @@ struct SloVerdict {
   // The largest measured / limit ratio over the terms (attainment: target / achieved);
   // below 1 when met. Ranks points that fail by how far.
   double worst_ratio = 0;
+  // The failure does not depend on the load: requests were rejected (they would be at every
+  // rate and replica count) or the configuration does not fit. A search stops there.
+  bool fails_at_any_load = false;
 };
 
-// Judges one run's summary (summary.json's content).
+// Judges one study point's result: a run's summary (summary.json's content), or
+// {"does_not_fit": REASON} (point_simulation.h), which meets no SLO.
 SloVerdict judge(const SloTarget& target, const nlohmann::json& summary);
 
 // Share of all requests (completed and rejected) that met the TTFT and TPOT targets.

@@ -7,6 +7,7 @@
 #include "sim/core/error.h"
 #include "sim/metrics/csv_format.h"
 #include "sim/metrics/output_file.h"
+#include "sim/study/point_simulation.h"
 #include "sim/study/summary_columns.h"
 
 namespace servesim {
@@ -31,12 +32,17 @@ void write_sweep_csv(const SweepResult& sweep, const std::filesystem::path& path
       point[name] = value;
     }
   }
+  // A point that does not fit has empty metric cells and its reason in a last column, which
+  // only sweeps with such a point have.
+  const bool any_unfit = std::any_of(sweep.rows.begin(), sweep.rows.end(),
+                                     [](const SweepRow& row) { return does_not_fit(row.summary); });
   auto out = open_output_file(path);
   out << "point";
   for (const auto& axis : sweep.axes)
     out << ',' << csv_field(axis);
   for (const auto& metric : metrics)
     out << ',' << metric;
+  if (any_unfit) out << ",does_not_fit";
   out << '\n';
   for (std::size_t i = 0; i < sweep.rows.size(); ++i) {
     out << i;
@@ -48,6 +54,7 @@ void write_sweep_csv(const SweepResult& sweep, const std::filesystem::path& path
         out << format_round_trip(it->second);
       }
     }
+    if (any_unfit) out << ',' << csv_field(does_not_fit(sweep.rows[i].summary).value_or(""));
     out << '\n';
   }
   close_output_file(out, path);
@@ -94,6 +101,7 @@ std::optional<Figure> write_curve_figure(const SweepResult& sweep,
   std::vector<std::string> series_names;
   std::map<std::string, std::vector<const SweepRow*>> series;
   for (const auto& row : sweep.rows) {
+    if (does_not_fit(row.summary)) continue;  // no point on a curve
     std::string name;
     for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
       if (a == *rate) continue;

@@ -14,7 +14,7 @@ namespace servesim {
 struct SweepRow {
   std::vector<std::string> labels;  // one per axis, as in the CSV
   nlohmann::json values;            // one per axis, as given
-  nlohmann::json summary;           // summary.json of the point's run
+  nlohmann::json summary;           // summary.json of the point's run, or {"does_not_fit": ...}
 };
 
 struct SweepResult {

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -154,4 +155,91 @@ TEST_CASE("bad input gets one line naming the problem and the documented exit co
   const auto hw = dir.write("hw.json", R"({"name": "X"})");
   require_error(run({"kv", "--model", "llama-2-7b", "--hw", hw.string()}), 3,
                 "hw.json: field \"memory_capacity_bytes\": required but missing");
+}
+
+TEST_CASE("roofline describes a prefill-only batch without decodes", "[cli]") {
+  const auto r = run({"roofline", "--prefill-tokens", "512", "--prefill-context", "1536"});
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("Batch: one prefill of 512 tokens after 1536 cached\n"));
+  CHECK_THAT(r.out, !Contains("decoding sequences"));
+  const auto mixed = run({"roofline", "--decode-batch", "2", "--prefill-tokens", "64"});
+  CHECK_THAT(mixed.out, Contains("Batch: 2 decoding sequences at 1024 tokens of context, one "
+                                 "prefill of 64 tokens after 0 cached"));
+}
+
+TEST_CASE("run --help lists the dtype values and the gamma CV flag", "[cli]") {
+  const auto help = run({"run", "--help"});
+  REQUIRE(help.exit_code == 0);
+  CHECK_THAT(help.out, Contains("fp32, bf16, fp16, fp8, int8") && Contains("int4"));
+  CHECK_THAT(help.out, Contains("--cv CV"));
+}
+
+TEST_CASE("the --cv flag sets the gamma arrivals' coefficient of variation", "[cli]") {
+  const std::vector<std::string> base{"run", "--arrival",      "gamma", "--rate",
+                                      "8",   "--num-requests", "200",   "--json"};
+  auto flag = base;
+  flag.insert(flag.end(), {"--cv", "4"});
+  auto set = base;
+  set.insert(set.end(), {"--set", "workload.arrival.cv=4"});
+  const auto with_flag = run(flag);
+  REQUIRE(with_flag.exit_code == 0);
+  CHECK(with_flag.out == run(set).out);
+  CHECK(with_flag.out != run(base).out);  // the preset's CV is not 4
+}
+
+TEST_CASE("the run footer's KV capacity is the allocator's, as iterations.csv reports it",
+          "[cli]") {
+  test::ScratchDir dir("cli_footer");
+  const auto out = dir.path() / "out";
+  // 100,000 tokens are 2,083 whole blocks of 48 tokens and 16 tokens over.
+  const auto r = run({"run", "--num-requests", "5", "--kv-capacity-tokens", "100000",
+                      "--block-size", "48", "--out", out.string(), "--no-plots"});
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("KV capacity 99984 tokens per replica"));
+  std::ifstream csv(out / "iterations.csv");
+  std::string header, first;
+  std::getline(csv, header);
+  std::getline(csv, first);
+  CHECK_THAT(first, Contains(",99984,"));
+}
+
+TEST_CASE("the console counts rejected requests per reason", "[cli]") {
+  const auto r = run({"run", "--num-requests", "300", "--max-len", "600"});
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains(": prompt + output tokens exceed the maximum sequence length (600)"));
+}
+
+TEST_CASE("a run that rejects every request is infeasible and writes nothing", "[cli]") {
+  test::ScratchDir dir("cli_all_rejected");
+  const auto out = dir.path() / "out";
+  const auto r = run({"run", "--prompt-tokens", "9000", "--output-tokens", "10", "--num-requests",
+                      "20", "--out", out.string()});
+  require_error(r, 4,
+                "every one of the 20 requests was rejected, 20 because prompt + output tokens "
+                "exceed the maximum sequence length (8192)");
+  CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("a grid policy error names --grid policy, worded plainly", "[cli]") {
+  const auto r = run({"sweep", "--grid", "policy=vllm:pagedx:16", "--num-requests", "10"});
+  require_error(r, 3,
+                "--grid policy: \"vllm:pagedx:16\": unknown allocator \"pagedx\" (valid: "
+                "paged, contiguous)");
+  CHECK_THAT(r.err, !Contains("--policies"));
+  CHECK_THAT(run({"compare", "--policies", "vllm"}).err, Contains("--policies: \"vllm\""));
+}
+
+TEST_CASE("a quantized config.json needs an explicit weight dtype", "[cli]") {
+  test::ScratchDir dir("cli_quantized");
+  std::ifstream shipped(test::source_dir() / "models" / "llama-2-7b.json");
+  nlohmann::json config = nlohmann::json::parse(shipped);
+  config["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4}};
+  const auto path = dir.write("config.json", config.dump());
+  require_error(run({"kv", "--model", path.string()}), 3,
+                path.string() + ": field \"quantization_config\"");
+  require_error(run({"run", "--model", path.string(), "--num-requests", "5"}), 3,
+                "quant_method \"gptq\"");
+  CHECK(run({"kv", "--model", path.string(), "--weight-dtype", "int4"}).exit_code == 0);
+  CHECK(run({"run", "--model", path.string(), "--weight-dtype", "int4", "--num-requests", "5"})
+            .exit_code == 0);
 }

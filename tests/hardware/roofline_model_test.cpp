@@ -273,3 +273,35 @@ TEST_CASE("a decode run is priced exactly as its iterations one by one", "[roofl
     CHECK(durations.back() > durations.front());  // longer contexts read more KV
   }
 }
+
+TEST_CASE("an operator is compute-bound exactly when its intensity exceeds its balance",
+          "[roofline]") {
+  // Idle tile slots and masked pairs slow the compute side; the balance must count them as
+  // the bound does, or a batch-1 GEMV reads "compute-bound" below its balance.
+  std::vector<BatchShape> shapes{
+      decode_batch(1, 1024), decode_batch(7, 300), decode_batch(256, 2048), prefill(1),
+      prefill(129),          prefill(2048)};
+  BatchShape chunk;
+  chunk.add_prefill(512, 1536);
+  chunk.add_decode(1024);
+  shapes.push_back(chunk);
+  for (const char* model_name : {"llama-3-8b", "llama-2-70b", "mixtral-8x7b"}) {
+    const ModelSpec model = shipped_model(model_name);
+    for (const char* hw : kShipped) {
+      const RooflineModel roofline(model, shipped_hardware(hw), RooflineOptions{});
+      for (std::size_t s = 0; s < shapes.size(); ++s) {
+        const IterationCost cost = roofline.estimate(shapes[s]);
+        for (std::size_t i = 0; i < kOperatorCount; ++i) {
+          const OperatorCost& op = cost.operators[i];
+          if (op.bound != Bound::Compute && op.bound != Bound::Memory) continue;
+          INFO(model_name << " on " << hw << ", shape " << s << ", "
+                          << operator_name(static_cast<OperatorKind>(i)) << ": intensity "
+                          << op.intensity_flops_per_byte() << ", balance "
+                          << op.balance_flops_per_byte);
+          CHECK((op.bound == Bound::Compute) ==
+                (op.intensity_flops_per_byte() > op.balance_flops_per_byte));
+        }
+      }
+    }
+  }
+}

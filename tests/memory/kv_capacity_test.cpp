@@ -55,7 +55,7 @@ TEST_CASE("a model that does not fit is infeasible, with the figures", "[memory]
   REQUIRE_THROWS_AS(plan_kv_capacity(m, shipped_hardware("a100-40gb"), o), InfeasibleError);
   REQUIRE_THROWS_WITH(
       plan_kv_capacity(m, shipped_hardware("h100-sxm"), o),
-      Catch::Contains("does not fit on H100-SXM at TP 1") && Catch::Contains("GB of weights"));
+      Catch::Contains("does not fit on H100-SXM at TP 1") && Catch::Contains("GiB of weights"));
   o.weight_dtype = DType::INT4;  // about 36 GB of weights: fits one H100 with room for KV
   REQUIRE(plan_kv_capacity(m, shipped_hardware("h100-sxm"), o).kv_capacity_tokens > 10000);
   o.memory_utilization = 1.5;

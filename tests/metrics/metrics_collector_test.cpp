@@ -242,3 +242,47 @@ TEST_CASE("a run of iterations and gaps in one call sums as one call each would,
       collector.on_token_gaps(0, 2, 1, [](std::size_t k) { return k == 2 ? -1.0 : 1.0; }),
       servesim::InvariantError);
 }
+
+TEST_CASE("steady-state throughputs leave out the warm-up and the drain", "[metrics]") {
+  // Twenty arrivals one second apart (0 .. 19 s), each with 10 output tokens, each done
+  // 5 s after it arrives; request 7 is rejected. The warm-up ends at the arrival of the
+  // third (a tenth of twenty: t = 2 s), the window at the last arrival (19 s).
+  MetricsCollector collector;
+  for (int i = 0; i < 20; ++i) {
+    const double t = i;
+    if (i == 7) {
+      collector.on_request_rejected(servesim::test::rejected_request(i, t, "too long"));
+    } else {
+      collector.on_request_finished(finished_request(i, t, t + 1, t + 5, 100, 10));
+    }
+  }
+  const servesim::SteadyStateThroughput s = collector.steady_state();
+  CHECK(s.window_start_s == 2);
+  CHECK(s.window_end_s == 19);
+  // Arrivals in (2, 19]: 3 .. 19, seventeen requests, sixteen served plus one rejected
+  // (whose requested 16 output tokens are offered too).
+  CHECK(s.offered_requests_per_s == Approx(17.0 / 17));
+  CHECK(s.offered_output_tokens_per_s == Approx((16 * 10 + 16) / 17.0));
+  // Completions in (2, 19]: arrivals 0 .. 14 (done at 5 .. 19) less the rejected one.
+  CHECK(s.throughput_requests_per_s == Approx(14.0 / 17));
+  CHECK(s.throughput_output_tokens_per_s == Approx(140.0 / 17));
+  // The whole run's throughput divides by a span that includes the 5 s drain.
+  CHECK(collector.summarize(24).throughput_requests_per_s == Approx(19.0 / 24));
+  CHECK(MetricsCollector().steady_state().window_end_s == 0);  // nothing arrived
+}
+
+TEST_CASE("rejections are counted per reason, without each request's own figure", "[metrics]") {
+  MetricsCollector collector;
+  const auto reject = [&](std::int64_t id, const std::string& reason) {
+    collector.on_request_rejected(servesim::test::rejected_request(id, 0, reason));
+  };
+  reject(1, "prompt + output tokens (5000) exceed the maximum sequence length (4096)");
+  reject(2, "prompt + output tokens (9000) exceed max_num_batched_tokens (8192)");
+  reject(3, "prompt + output tokens (4500) exceed the maximum sequence length (4096)");
+  reject(4, "no figure here");
+  using Counts = std::vector<std::pair<std::string, std::int64_t>>;
+  CHECK(collector.rejections_by_reason() ==
+        Counts{{"prompt + output tokens exceed the maximum sequence length (4096)", 2},
+               {"prompt + output tokens exceed max_num_batched_tokens (8192)", 1},
+               {"no figure here", 1}});
+}

@@ -242,3 +242,28 @@ TEST_CASE("Console summary is a readable table", "[metrics]") {
   CHECK_THAT(text, Catch::Contains("3250.000"));  // e2e max, in milliseconds
   CHECK_THAT(without_slo.str(), !Catch::Contains("SLO attainment"));
 }
+
+TEST_CASE("Console latency columns stay apart however large the values", "[metrics]") {
+  servesim::RunSummary summary;
+  // A saturated run: hours of queueing are eight-digit milliseconds.
+  summary.ttft_s = {12345.678, 23456.789, 34567.891, 45678.912, 56789.123};
+  summary.e2e_s = {123456.789, 223456.789, 323456.789, 423456.789, 523456.789};
+  std::ostringstream out;
+  servesim::print_summary(out, summary);
+  std::istringstream lines(out.str());
+  std::string line;
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    const bool ttft = line.rfind("  TTFT ", 0) == 0;
+    const bool e2e = line.rfind("  E2E ", 0) == 0;
+    if (!ttft && !e2e) continue;
+    ++rows;
+    std::istringstream words(line);
+    std::vector<std::string> cells;
+    for (std::string word; words >> word;)
+      cells.push_back(word);
+    REQUIRE(cells.size() == 6);  // the label and five figures, each apart
+    CHECK(cells[5] == (ttft ? "56789123.000" : "523456789.000"));
+  }
+  CHECK(rows == 2);
+}

@@ -130,3 +130,37 @@ TEST_CASE("mixtral needs its expert counts and checks them", "[model]") {
   REQUIRE_THROWS_WITH(load_text(dir, base + R"("num_local_experts": 2, "num_experts_per_tok": 3})"),
                       Contains("exceeds the 2 experts"));
 }
+
+TEST_CASE("the dtype key of newer configs is read, and wins over torch_dtype", "[model]") {
+  test::ScratchDir dir("model_dtype");
+  const std::string llama =
+      R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 256,
+          "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 1000,
+          "max_position_embeddings": 512)";
+  CHECK(load_text(dir, llama + R"(, "dtype": "bfloat16"})").native_dtype == DType::BF16);
+  CHECK(load_text(dir, llama + R"(, "torch_dtype": "float32"})").native_dtype == DType::FP32);
+  CHECK(load_text(dir, llama + R"(, "dtype": "float32", "torch_dtype": "float16"})").native_dtype ==
+        DType::FP32);
+  REQUIRE_THROWS_WITH(load_text(dir, llama + R"(, "dtype": "float7"})"),
+                      Contains("field \"dtype\": unknown dtype \"float7\""));
+}
+
+TEST_CASE("a quantized checkpoint needs its weight dtype given, not guessed", "[model]") {
+  test::ScratchDir dir("model_quantized");
+  const std::string llama =
+      R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 256,
+          "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 1000,
+          "max_position_embeddings": 512, "torch_dtype": "float16")";
+  const ModelSpec plain = load_text(dir, llama + "}");
+  CHECK_FALSE(plain.quantization);
+  CHECK(auto_weight_dtype(plain) == DType::FP16);
+  const ModelSpec awq =
+      load_text(dir, llama + R"(, "quantization_config": {"quant_method": "awq", "bits": 4}})");
+  REQUIRE(awq.quantization);
+  REQUIRE_THROWS_AS(auto_weight_dtype(awq), InputError);
+  REQUIRE_THROWS_WITH(auto_weight_dtype(awq),
+                      Contains("config.json: field \"quantization_config\"") &&
+                          Contains("quant_method \"awq\"") && Contains("--weight-dtype"));
+  const ModelSpec unnamed = load_text(dir, llama + R"(, "quantization_config": {}})");
+  REQUIRE_THROWS_WITH(auto_weight_dtype(unnamed), Contains("quant_method unknown"));
+}

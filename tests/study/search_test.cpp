@@ -135,3 +135,62 @@ TEST_CASE("Replica search finds the fewest replicas of each shape", "[study]") {
   CHECK_FALSE(results[1].replicas);      // needs 300 > 64
   CHECK(results[1].points.back().replicas == 64);
 }
+
+TEST_CASE("Rate search never goes past its minimum or maximum rate", "[study]") {
+  servesim::RateSearchOptions options;
+  options.start_rate_per_s = 1;
+  options.min_rate_per_s = 0.2;  // 1, then 0.5, 0.25 and 0.2, not 0.125
+  options.max_rate_per_s = 5;    // 1, then 2, 4 and 5, not 8
+  std::vector<double> tried;
+  const auto recording = [&](double ttft_p99_s) {
+    return [&tried, ttft_p99_s](const std::vector<double>& rates) {
+      tried.insert(tried.end(), rates.begin(), rates.end());
+      return std::vector<nlohmann::json>(rates.size(), summary(ttft_p99_s));
+    };
+  };
+  const auto never = servesim::search_highest_rate(ttft_p99(0.5), options, recording(1.0));
+  CHECK(never.outcome == servesim::RateSearchResult::Outcome::NeverMet);
+  CHECK(tried == std::vector<double>{1, 0.5, 0.25, 0.2});
+  tried.clear();
+  const auto always = servesim::search_highest_rate(ttft_p99(0.5), options, recording(0.1));
+  CHECK(always.outcome == servesim::RateSearchResult::Outcome::AlwaysMet);
+  CHECK(tried == std::vector<double>{1, 2, 4, 5});
+  CHECK(always.passing_rate_per_s == 5);
+}
+
+TEST_CASE("Rate search stops at a failure no lower rate removes", "[study]") {
+  // Every rate rejects the same requests: halving would only repeat it down to the minimum.
+  servesim::RateSearchOptions options;
+  options.start_rate_per_s = 8;
+  int evaluations = 0;
+  const auto rejecting = [&](const std::vector<double>& rates) {
+    evaluations += static_cast<int>(rates.size());
+    return std::vector<nlohmann::json>(rates.size(), summary(0.01, 3));
+  };
+  const auto result = servesim::search_highest_rate(ttft_p99(0.5), options, rejecting);
+  CHECK(result.outcome == servesim::RateSearchResult::Outcome::NeverMet);
+  CHECK(evaluations == 1);
+  REQUIRE(result.best() != nullptr);
+  CHECK(result.best()->verdict.fails_at_any_load);
+  CHECK_THAT(result.best()->verdict.violations.front(), Catch::Contains("3 requests rejected"));
+}
+
+TEST_CASE("A point that does not fit fails at any load and ends its shape's search", "[study]") {
+  const nlohmann::json unfit{{"does_not_fit", "the model does not fit on one GPU"}};
+  const auto verdict = servesim::judge(ttft_p99(0.5), unfit);
+  CHECK_FALSE(verdict.met);
+  CHECK(verdict.fails_at_any_load);
+  CHECK(verdict.violations == std::vector<std::string>{"does not fit: the model does not fit on "
+                                                       "one GPU"});
+  const std::vector<servesim::ReplicaShape> shapes{{"small", 1, 1}, {"big", 4, 1}};
+  const auto results = servesim::search_fewest_replicas(
+      ttft_p99(0.5), shapes, 64, [&](const std::vector<servesim::ReplicaTrial>& trials) {
+        std::vector<nlohmann::json> out;
+        for (const auto& trial : trials)
+          out.push_back(trial.shape == 0 ? unfit : summary(trial.replicas >= 3 ? 0.1 : 1.0));
+        return out;
+      });
+  CHECK(results[0].points.size() == 1);
+  CHECK_FALSE(results[0].replicas);
+  CHECK(results[1].replicas == 3);
+}

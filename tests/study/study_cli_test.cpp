@@ -176,8 +176,8 @@ TEST_CASE("capacity says when no rate or every rate meets the SLO", "[study][cli
   always.insert(always.end(), {"--slo", "ttft_p99=1000", "--max-rate", "20"});
   const auto every = run_servesim(always);
   CHECK(every.exit_code == 0);
-  CHECK_THAT(every.out, Catch::Contains("met at every rate tried, up to 32"));
-  CHECK(run_servesim({"capacity"}).exit_code == 2);  // no SLO
+  CHECK_THAT(every.out, Catch::Contains("met at every rate tried, up to 20 "));  // not past it
+  CHECK(run_servesim({"capacity"}).exit_code == 2);                              // no SLO
 }
 
 TEST_CASE("capacity finds the fewest replicas and prices them", "[study][cli]") {
@@ -258,4 +258,94 @@ TEST_CASE("plot refuses a folder that is not servesim output", "[study][cli]") {
   const auto empty = run_servesim({"plot", dir.path().string()});
   CHECK(empty.exit_code == 3);
   CHECK_THAT(empty.err, Catch::Contains("no summary.json"));
+}
+
+TEST_CASE("a grid point that does not fit is a row saying why; the sweep goes on", "[study][cli]") {
+  servesim::test::ScratchDir dir("sweep_unfit");
+  const auto out = dir.path() / "out";
+  // Llama-3-70B's 131 GiB of bf16 weights do not fit one H100.
+  const auto result = run_servesim({"sweep", "--model", "llama-3-70b", "--grid", "tp=1,4",
+                                    "--num-requests", "50", "--out", out.string(), "--no-plots"});
+  REQUIRE(result.exit_code == 0);
+  const auto table = lines_of(result.out);
+  REQUIRE(table.size() >= 4);
+  CHECK_THAT(table[2], Catch::Contains("does not fit: meta-llama/Meta-Llama-3-70B does not fit on "
+                                       "H100-SXM at TP 1"));
+  CHECK_THAT(table[3], !Catch::Contains("does not fit"));
+  const auto csv = lines_of(read_file(out / "sweep.csv"));
+  REQUIRE(csv.size() == 3);
+  CHECK(csv[0].substr(csv[0].size() - 13) == ",does_not_fit");
+  CHECK(csv[1].rfind("0,1,,", 0) == 0);  // no metrics
+  CHECK_THAT(csv[1], Catch::Contains("does not fit on H100-SXM"));
+  CHECK(csv[2].back() == ',');  // it fits: an empty reason
+  const auto summary = nlohmann::json::parse(read_file(out / "summary.json"));
+  CHECK(summary["points"][0]["summary"].contains("does_not_fit"));
+  CHECK(summary["points"][1]["summary"]["requests_completed"] == 50);
+
+  // When no point fits there is nothing to report: exit 4 and no output folder.
+  const auto none =
+      run_servesim({"sweep", "--model", "llama-3-70b", "--grid", "hw=h100-sxm,a100-80gb",
+                    "--num-requests", "50", "--out", (dir.path() / "none").string()});
+  CHECK(none.exit_code == 4);
+  CHECK_THAT(none.err, Catch::Contains("no grid point fits"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "none"));
+}
+
+TEST_CASE("capacity reports a shape that does not fit and answers for the others", "[study][cli]") {
+  const auto result = run_servesim({"capacity", "--model", "llama-3-70b", "--target-rate", "2",
+                                    "--shapes", "h100-sxm:1,h100-sxm:4", "--slo", "ttft_p99=5",
+                                    "--num-requests", "100", "--max-replicas", "4"});
+  REQUIRE(result.exit_code == 0);
+  CHECK_THAT(result.out, Catch::Contains("does not fit: meta-llama/Meta-Llama-3-70B does not fit"));
+  const auto json = run_servesim({"capacity", "--model", "llama-3-70b", "--target-rate", "2",
+                                  "--shapes", "h100-sxm:1,h100-sxm:4", "--slo", "ttft_p99=5",
+                                  "--num-requests", "100", "--max-replicas", "4", "--json"})
+                        .json();
+  const auto& unfit = json["shapes"][0];
+  CHECK(unfit["replicas"].is_null());
+  CHECK(unfit["points"].size() == 1);  // more replicas of it would not fit either
+  CHECK_THAT(unfit["does_not_fit"].get<std::string>(), Catch::Contains("at TP 1"));
+  CHECK(json["shapes"][1]["replicas"].is_number());
+}
+
+TEST_CASE("capacity stops at rejections, which every rate repeats, and says so once",
+          "[study][cli]") {
+  const auto result = run_servesim({"capacity", "--num-requests", "200", "--rate", "4", "--max-len",
+                                    "600", "--slo", "ttft_p99=10"});
+  CHECK(result.exit_code == 4);
+  const auto table = lines_of(result.out);
+  CHECK(table.size() == 3);  // header, rule and the one point
+  CHECK_THAT(result.out, !Catch::Contains("No rate meets"));
+  CHECK_THAT(result.err, Catch::Contains("No rate meets the SLO: at 4 req/s") &&
+                             Catch::Contains("requests rejected") &&
+                             Catch::Contains("no other rate changes that"));
+  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+}
+
+TEST_CASE("capacity prices the offered load over the steady state, whatever the run's length",
+          "[study][cli]") {
+  // Every request asks for 256 output tokens, so 8 req/s offer 2,048 tokens/s; the run's own
+  // throughput falls short of that by the drain after the last arrival, which matters more
+  // the shorter the run.
+  for (const char* requests : {"300", "1200"}) {
+    INFO(requests << " requests");
+    const auto document =
+        run_servesim({"capacity", "--target-rate", "8", "--slo", "ttft_p99=1", "--num-requests",
+                      requests, "--prompt-tokens", "256", "--output-tokens", "256",
+                      "--gpu-cost-per-hour", "2.5", "--max-replicas", "4", "--json"})
+            .json();
+    const auto& shape = document["shapes"][0];
+    REQUIRE(shape["replicas"].is_number());
+    const double usd_per_hour = 2.5 * shape["gpus"].get<double>();
+    CHECK(shape["usd_per_million_output_tokens"].get<double>() ==
+          Approx(usd_per_hour / (8 * 256 * 3600.0) * 1e6));
+    // The window, in every point: from the end of the warm-up to the last arrival, before
+    // the run ends.
+    for (const auto& point : shape["points"]) {
+      const auto& window = point["summary"]["steady_state"];
+      CHECK(window["window_start_s"].get<double>() > 0);
+      CHECK(window["window_end_s"].get<double>() < point["summary"]["duration_s"].get<double>());
+      CHECK(window["throughput_requests_per_s"].get<double>() > 0);
+    }
+  }
 }

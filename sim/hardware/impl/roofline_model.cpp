@@ -71,9 +71,15 @@ void RooflineModel::record(OperatorCost& op, double flops, double bytes, const K
                            const KernelCeilings& ceilings, double size) const noexcept {
   op.flops = flops;
   op.bytes = bytes;
-  // Achieved FLOP/s over achieved bytes/s at this size.
-  op.balance_flops_per_byte = ceilings.memory_s(1 / memory_bytes_per_s_, size) /
-                              ceilings.compute_s(1 / compute_flops_per_s_, size);
+  // Achieved FLOP/s over achieved bytes/s at this size. The achieved FLOP/s counts the
+  // useful FLOPs only, so the masked pairs and idle tile slots that slow the compute side
+  // lower it: the intensity exceeds the balance exactly when the operator is compute-bound.
+  if (flops > 0 && bytes > 0) {
+    op.balance_flops_per_byte = (flops / t.compute_s) / (bytes / t.memory_s);
+  } else {
+    op.balance_flops_per_byte = ceilings.memory_s(1 / memory_bytes_per_s_, size) /
+                                ceilings.compute_s(1 / compute_flops_per_s_, size);
+  }
   op.bound = t.compute_s > t.memory_s ? Bound::Compute : Bound::Memory;
   op.time_s = t.time_s;
 }

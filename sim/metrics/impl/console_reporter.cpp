@@ -1,9 +1,12 @@
 #include "sim/metrics/impl/console_reporter.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <locale>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace servesim {
 namespace {
@@ -24,20 +27,42 @@ void print_line(std::ostream& out, const std::string& label, const std::string& 
       << std::setw(kNumberWidth) << value << (unit.empty() ? "" : " " + unit) << '\n';
 }
 
-void print_latency_row(std::ostream& out, const std::string& label, const LatencyStats& s) {
-  out << "  " << std::left << std::setw(kLabelWidth) << label << std::right;
-  for (double seconds : {s.mean, s.p50, s.p90, s.p99, s.max}) {
-    out << std::setw(kNumberWidth) << fixed(seconds * 1e3, 3);
+// The latency table, each column as wide as its widest cell plus a two-space gap, so that
+// large values (minutes of queueing, in milliseconds) never run into their neighbours.
+void print_latency_table(std::ostream& out, const RunSummary& s) {
+  const std::vector<std::pair<std::string, const LatencyStats*>> rows{
+      {"TTFT", &s.ttft_s},
+      {"TPOT", &s.tpot_s},
+      {"ITL (+-" + fixed(s.itl_relative_error * 100, 1) + "%)", &s.itl_s},
+      {"E2E", &s.e2e_s}};
+  std::vector<std::vector<std::string>> cells{{"mean", "p50", "p90", "p99", "max"}};
+  for (const auto& [label, stats] : rows) {
+    auto& row = cells.emplace_back();
+    for (const double seconds : {stats->mean, stats->p50, stats->p90, stats->p99, stats->max})
+      row.push_back(fixed(seconds * 1e3, 3));
   }
-  out << '\n';
+  std::vector<std::size_t> widths(cells.front().size(), 0);
+  for (const auto& row : cells) {
+    for (std::size_t c = 0; c < row.size(); ++c)
+      widths[c] = std::max(widths[c], row[c].size() + 2);
+  }
+  for (std::size_t r = 0; r < cells.size(); ++r) {
+    out << "  " << std::left << std::setw(kLabelWidth)
+        << (r == 0 ? "Latency (ms)" : rows[r - 1].first) << std::right;
+    for (std::size_t c = 0; c < cells[r].size(); ++c)
+      out << std::setw(static_cast<int>(widths[c])) << cells[r][c];
+    out << '\n';
+  }
 }
 
 }  // namespace
 
-void print_summary(std::ostream& out, const RunSummary& s) {
+void print_summary(std::ostream& out, const RunSummary& s, const RejectionCounts& rejections) {
   out << "Run summary\n";
   print_line(out, "Requests completed", std::to_string(s.requests_completed), "");
   print_line(out, "Requests rejected", std::to_string(s.requests_rejected), "");
+  for (const auto& [reason, count] : rejections)
+    out << "    " << count << ": " << reason << '\n';
   print_line(out, "Duration", fixed(s.duration_s, 3), "s");
   print_line(out, "Request throughput", fixed(s.throughput_requests_per_s, 3), "req/s");
   print_line(out, "Output token throughput", fixed(s.throughput_output_tokens_per_s, 1), "tok/s");
@@ -54,19 +79,12 @@ void print_summary(std::ostream& out, const RunSummary& s) {
              "ms/token");
   if (s.slo_attainment) print_line(out, "SLO attainment", fixed(*s.slo_attainment * 100, 1), "%");
 
-  out << '\n' << "  " << std::left << std::setw(kLabelWidth) << "Latency (ms)" << std::right;
-  for (const char* column : {"mean", "p50", "p90", "p99", "max"}) {
-    out << std::setw(kNumberWidth) << column;
-  }
   out << '\n';
-  print_latency_row(out, "TTFT", s.ttft_s);
-  print_latency_row(out, "TPOT", s.tpot_s);
-  print_latency_row(out, "ITL (+-" + fixed(s.itl_relative_error * 100, 1) + "%)", s.itl_s);
-  print_latency_row(out, "E2E", s.e2e_s);
+  print_latency_table(out, s);
 }
 
 void ConsoleReporter::write(const RunResult& result, const std::filesystem::path&) const {
-  print_summary(*out_, result.summary);
+  print_summary(*out_, result.summary, result.collector.rejections_by_reason());
 }
 
 }  // namespace servesim

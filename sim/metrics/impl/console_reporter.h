@@ -1,6 +1,10 @@
 #pragma once
 
+#include <cstdint>
 #include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/metrics/reporter.h"
 #include "sim/metrics/run_summary.h"
@@ -8,8 +12,11 @@
 namespace servesim {
 
 // A human-readable table of the summary: counts, throughputs, latency percentiles in
-// milliseconds, utilization in percent. For people; scripts should read summary.json.
-void print_summary(std::ostream& out, const RunSummary& summary);
+// milliseconds, utilization in percent, and why requests were rejected (count and reason, as
+// MetricsCollector::rejections_by_reason). For people; scripts should read summary.json.
+using RejectionCounts = std::vector<std::pair<std::string, std::int64_t>>;
+void print_summary(std::ostream& out, const RunSummary& summary,
+                   const RejectionCounts& rejections = {});
 
 // Prints the summary to a stream (usually standard output) instead of writing files, so the
 // console output can be chosen like any other reporter.
