@@ -1,0 +1,22 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace servesim {
+
+// One sequence's blocks in a paged KV cache. Out of the decode cohort (DecodeCohort) the
+// tokens held and the free slots in the last block (blocks x block size - tokens) are
+// current; in it, both are as of the round the table joined, and the cohort advances them
+// lazily.
+struct BlockTable {
+  std::int64_t sequence = 0;
+  std::int64_t tokens = 0;
+  std::int64_t spare = 0;
+  std::int64_t joined = -1;          // the cohort round it joined at; -1: not in the cohort
+  std::size_t group = 0;             // in the cohort: its group (see DecodeCohort)
+  std::vector<std::int32_t> blocks;  // physical block ids, in logical order
+};
+
+}  // namespace servesim

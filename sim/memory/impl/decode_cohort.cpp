@@ -1,0 +1,102 @@
+#include "sim/memory/impl/decode_cohort.h"
+
+namespace servesim {
+
+void DecodeCohort::join(BlockTable& t) {
+  // t takes a block in the k-th round from now (k = 1, 2, ...) when its tokens plus k - 1
+  // are a multiple of the block size, and the group needing blocks then is `needing` minus
+  // k - 1: so its group is needing + tokens, modulo the block size.
+  t.group = static_cast<std::size_t>(
+      (static_cast<std::int64_t>(needing_) + t.tokens % block_size_) % block_size_);
+  t.joined = round_;
+  sequences_.push_back(t.sequence);
+  grouped_.insert(grouped_.begin() + static_cast<std::ptrdiff_t>(group_start_[t.group + 1]), &t);
+  resize_group(t.group, true);
+}
+
+void DecodeCohort::settle(BlockTable& t) {
+  t.tokens = tokens_of(t);
+  t.spare = static_cast<std::int64_t>(t.blocks.size()) * block_size_ - t.tokens;
+  t.joined = -1;
+}
+
+void DecodeCohort::leave(BlockTable& t) {
+  settle(t);
+  sequences_.erase(std::find(sequences_.begin(), sequences_.end(), t.sequence));
+  const auto first = grouped_.begin() + static_cast<std::ptrdiff_t>(group_start_[t.group]);
+  const auto last = grouped_.begin() + static_cast<std::ptrdiff_t>(group_start_[t.group + 1]);
+  grouped_.erase(std::find(first, last, &t));
+  resize_group(t.group, false);
+}
+
+void DecodeCohort::dissolve() {
+  for (BlockTable* t : grouped_)
+    settle(*t);
+  grouped_.clear();
+  std::fill(group_start_.begin(), group_start_.end(), 0);
+  sequences_.clear();
+}
+
+std::int64_t DecodeCohort::rounds_covered(std::int64_t max_rounds, std::int64_t free_blocks) const {
+  std::int64_t taken = 0;
+  std::size_t g = needing_;
+  for (std::int64_t round = 1; round <= max_rounds; ++round, g = previous_group(g)) {
+    taken += group_size(g);
+    if (taken > free_blocks) return round - 1;
+  }
+  return max_rounds;
+}
+
+std::int64_t DecodeCohort::rounds_covered(std::span<const std::int64_t> by_residue,
+                                          std::int64_t max_rounds, std::int64_t free_blocks) const {
+  // Tables whose tokens are a multiple of the block size take a block in the first round,
+  // those one short of it in the second, and so on.
+  std::int64_t taken = 0;
+  std::size_t g = 0;
+  for (std::int64_t round = 1; round <= max_rounds; ++round, g = previous_group(g)) {
+    taken += by_residue[g];
+    if (taken > free_blocks) return round - 1;
+  }
+  return max_rounds;
+}
+
+void DecodeCohort::hand_out(std::int64_t rounds, std::size_t first_needing, BlockPool& pool) {
+  // Single grows hand the free list out from its back: round by round, and within a round
+  // in plan order. In a cycle of block-size rounds every table takes one block, so the
+  // table at position j of the group that first takes blocks in round r0 takes the
+  // (before(r0) + j + k x members)-th block of the run, k = 0, 1, ..., where before(r0)
+  // counts the blocks of the rounds before r0.
+  const auto members = static_cast<std::int64_t>(sequences_.size());
+  handouts_.clear();
+  std::int64_t before = 0;
+  std::size_t g = first_needing;
+  for (std::int64_t r0 = 1; r0 <= std::min(rounds, block_size_); ++r0, g = previous_group(g)) {
+    const std::span<BlockTable* const> tables = group(g);
+    for (std::size_t j = 0; j < tables.size(); ++j)
+      handouts_.push_back({tables[j], r0, before + static_cast<std::int64_t>(j)});
+    before += static_cast<std::int64_t>(tables.size());
+  }
+  // Each table's block list ends in a line of its own: fetch the tables well ahead, then
+  // (once those have arrived) the ends of their lists.
+  const std::span<const std::int32_t> free_list = pool.free_list();
+  const std::int32_t* top = free_list.data() + free_list.size() - 1;  // the block taken first
+  for (std::size_t i = 0; i < handouts_.size(); ++i) {
+    if (i + 8 < handouts_.size()) __builtin_prefetch(handouts_[i + 8].table);
+    if (i + 4 < handouts_.size()) {
+      const std::vector<std::int32_t>& ahead = handouts_[i + 4].table->blocks;
+      __builtin_prefetch(ahead.data() + ahead.size(), 1);
+    }
+    const Handout& h = handouts_[i];
+    // Its blocks come from rounds first_round, first_round + block size, ... up to `rounds`.
+    const std::int64_t taken = (rounds - h.first_round) / block_size_ + 1;
+    std::vector<std::int32_t>& blocks = h.table->blocks;
+    const std::size_t held = blocks.size();
+    blocks.resize(held + static_cast<std::size_t>(taken));
+    std::int32_t* out = blocks.data() + held;
+    for (std::int64_t k = 0, at = h.first_block; k < taken; ++k, at += members)
+      out[k] = top[-at];
+  }
+  pool.drop_counted();
+}
+
+}  // namespace servesim

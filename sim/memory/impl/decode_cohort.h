@@ -1,0 +1,122 @@
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/memory/impl/block_pool.h"
+#include "sim/memory/impl/block_table.h"
+
+namespace servesim {
+
+// The paged allocator's fast path for decoding (IDecodeRoundAllocator): the sequences of the
+// last decode batch, in plan order, which a decode round grows by one token each. Their
+// tables are advanced lazily (tokens_of), so a round costs O(1) plus the blocks it hands
+// out, and a batch that repeats the last one, with new sequences after it or finished ones
+// gone, costs no look-up and no pass over its tables.
+//
+// A table takes a block in the round that starts with its tokens a multiple of the block
+// size, so the cohort is kept in block-size groups of tables that take blocks in the same
+// rounds, each in plan order: the blocks of a round go out in the order single grows would
+// hand them out. Any other change to a table of the cohort settles the table and takes it
+// out (leave).
+class DecodeCohort {
+ public:
+  explicit DecodeCohort(std::int64_t block_size)
+      : block_size_(block_size), group_start_(static_cast<std::size_t>(block_size) + 1, 0) {}
+
+  // A table's tokens and spare slots now, in the cohort or not.
+  std::int64_t tokens_of(const BlockTable& t) const {
+    return t.joined < 0 ? t.tokens : t.tokens + (round_ - t.joined);
+  }
+  std::int64_t spare_of(const BlockTable& t) const {
+    return t.joined < 0 ? t.spare
+                        : static_cast<std::int64_t>(t.blocks.size()) * block_size_ - tokens_of(t);
+  }
+
+  std::size_t size() const { return sequences_.size(); }
+  // Whether `sequences` are the cohort's, in its order.
+  bool is(std::span<const std::int64_t> sequences) const {
+    return std::equal(sequences.begin(), sequences.end(), sequences_.begin(), sequences_.end());
+  }
+  // The blocks the next round takes.
+  std::int64_t blocks_next_round() const { return group_size(needing_); }
+
+  // Adds a settled table as the cohort's last sequence.
+  void join(BlockTable& t);
+  // Settles a table of the cohort (its tokens and spare slots now) and takes it out.
+  void leave(BlockTable& t);
+  // Settles every table and empties the cohort.
+  void dissolve();
+
+  // One round, its blocks taken from `pool` now (the caller has checked they are free).
+  // Returns the tokens it added (one per table).
+  std::int64_t round(BlockPool& pool) {
+    for (BlockTable* t : group(needing_))
+      pool.take(1, t->blocks);
+    return advance();
+  }
+  // One round whose blocks are only counted in `pool`, to be handed out by hand_out. Returns
+  // the tokens it added.
+  std::int64_t count_round(BlockPool& pool) {
+    pool.count_taken(blocks_next_round());
+    return advance();
+  }
+  // Hands out the blocks counted by the last `rounds` rounds (count_round), the first of
+  // which started with `first_needing` as needing_group(), table by table, as single grows
+  // would have handed them out; then takes them off the pool's free list.
+  void hand_out(std::int64_t rounds, std::size_t first_needing, BlockPool& pool);
+  std::size_t needing_group() const { return needing_; }
+
+  // How many rounds, up to `max_rounds`, `free_blocks` cover for the cohort.
+  std::int64_t rounds_covered(std::int64_t max_rounds, std::int64_t free_blocks) const;
+  // The same for tables that are not the cohort, counted by their tokens modulo the block
+  // size (`by_residue`, block size entries).
+  std::int64_t rounds_covered(std::span<const std::int64_t> by_residue, std::int64_t max_rounds,
+                              std::int64_t free_blocks) const;
+
+ private:
+  std::span<BlockTable* const> group(std::size_t g) const {
+    return {grouped_.data() + group_start_[g], group_start_[g + 1] - group_start_[g]};
+  }
+  std::int64_t group_size(std::size_t g) const {
+    return static_cast<std::int64_t>(group_start_[g + 1] - group_start_[g]);
+  }
+  // Group g gained a table (or lost one): the groups after it start one later (earlier).
+  void resize_group(std::size_t g, bool gained) {
+    for (std::size_t later = g + 1; later < group_start_.size(); ++later)
+      group_start_[later] = gained ? group_start_[later] + 1 : group_start_[later] - 1;
+  }
+  std::size_t previous_group(std::size_t g) const {
+    return g == 0 ? static_cast<std::size_t>(block_size_) - 1 : g - 1;
+  }
+  // The round's books: the next group needs blocks; the tokens added.
+  std::int64_t advance() {
+    ++round_;
+    needing_ = previous_group(needing_);
+    return static_cast<std::int64_t>(sequences_.size());
+  }
+  void settle(BlockTable& t);
+
+  std::int64_t block_size_;
+  std::vector<std::int64_t> sequences_;  // in plan order
+  // The tables by group, group 0 first, in one array (a run reads every group): group g is
+  // grouped_[group_start_[g], group_start_[g + 1]).
+  std::vector<BlockTable*> grouped_;
+  std::vector<std::size_t> group_start_;  // block size + 1 of them
+  std::int64_t round_ = 0;                // rounds applied since the cohort was made
+  std::size_t needing_ = 0;               // the group that takes blocks in the next round
+
+  // hand_out's working space: a table's blocks from a run of rounds, from its first round
+  // on, one every block-size rounds, the first being the run's first_block-th.
+  struct Handout {
+    BlockTable* table;
+    std::int64_t first_round;
+    std::int64_t first_block;
+  };
+  std::vector<Handout> handouts_;
+};
+
+}  // namespace servesim
