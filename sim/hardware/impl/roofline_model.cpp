@@ -214,8 +214,6 @@ RooflineModel::DecodeAttention RooflineModel::decode_attention(
   d.memory_efficiency = ceilings.memory_efficiency;
   d.compute_scale = 1 + ceilings.compute_half_size / size;
   d.memory_scale = 1 + ceilings.memory_half_size / size;
-  d.masked_s = ceilings.masked_pair_weight * (l * per_sequence.masked_flops / compute_flops_per_s_);
-  d.idle_s = ceilings.quantization_weight * (l * per_sequence.idle_flops / compute_flops_per_s_);
   d.fixed_s = l * ceilings.fixed_s;
   return d;
 }

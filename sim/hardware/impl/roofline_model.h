@@ -57,11 +57,13 @@ class RooflineModel final : public IExecutionTimeModel {
                          double kernels, double masked_flops, double idle_flops) const noexcept;
   // Decode attention of a batch of decoding sequences as a function of their summed
   // context: the one formula estimate() and estimate_decode_run both price it by, with what
-  // does not depend on the context worked out once.
+  // does not depend on the context worked out once. It has no masked pairs and no idle tile
+  // slots (decode_attention_work counts none), so those terms of KernelCeilings::compute_s
+  // are left out: adding their zeros would not change a bit.
   struct DecodeAttention {
     double layers, q_width, kv_width, kv_bytes, sequence_bytes;
     double compute_flops_per_s, memory_bytes_per_s, compute_efficiency, memory_efficiency;
-    double compute_scale, memory_scale, masked_s, idle_s, fixed_s;
+    double compute_scale, memory_scale, fixed_s;
     // Per layer.
     double flops(double context) const noexcept { return 4 * q_width * context; }
     double bytes(double context) const noexcept {
@@ -71,8 +73,7 @@ class RooflineModel final : public IExecutionTimeModel {
     KernelTime time(double context) const noexcept {
       KernelTime t;
       t.compute_s =
-          ((layers * flops(context)) / compute_flops_per_s * compute_scale + masked_s + idle_s) /
-          compute_efficiency;
+          (layers * flops(context)) / compute_flops_per_s * compute_scale / compute_efficiency;
       t.memory_s =
           (layers * bytes(context)) / memory_bytes_per_s / memory_efficiency * memory_scale;
       t.time_s = std::max(t.compute_s, t.memory_s) + fixed_s;
