@@ -12,6 +12,7 @@ Cluster::Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr
       observer_(observer),
       launch_pending_(replicas_.size(), false),
       views_(replicas_.size()),
+      router_reads_views_(router_->reads_views()),
       batch_done_event_(replicas_.size()),
       batch_of_event_(replicas_.size(), 0) {
   if (replicas_.empty()) throw InputError("replicas", "expected at least one replica");
@@ -114,6 +115,7 @@ void Cluster::on_arrival(const RequestSpec& spec) {
 }
 
 void Cluster::refresh_view(std::int32_t replica) {
+  if (!router_reads_views_) return;
   const auto index = static_cast<std::size_t>(replica);
   views_[index] = replicas_[index]->view();
 }

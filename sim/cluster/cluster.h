@@ -76,7 +76,8 @@ class Cluster {
   EventQueue<Event> queue_;
   RequestPool requests_;  // the requests arrived and not yet finished or rejected
   std::vector<bool> launch_pending_;
-  std::vector<ReplicaView> views_;
+  std::vector<ReplicaView> views_;  // current only when router_reads_views_
+  bool router_reads_views_;
   // Each replica's last batch-completion event pushed: a decode run's, while one is in
   // flight (runs are launched only where one batch is in flight at a time).
   std::vector<EventQueue<Event>::EventId> batch_done_event_;

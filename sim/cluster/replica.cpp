@@ -192,6 +192,7 @@ std::optional<SimTime> Replica::cut_decode_run(SimTime now) {
   return end;
 }
 
+template <bool kDecodeRun>
 void Replica::complete_steps(const BatchPlan& plan, SimTime at, std::vector<Request*>& finished,
                              std::int64_t later_steps, SimTime last_at) {
   // Gaps of equal length are reported together, in plan order, whether iterations run one
@@ -215,7 +216,7 @@ void Replica::complete_steps(const BatchPlan& plan, SimTime at, std::vector<Requ
       gap = this_gap;
       ++gaps;
     }
-    if (later_steps > 0) complete_decode_steps(r, later_steps, last_at);
+    if constexpr (kDecodeRun) complete_decode_steps(r, later_steps, last_at);
     if (r.finished()) finished.push_back(&r);
   }
   if (gaps > 0) observer_.on_token_gaps(id_, gap.seconds(), gaps);
@@ -232,12 +233,12 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
   // A request finishes in a batch it is part of, so the batch's requests are all to look at.
   std::vector<Request*> finished;
   if (!runs_ || !runs_->is_run(batch)) {
-    complete_steps(plan, now, finished);
+    complete_steps<false>(plan, now, finished, 0, {});
   } else {
     const std::int64_t steps = runs_->finish(now);
     // The first iteration's steps, and the requests' state after the last; the steps in
     // between change nothing that the checks and reports below read.
-    complete_steps(plan, runs_->first_end(), finished, steps - 1, now);
+    complete_steps<true>(plan, runs_->first_end(), finished, steps - 1, now);
     runs_->report_later_iterations(
         plan, observer_, [this](const KvUsage& usage, SimTime at) { check_usage(usage, at); });
     iterations_ += steps - 1;

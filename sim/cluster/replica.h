@@ -74,11 +74,12 @@ class Replica {
   void check_budget(const BatchPlan& plan, SimTime now) const;
   IterationRecord record_of(SimTime start, SimTime duration, const BatchPlan& plan,
                             const KvUsage& usage) const;
-  // Completes every step of a batch that ended at `at`; with `later_steps` > 0 (a decode
-  // run), also that many more decode steps, the last ending at `last_at`. Appends the
+  // Completes every step of a batch that ended at `at`; for a decode run, also
+  // `later_steps` more decode steps, the last ending at `last_at`. Appends the
   // requests of the plan that have now generated all their tokens to `finished`.
+  template <bool kDecodeRun>
   void complete_steps(const BatchPlan& plan, SimTime at, std::vector<Request*>& finished,
-                      std::int64_t later_steps = 0, SimTime last_at = {});
+                      std::int64_t later_steps, SimTime last_at);
   std::int64_t next_final_tokens() const {
     const auto& waiting = queues_.waiting();
     return waiting.empty() ? 0 : waiting.front()->final_tokens();

@@ -32,6 +32,9 @@ class IRouter {
  public:
   virtual ~IRouter() = default;
   virtual std::int32_t route(const RequestSpec& request, std::span<const ReplicaView> replicas) = 0;
+  // Whether route() reads the views at all; the cluster keeps them current only for a
+  // router that does (they change at every launch and completion).
+  virtual bool reads_views() const { return true; }
   // Whether route() reads the KV memory fields. They change with every decode iteration,
   // so under such a router replicas advance decode iterations one at a time (see
   // DecodeRuns).

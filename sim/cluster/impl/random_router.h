@@ -13,6 +13,7 @@ class RandomRouter final : public IRouter {
     return static_cast<std::int32_t>(
         rng_.uniform_int(0, static_cast<std::int64_t>(replicas.size()) - 1));
   }
+  bool reads_views() const override { return false; }
 
  private:
   Rng rng_;

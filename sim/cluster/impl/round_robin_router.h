@@ -12,6 +12,7 @@ class RoundRobinRouter final : public IRouter {
     ++next_;
     return pick;
   }
+  bool reads_views() const override { return false; }
 
  private:
   std::uint64_t next_ = 0;
