@@ -45,14 +45,13 @@ void Replica::enqueue(Request* request) {
 
 ReplicaView Replica::view() const {
   const KvUsage usage = allocator_->usage(0);
-  const RequestQueues& queues = queues_;
   ReplicaView v;
   v.replica = id_;
   v.outstanding_requests = outstanding_;
-  v.waiting_requests = static_cast<std::int64_t>(queues.waiting().size());
-  v.running_requests = static_cast<std::int64_t>(queues.running().size());
-  v.swapped_requests = static_cast<std::int64_t>(queues.swapped().size());
-  v.waiting_tokens = queues.waiting_tokens();
+  v.waiting_requests = static_cast<std::int64_t>(queues_.waiting().size());
+  v.running_requests = static_cast<std::int64_t>(queues_.running().size());
+  v.swapped_requests = static_cast<std::int64_t>(queues_.swapped().size());
+  v.waiting_tokens = queues_.waiting_tokens();
   v.kv_capacity_tokens = usage.capacity_tokens;
   v.kv_used_tokens = usage.used();
   v.kv_free_tokens = usage.free;
