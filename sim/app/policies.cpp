@@ -122,7 +122,9 @@ Registry<SchedulerFactory> scheduler_registry() {
            "preemption", {"recompute", "swap"}, "recompute",
            "what a preempted request's KV does: dropped and recomputed, or swapped to host "
            "memory (memory.swap_space_gib) over the host link")},
-      {{"paged"}, [](const PolicyParameters& parameters, std::int64_t swap_capacity_tokens) {
+      {{"paged"},
+       [](const PolicyParameters& parameters, std::int64_t swap_capacity_tokens,
+          std::int64_t /*max_len_tokens*/) {
          return std::make_unique<VllmScheduler>(
              VllmSchedulerOptions{parameters.integer("max_num_seqs"),
                                   parameters.integer("max_num_batched_tokens")},
@@ -134,14 +136,16 @@ Registry<SchedulerFactory> scheduler_registry() {
        ParameterSpec::positive_integer("max_num_batched_tokens", 8192,
                                        "prompt tokens admitted in one iteration at most")},
       {{"contiguous", "paged"},
-       [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/) {
+       [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/,
+          std::int64_t /*max_len_tokens*/) {
          return std::make_unique<OrcaScheduler>(OrcaSchedulerOptions{
              parameters.integer("max_num_seqs"), parameters.integer("max_num_batched_tokens")});
        }});
   registry.add("static", "request-level batches of batch_size that run until every member finishes",
                {ParameterSpec::positive_integer("batch_size", 8, "requests per batch")},
                {{"contiguous", "paged"},
-                [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/) {
+                [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/,
+                   std::int64_t /*max_len_tokens*/) {
                   return std::make_unique<StaticScheduler>(
                       StaticSchedulerOptions{parameters.integer("batch_size")});
                 }});
@@ -151,7 +155,8 @@ Registry<SchedulerFactory> scheduler_registry() {
                                                 "tokens computed per iteration at most"),
                 max_num_seqs},
                {{"paged", "contiguous"},
-                [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/) {
+                [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/,
+                   std::int64_t /*max_len_tokens*/) {
                   return std::make_unique<SarathiScheduler>(SarathiSchedulerOptions{
                       parameters.integer("token_budget"), parameters.integer("max_num_seqs")});
                 }});
