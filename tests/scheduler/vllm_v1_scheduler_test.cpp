@@ -229,6 +229,32 @@ TEST_CASE("vllm_v1 preempts a request that is itself the newest", "[scheduler]")
     CHECK(r->finished());
 }
 
+TEST_CASE("vllm_v1 plans the same with and without batch_decodes", "[scheduler]") {
+  // A mix of lengths on a cache far too small, arriving over time: preemption by the dozen.
+  const auto run = [](bool batch_decodes) {
+    VllmV1SchedulerOptions o = options(16, 64);
+    o.batch_decodes = batch_decodes;
+    Bench b(paged(1024), o);
+    std::vector<std::vector<std::int64_t>> plans;
+    std::int64_t preempted = 0;
+    for (int step = 0; step < 3000 && (step < 200 || !b.idle()); ++step) {
+      if (step < 200 && step % 3 == 0) b.arrive(1 + (step * 37) % 200, 1 + (step * 53) % 300);
+      const BatchPlan p = b.step();
+      std::vector<std::int64_t> record = ids(p);
+      for (const auto& w : p.work)
+        record.push_back(w.tokens);
+      for (const Request* r : p.preempted)
+        record.push_back(-1 - r->spec.id);
+      preempted += static_cast<std::int64_t>(p.preempted.size());
+      plans.push_back(record);
+    }
+    CHECK(b.idle());
+    CHECK(preempted > 10);
+    return plans;
+  };
+  CHECK(run(true) == run(false));
+}
+
 TEST_CASE("vllm_v1 rejects only what can never fit, and bad options", "[scheduler]") {
   const VllmV1Scheduler scheduler(options(8, 64));
   const PagedAllocator allocator(640, 16);

@@ -4,7 +4,6 @@
 
 #include "sim/core/error.h"
 #include "sim/scheduler/reject_reasons.h"
-#include "sim/scheduler/running_requests.h"
 
 namespace servesim {
 
@@ -33,7 +32,13 @@ std::optional<std::string> VllmV1Scheduler::reject_reason(
 
 void VllmV1Scheduler::plan(IKvCacheAllocator& allocator, BatchPlan& plan) {
   std::int64_t budget = options_.max_num_batched_tokens;
-  const bool running_fit = schedule_running(allocator, plan, budget);
+  bool running_fit = true;
+  if (options_.batch_decodes && all_running_decode()) {
+    decode_running_in_order(queues_, allocator, plan, scratch_);
+    budget -= static_cast<std::int64_t>(plan.work.size());
+  } else {
+    running_fit = schedule_running(allocator, plan, budget);
+  }
   // vLLM admits nobody in a step that preempted.
   if (running_fit && plan.preempted.empty()) admit_waiting(allocator, plan, budget);
 }
@@ -44,6 +49,11 @@ std::int64_t VllmV1Scheduler::next_tokens(const Request& request, std::int64_t b
     tokens = std::min(tokens, options_.long_prefill_token_threshold);
   }
   return std::min(tokens, budget);
+}
+
+bool VllmV1Scheduler::all_running_decode() const {
+  return std::none_of(queues_.running().begin(), queues_.running().end(),
+                      [](const Request* r) { return r->in_flight || r->prefilling(); });
 }
 
 bool VllmV1Scheduler::schedule_running(IKvCacheAllocator& allocator, BatchPlan& plan,
