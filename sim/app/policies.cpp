@@ -182,8 +182,8 @@ Registry<SchedulerFactory> scheduler_registry() {
                                            "max_num_partial_prefills > 1"),
        ParameterSpec::positive_integer(
            "max_num_partial_prefills", 1,
-           "requests; as in vLLM 0.15's V1 engine it does not cap concurrent partial prefills, "
-           "above 1 it only sets the default long_prefill_token_threshold")},
+           "prompts partially prefilled at once, in name: vLLM 0.15's V1 scheduler does not "
+           "enforce it, and above 1 it only sets the default long_prefill_token_threshold")},
       {{"paged"},
        [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/,
           std::int64_t max_len_tokens) {

@@ -33,7 +33,8 @@ struct VllmV1SchedulerOptions {
 // itself was the newest, it goes back to waiting and the walk over the running requests
 // stops, as vLLM's does. vLLM V1 always recomputes; there is no swap.
 //
-// Works with the paged allocator only: vLLM's block manager grows a sequence block by block.
+// Declared for the paged allocator, vLLM's, only. The mechanics (chunks growing an admitted
+// sequence) would run on contiguous reservations too, as sarathi's do, but no vLLM does that.
 class VllmV1Scheduler final : public QueueingScheduler {
  public:
   explicit VllmV1Scheduler(const VllmV1SchedulerOptions& options);
