@@ -17,6 +17,7 @@
 #include "sim/scheduler/impl/sarathi_scheduler.h"
 #include "sim/scheduler/impl/static_scheduler.h"
 #include "sim/scheduler/impl/vllm_scheduler.h"
+#include "sim/scheduler/impl/vllm_v1_scheduler.h"
 
 namespace servesim {
 namespace {
@@ -31,6 +32,10 @@ void require_fits(std::int64_t reservation_tokens, std::int64_t capacity_tokens)
                                                   std::to_string(capacity_tokens) + " tokens");
   }
 }
+
+// vllm_v1's long_prefill_token_threshold when none is given. vLLM writes it 0, but policy
+// parameters are positive integers; a request never holds 2^31 tokens, so no limit is lost.
+constexpr std::int64_t kNoLongPrefillThreshold = 2147483647;
 
 }  // namespace
 
@@ -122,7 +127,9 @@ Registry<SchedulerFactory> scheduler_registry() {
            "preemption", {"recompute", "swap"}, "recompute",
            "what a preempted request's KV does: dropped and recomputed, or swapped to host "
            "memory (memory.swap_space_gib) over the host link")},
-      {{"paged"}, [](const PolicyParameters& parameters, std::int64_t swap_capacity_tokens) {
+      {{"paged"},
+       [](const PolicyParameters& parameters, std::int64_t swap_capacity_tokens,
+          std::int64_t /*max_len_tokens*/) {
          return std::make_unique<VllmScheduler>(
              VllmSchedulerOptions{parameters.integer("max_num_seqs"),
                                   parameters.integer("max_num_batched_tokens")},
@@ -134,14 +141,16 @@ Registry<SchedulerFactory> scheduler_registry() {
        ParameterSpec::positive_integer("max_num_batched_tokens", 8192,
                                        "prompt tokens admitted in one iteration at most")},
       {{"contiguous", "paged"},
-       [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/) {
+       [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/,
+          std::int64_t /*max_len_tokens*/) {
          return std::make_unique<OrcaScheduler>(OrcaSchedulerOptions{
              parameters.integer("max_num_seqs"), parameters.integer("max_num_batched_tokens")});
        }});
   registry.add("static", "request-level batches of batch_size that run until every member finishes",
                {ParameterSpec::positive_integer("batch_size", 8, "requests per batch")},
                {{"contiguous", "paged"},
-                [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/) {
+                [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/,
+                   std::int64_t /*max_len_tokens*/) {
                   return std::make_unique<StaticScheduler>(
                       StaticSchedulerOptions{parameters.integer("batch_size")});
                 }});
@@ -151,10 +160,50 @@ Registry<SchedulerFactory> scheduler_registry() {
                                                 "tokens computed per iteration at most"),
                 max_num_seqs},
                {{"paged", "contiguous"},
-                [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/) {
+                [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/,
+                   std::int64_t /*max_len_tokens*/) {
                   return std::make_unique<SarathiScheduler>(SarathiSchedulerOptions{
                       parameters.integer("token_budget"), parameters.integer("max_num_seqs")});
                 }});
+  // The defaults are vLLM 0.15's for its API server on a GPU of 70 GiB or more other than the
+  // A100 (EngineArgs.get_batch_defaults; elsewhere 2048 tokens and 256 sequences).
+  registry.add(
+      "vllm_v1",
+      "vLLM V1: one token budget per step, running requests first, prompts chunked into the rest",
+      {ParameterSpec::positive_integer("max_num_seqs", 1024,
+                                       "running requests per replica at most"),
+       ParameterSpec::positive_integer(
+           "max_num_batched_tokens", 8192,
+           "tokens computed in one step at most, decodes and prompt chunks together"),
+       ParameterSpec::positive_integer("long_prefill_token_threshold", kNoLongPrefillThreshold,
+                                       "tokens one request computes in one step at most; " +
+                                           std::to_string(kNoLongPrefillThreshold) +
+                                           " stands for vLLM's 0: no limit, or 4% of max_len when "
+                                           "max_num_partial_prefills > 1"),
+       ParameterSpec::positive_integer(
+           "max_num_partial_prefills", 1,
+           "prompts partially prefilled at once, in name: vLLM 0.15's V1 scheduler does not "
+           "enforce it, and above 1 it only sets the default long_prefill_token_threshold")},
+      {{"paged"},
+       [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/,
+          std::int64_t max_len_tokens) {
+         std::int64_t threshold = parameters.integer("long_prefill_token_threshold");
+         const bool partial_prefills = parameters.integer("max_num_partial_prefills") > 1;
+         if (threshold == kNoLongPrefillThreshold) {
+           // vLLM's SchedulerConfig: int(max_model_len * 0.04), 0 (no limit) otherwise.
+           threshold = partial_prefills
+                           ? static_cast<std::int64_t>(static_cast<double>(max_len_tokens) * 0.04)
+                           : 0;
+         } else if (partial_prefills && threshold > max_len_tokens) {
+           throw InputError("scheduler.long_prefill_token_threshold",
+                            std::to_string(threshold) + " tokens exceed max_len (" +
+                                std::to_string(max_len_tokens) +
+                                ") with max_num_partial_prefills > 1, which vLLM refuses");
+         }
+         return std::make_unique<VllmV1Scheduler>(
+             VllmV1SchedulerOptions{parameters.integer("max_num_seqs"),
+                                    parameters.integer("max_num_batched_tokens"), threshold});
+       }});
   return registry;
 }
 

@@ -31,9 +31,11 @@ using AllocatorFactory = std::function<std::unique_ptr<IKvCacheAllocator>(
 // A scheduler and the allocators whose mechanics it works with.
 struct SchedulerFactory {
   std::vector<std::string> allocators;
-  // `swap_capacity_tokens`: host memory for preemption by swap (0: recompute only).
+  // `swap_capacity_tokens`: host memory for preemption by swap (0: recompute only);
+  // `max_len_tokens`: the run's maximum prompt + output length.
   std::function<std::unique_ptr<IBatchScheduler>(const PolicyParameters& parameters,
-                                                 std::int64_t swap_capacity_tokens)>
+                                                 std::int64_t swap_capacity_tokens,
+                                                 std::int64_t max_len_tokens)>
       make;
 };
 using RouterFactory = std::function<std::unique_ptr<IRouter>(const RngStreams& streams)>;

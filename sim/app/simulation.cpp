@@ -108,7 +108,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
     allocator_capacity_tokens = allocator->capacity_tokens();
     replicas.push_back(std::make_unique<Replica>(
         static_cast<std::int32_t>(i), std::move(allocator),
-        scheduler_entry.factory.make(config.scheduler.parameters, swap_capacity_tokens),
+        scheduler_entry.factory.make(config.scheduler.parameters, swap_capacity_tokens, max_len),
         *time_model, config.pp, max_len, observer, swap, config.engine.bulk_decode));
   }
   Cluster cluster(std::move(replicas), router_entry.factory(streams), *source, observer);

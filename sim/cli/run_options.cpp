@@ -29,9 +29,11 @@ constexpr RunFlag kRunFlags[] = {
      "round_robin (default), least_outstanding, least_kv or random"},
     {"scheduler", "scheduler.name", FlagType::Text, "NAME", "batch scheduler (default vllm)"},
     {"max-num-seqs", "scheduler.max_num_seqs", FlagType::Integer, "N",
-     "vllm, orca, sarathi: running requests per replica at most (default 256)"},
+     "vllm, orca, sarathi, vllm_v1: running requests per replica at most (default 256; "
+     "vllm_v1 1024)"},
     {"max-batched-tokens", "scheduler.max_num_batched_tokens", FlagType::Integer, "TOKENS",
-     "vllm, orca: tokens (vllm) or prompt tokens (orca) per iteration at most (default 8192)"},
+     "vllm, orca, vllm_v1: tokens (vllm, vllm_v1) or prompt tokens (orca) per iteration at most "
+     "(default 8192)"},
     {"batch-size", "scheduler.batch_size", FlagType::Integer, "N",
      "static scheduler: requests per batch (default 8)"},
     {"token-budget", "scheduler.token_budget", FlagType::Integer, "TOKENS",

@@ -68,7 +68,8 @@ TEST_CASE("each scheduler accepts exactly today's allocators", "[app][policies]"
   CHECK(allocators_by_scheduler() == Table{{"vllm", {"paged"}},
                                            {"orca", {"contiguous", "paged"}},
                                            {"static", {"contiguous", "paged"}},
-                                           {"sarathi", {"paged", "contiguous"}}});
+                                           {"sarathi", {"paged", "contiguous"}},
+                                           {"vllm_v1", {"paged"}}});
   const auto allocators = allocator_registry();
   for (const auto& [scheduler, accepted] : allocators_by_scheduler()) {
     for (const auto& allocator : allocators.entries()) {
@@ -82,7 +83,7 @@ TEST_CASE("each scheduler accepts exactly today's allocators", "[app][policies]"
                           Contains("does not work with allocator") &&
                               Contains("(valid pairs: vllm:paged, orca:contiguous, orca:paged, "
                                        "static:contiguous, static:paged, sarathi:paged, "
-                                       "sarathi:contiguous)"));
+                                       "sarathi:contiguous, vllm_v1:paged)"));
       }
     }
     for (const auto& allocator : accepted)
@@ -280,6 +281,8 @@ TEST_CASE("servesim list prints every registered policy with its parameters and 
   CHECK(has_row({"vllm", "scheduler.max_num_seqs", "256"}));
   CHECK(has_row({"static", "scheduler.batch_size", "8"}));
   CHECK(has_row({"sarathi", "scheduler.token_budget", "512"}));
+  CHECK(has_row({"vllm_v1", "scheduler.max_num_batched_tokens", "8192"}));
+  CHECK(has_row({"vllm_v1", "scheduler.max_num_seqs", "1024"}));
   CHECK(has_row({"paged", "allocator.watermark", "0.01"}));
   CHECK(has_row({"fixed", "allocator.fixed_reservation_tokens", "2048"}));
   CHECK(has_row({"contiguous", "allocator.reservation", "max"}));

@@ -129,6 +129,36 @@ TEST_CASE("bulk decoding gives byte-identical outputs: orca, sarathi, static; pa
                                                        "contiguous", "--max-len", "2048"});
 }
 
+TEST_CASE("bulk decoding gives byte-identical outputs: vllm_v1", "[cluster][bulk]") {
+  const std::vector<std::string> v1 = {"--scheduler", "vllm_v1"};
+  long long fewer_events = 0;
+  // Preemption under tight memory.
+  fewer_events +=
+      check_both_ways("vllm_v1_pressure", workload("300", "12") + v1 +
+                                              std::vector<std::string>{"--kv-capacity-tokens",
+                                                                       "5000", "--replicas", "2"})
+          .events;
+  // A budget the decodes and chunks share, and one the seats use up exactly.
+  fewer_events +=
+      check_both_ways("vllm_v1_budget", workload("200", "20") + v1 +
+                                            std::vector<std::string>{"--max-batched-tokens", "256",
+                                                                     "--max-num-seqs", "64"})
+          .events;
+  fewer_events +=
+      check_both_ways("vllm_v1_seats", workload("200", "20") + v1 +
+                                           std::vector<std::string>{"--max-batched-tokens", "16",
+                                                                    "--max-num-seqs", "16"})
+          .events;
+  // Several prompts partially prefilled at once.
+  fewer_events += check_both_ways("vllm_v1_threshold",
+                                  workload("200", "20") + v1 +
+                                      std::vector<std::string>{
+                                          "--set", "scheduler.max_num_partial_prefills=4",
+                                          "--max-len", "4096", "--kv-capacity-tokens", "8000"})
+                      .events;
+  CHECK(fewer_events == 4);  // bulk decoding did happen in each
+}
+
 TEST_CASE("bulk decoding gives byte-identical outputs under every router and closed loops",
           "[cluster][bulk]") {
   for (const char* router : {"least_outstanding", "least_kv", "random"}) {

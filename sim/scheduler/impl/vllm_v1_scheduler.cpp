@@ -1,0 +1,94 @@
+#include "sim/scheduler/impl/vllm_v1_scheduler.h"
+
+#include <algorithm>
+
+#include "sim/core/error.h"
+#include "sim/scheduler/reject_reasons.h"
+
+namespace servesim {
+
+VllmV1Scheduler::VllmV1Scheduler(const VllmV1SchedulerOptions& options) : options_(options) {
+  if (options.max_num_seqs < 1) {
+    throw InputError("scheduler.max_num_seqs",
+                     "expected at least 1 sequence, got " + std::to_string(options.max_num_seqs));
+  }
+  // vLLM refuses a budget that cannot give every running request its decode token.
+  if (options.max_num_batched_tokens < options.max_num_seqs) {
+    throw InputError("scheduler.max_num_batched_tokens",
+                     "expected at least max_num_seqs (" + std::to_string(options.max_num_seqs) +
+                         ") tokens, got " + std::to_string(options.max_num_batched_tokens));
+  }
+  if (options.long_prefill_token_threshold < 0) {
+    throw InputError("scheduler.long_prefill_token_threshold",
+                     "expected 0 (no limit) or more tokens, got " +
+                         std::to_string(options.long_prefill_token_threshold));
+  }
+}
+
+std::optional<std::string> VllmV1Scheduler::reject_reason(
+    const RequestSpec& request, const IKvCacheAllocator& allocator) const {
+  return kv_capacity_reject_reason(request, allocator);
+}
+
+void VllmV1Scheduler::plan(IKvCacheAllocator& allocator, BatchPlan& plan) {
+  std::int64_t budget = options_.max_num_batched_tokens;
+  bool running_fit = true;
+  if (options_.batch_decodes && all_running_decode()) {
+    decode_running_in_order(queues_, allocator, plan, scratch_);
+    budget -= static_cast<std::int64_t>(plan.work.size());
+  } else {
+    running_fit = schedule_running(allocator, plan, budget);
+  }
+  // vLLM admits nobody in a step that preempted.
+  if (running_fit && plan.preempted.empty()) admit_waiting(allocator, plan, budget);
+}
+
+std::int64_t VllmV1Scheduler::next_tokens(const Request& request, std::int64_t budget) const {
+  std::int64_t tokens = request.uncomputed_tokens();
+  if (options_.long_prefill_token_threshold > 0) {
+    tokens = std::min(tokens, options_.long_prefill_token_threshold);
+  }
+  return std::min(tokens, budget);
+}
+
+bool VllmV1Scheduler::all_running_decode() const {
+  return std::none_of(queues_.running().begin(), queues_.running().end(),
+                      [](const Request* r) { return r->in_flight || r->prefilling(); });
+}
+
+bool VllmV1Scheduler::schedule_running(IKvCacheAllocator& allocator, BatchPlan& plan,
+                                       std::int64_t& budget) {
+  bool all_fit = true;
+  for_each_schedulable_in_order(queues_, [&](Request* request) {
+    if (budget == 0) return false;
+    const std::int64_t tokens = next_tokens(*request, budget);
+    // Growing the allocator leaves computed_tokens alone (the step completes with the
+    // batch), so add_prefill below still sees the tokens cached before the chunk.
+    if (grow_or_preempt(request, tokens, queues_, allocator, plan) != GrowthOutcome::Grown) {
+      all_fit = false;
+      return false;
+    }
+    if (request->prefilling()) {
+      plan.add_prefill(request, tokens);
+    } else {
+      plan.add_decode(request);
+    }
+    budget -= tokens;
+    return true;
+  });
+  return all_fit;
+}
+
+void VllmV1Scheduler::admit_waiting(IKvCacheAllocator& allocator, BatchPlan& plan,
+                                    std::int64_t budget) {
+  while (budget > 0 && !queues_.waiting().empty()) {
+    if (static_cast<std::int64_t>(queues_.running().size()) >= options_.max_num_seqs) return;
+    const Request* request = queues_.waiting().front();
+    const std::int64_t chunk = next_tokens(*request, budget);
+    if (!allocator.can_admit(chunk, request->final_tokens())) return;
+    admit_first_waiting(queues_, allocator, plan, chunk);
+    budget -= chunk;
+  }
+}
+
+}  // namespace servesim

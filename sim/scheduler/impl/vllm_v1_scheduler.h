@@ -1,0 +1,73 @@
+#pragma once
+
+#include <cstdint>
+
+#include "sim/scheduler/batch_scheduler.h"
+#include "sim/scheduler/running_requests.h"
+
+namespace servesim {
+
+struct VllmV1SchedulerOptions {
+  std::int64_t max_num_seqs = 1024;            // running requests at most
+  std::int64_t max_num_batched_tokens = 8192;  // tokens computed in one step at most
+  // Tokens one request computes in one step at most; 0: no limit (vLLM's 0).
+  std::int64_t long_prefill_token_threshold = 0;
+  // Plans a step in which every running request decodes with the allocator's batch growth
+  // (decode_running_in_order) instead of one request at a time: the same plan, faster.
+  bool batch_decodes = true;
+};
+
+// vLLM's V1 scheduler (vllm/v1/core/sched/scheduler.py, Scheduler.schedule, as of 0.15):
+// there is no prefill or decode phase, only each request's computed tokens catching up with
+// its tokens. Every step has one budget of max_num_batched_tokens. Running requests take it
+// first, in queue order, each min(its uncomputed tokens, long_prefill_token_threshold,
+// what is left): a decoding request 1 token, a prefill in progress its next chunk; the walk
+// stops when the budget is spent. Then, unless this step preempted, waiting requests are
+// admitted first come first served while fewer than max_num_seqs run, each holding a first
+// chunk of the same size rule; chunked prefill is always on. The walk stops at the first
+// request the allocator cannot take, so nobody overtakes (vLLM allocates the blocks of the
+// scheduled tokens only, so that is the chunk, not the whole prompt as sarathi checks).
+//
+// When a running request's tokens find no free block, the newest running request (the end
+// of the queue) is preempted by recompute, again until the tokens fit; when the request
+// itself was the newest, it goes back to waiting and the walk over the running requests
+// stops, as vLLM's does. vLLM V1 always recomputes; there is no swap.
+//
+// Declared for the paged allocator, vLLM's, only. The mechanics (chunks growing an admitted
+// sequence) would run on contiguous reservations too, as sarathi's do, but no vLLM does that.
+class VllmV1Scheduler final : public QueueingScheduler {
+ public:
+  explicit VllmV1Scheduler(const VllmV1SchedulerOptions& options);
+
+  // No prefill limit: a preempted request re-prefills in chunks like any prompt.
+  std::optional<std::string> reject_reason(const RequestSpec& request,
+                                           const IKvCacheAllocator& allocator) const override;
+  void plan(IKvCacheAllocator& allocator, BatchPlan& plan) override;
+  BatchBudget budget() const override {
+    return {options_.max_num_batched_tokens, options_.max_num_batched_tokens,
+            options_.max_num_seqs};
+  }
+  // After a plan that only decoded every running request, the same plan again spends the
+  // same budget on the same decodes and leaves the same remainder to the same waiting
+  // head: an admission that failed for lack of a seat, of budget or of memory fails again
+  // while nobody leaves and memory only fills.
+  bool decode_plans_repeat() const override { return true; }
+
+ private:
+  // The tokens a request computes next: its uncomputed ones, cut to the threshold and the
+  // budget left.
+  std::int64_t next_tokens(const Request& request, std::int64_t budget) const;
+  // Returns false when a running request could not get memory without preempting itself
+  // or, with batches in flight, at all.
+  bool schedule_running(IKvCacheAllocator& allocator, BatchPlan& plan, std::int64_t& budget);
+  // Whether every running request decodes and none is in flight. Each then takes one token
+  // of a budget of at least max_num_seqs, and schedule_running's walk is the one
+  // decode_running_in_order makes (batch_decodes).
+  bool all_running_decode() const;
+  void admit_waiting(IKvCacheAllocator& allocator, BatchPlan& plan, std::int64_t budget);
+
+  VllmV1SchedulerOptions options_;
+  DecodeScratch scratch_;
+};
+
+}  // namespace servesim
