@@ -33,10 +33,6 @@ void require_fits(std::int64_t reservation_tokens, std::int64_t capacity_tokens)
   }
 }
 
-// vllm_v1's long_prefill_token_threshold when none is given. vLLM writes it 0, but policy
-// parameters are positive integers; a request never holds 2^31 tokens, so no limit is lost.
-constexpr std::int64_t kNoLongPrefillThreshold = 2147483647;
-
 }  // namespace
 
 Registry<ReservationFactory> reservation_registry() {
@@ -175,11 +171,10 @@ Registry<SchedulerFactory> scheduler_registry() {
        ParameterSpec::positive_integer(
            "max_num_batched_tokens", 8192,
            "tokens computed in one step at most, decodes and prompt chunks together"),
-       ParameterSpec::positive_integer("long_prefill_token_threshold", kNoLongPrefillThreshold,
-                                       "tokens one request computes in one step at most; " +
-                                           std::to_string(kNoLongPrefillThreshold) +
-                                           " stands for vLLM's 0: no limit, or 4% of max_len when "
-                                           "max_num_partial_prefills > 1"),
+       ParameterSpec::nonnegative_integer(
+           "long_prefill_token_threshold", 0,
+           "tokens one request computes in one step at most; 0 (vLLM's default): no limit, or "
+           "4% of max_len when max_num_partial_prefills > 1"),
        ParameterSpec::positive_integer(
            "max_num_partial_prefills", 1,
            "prompts partially prefilled at once, in name: vLLM 0.15's V1 scheduler does not "
@@ -189,7 +184,7 @@ Registry<SchedulerFactory> scheduler_registry() {
           std::int64_t max_len_tokens) {
          std::int64_t threshold = parameters.integer("long_prefill_token_threshold");
          const bool partial_prefills = parameters.integer("max_num_partial_prefills") > 1;
-         if (threshold == kNoLongPrefillThreshold) {
+         if (threshold == 0) {
            // vLLM's SchedulerConfig: int(max_model_len * 0.04), 0 (no limit) otherwise.
            threshold = partial_prefills
                            ? static_cast<std::int64_t>(static_cast<double>(max_len_tokens) * 0.04)

@@ -37,6 +37,10 @@ void read_parameters(JsonObjectReader& section, const std::vector<ParameterSpec>
         reading.parameters.set(spec.name, section.optional_positive_integer(spec.name).value_or(
                                               std::get<std::int64_t>(spec.default_value)));
         break;
+      case ParameterType::NonNegativeInteger:
+        reading.parameters.set(spec.name, section.optional_nonnegative_integer(spec.name).value_or(
+                                              std::get<std::int64_t>(spec.default_value)));
+        break;
       case ParameterType::UnitFraction: {
         const double value =
             section.optional_number(spec.name).value_or(std::get<double>(spec.default_value));

@@ -11,6 +11,12 @@ ParameterSpec ParameterSpec::positive_integer(std::string name, std::int64_t def
   return {std::move(name), ParameterType::PositiveInteger, default_value, std::move(help), {}, {}};
 }
 
+ParameterSpec ParameterSpec::nonnegative_integer(std::string name, std::int64_t default_value,
+                                                 std::string help) {
+  return {
+      std::move(name), ParameterType::NonNegativeInteger, default_value, std::move(help), {}, {}};
+}
+
 ParameterSpec ParameterSpec::unit_fraction(std::string name, double default_value,
                                            std::string help) {
   return {std::move(name), ParameterType::UnitFraction, default_value, std::move(help), {}, {}};

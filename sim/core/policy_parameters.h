@@ -15,10 +15,11 @@ namespace servesim {
 // exactly these, with their defaults, and refuses any other key in the policy's section.
 
 enum class ParameterType {
-  PositiveInteger,  // an integer >= 1
-  UnitFraction,     // a number in [0, 1)
-  Choice,           // one of `choices`
-  Policy,           // the name of a policy of another registry, whose parameters join these
+  PositiveInteger,     // an integer >= 1
+  NonNegativeInteger,  // an integer >= 0
+  UnitFraction,        // a number in [0, 1)
+  Choice,              // one of `choices`
+  Policy,              // the name of a policy of another registry, whose parameters join these
 };
 
 using ParameterValue = std::variant<std::int64_t, double, std::string>;
@@ -35,6 +36,8 @@ struct ParameterSpec {
 
   static ParameterSpec positive_integer(std::string name, std::int64_t default_value,
                                         std::string help);
+  static ParameterSpec nonnegative_integer(std::string name, std::int64_t default_value,
+                                           std::string help);
   static ParameterSpec unit_fraction(std::string name, double default_value, std::string help);
   static ParameterSpec choice(std::string name, std::vector<std::string> choices,
                               std::string default_value, std::string help);

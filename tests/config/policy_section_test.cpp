@@ -28,7 +28,8 @@ Menus toy_menus() {
   policies
       .add("fast", "fast",
            {ParameterSpec::positive_integer("budget_tokens", 512, "tokens per step"),
-            ParameterSpec::unit_fraction("slack", 0.25, "share kept free")},
+            ParameterSpec::unit_fraction("slack", 0.25, "share kept free"),
+            ParameterSpec::nonnegative_integer("limit_tokens", 0, "tokens at most; 0: none")},
            0)
       .add("careful", "careful",
            {ParameterSpec::choice("mode", {"a", "b", "c"}, "a", "how"),
@@ -49,6 +50,11 @@ TEST_CASE("a policy section reads the chosen policy's parameters with their defa
   CHECK(fast.name == "fast");
   CHECK(fast.parameters.integer("budget_tokens") == 512);
   CHECK(fast.parameters.number("slack") == 0.25);
+  CHECK(fast.parameters.integer("limit_tokens") == 0);
+  CHECK(read({{"limit_tokens", 0}}).parameters.integer("limit_tokens") == 0);
+  CHECK(read({{"limit_tokens", 7}}).parameters.integer("limit_tokens") == 7);
+  REQUIRE_THROWS_WITH(read({{"limit_tokens", -1}}), Contains("expected a non-negative integer"));
+  REQUIRE_THROWS_WITH(read({{"budget_tokens", 0}}), Contains("budget_tokens"));
   CHECK_FALSE(fast.parameters.has("mode"));
   REQUIRE_THROWS_AS(fast.parameters.text("mode"), InvariantError);
   REQUIRE_THROWS_AS(fast.parameters.text("budget_tokens"), InvariantError);
@@ -98,7 +104,7 @@ TEST_CASE("the keys a section's policy reads follow its sub-policies", "[config]
   const auto menu = toy_menus().policies;
   using Keys = std::set<std::string>;
   CHECK(policy_section_keys(nlohmann::json::object(), *menu, "fast") ==
-        Keys{"name", "budget_tokens", "slack"});
+        Keys{"name", "budget_tokens", "slack", "limit_tokens"});
   CHECK(policy_section_keys({{"name", "careful"}}, *menu, "fast") == Keys{"name", "mode", "sub"});
   CHECK(policy_section_keys({{"name", "careful"}, {"sub", "sized"}}, *menu, "fast") ==
         Keys{"name", "mode", "sub", "size_tokens"});
