@@ -65,8 +65,8 @@ constexpr RunFlag kRunFlags[] = {
     {"weight-dtype", "weight_dtype", FlagType::Text, "DTYPE", "weight format (default auto)"},
     {"kv-dtype", "kv_dtype", FlagType::Text, "DTYPE", "KV-cache format (default auto)"},
     {"workload", "workload", FlagType::Text, "NAME|PATH",
-     "workload preset from workloads/ or a JSON file (default sharegpt at 8 req/s, 2,000 "
-     "requests)"},
+     "workload preset from workloads/, a JSON spec, or a trace to replay (Azure or plain CSV, "
+     "Mooncake JSON lines; told by content) (default sharegpt at 8 req/s, 2,000 requests)"},
     {"arrival", "workload.arrival.process", FlagType::Text, "PROCESS",
      "poisson, gamma, constant, closed_loop or trace"},
     {"rate", "workload.arrival.rate_per_s", FlagType::Raw, "REQ_PER_S",
@@ -247,9 +247,18 @@ std::optional<std::string> config_key_for_flag(std::string_view flag) {
     if (f.flag == flag) return std::string(f.key);
   }
   for (const VllmFlag& f : kVllmFlags) {
-    if (f.flag == flag && f.value_of == nullptr) return std::string(f.key);
+    if (f.flag == flag) return std::string(f.key);
   }
   return std::nullopt;
+}
+
+nlohmann::json config_value_for_flag(std::string_view flag, const nlohmann::json& value) {
+  for (const VllmFlag& f : kVllmFlags) {
+    if (f.flag == flag && f.value_of != nullptr && value.is_string()) {
+      return f.value_of(value.get<std::string>());
+    }
+  }
+  return value;
 }
 
 ConfigSources run_config_sources(const po::variables_map& vm) {

@@ -206,6 +206,8 @@ TEST_CASE("vLLM's names work in kv, sweep, capacity and compare", "[cli][vllm]")
     return r.json()["points"][0]["summary"];
   };
   CHECK(grid("tensor-parallel-size=2") == grid("tp=2"));
+  CHECK(grid("kv-cache-dtype=fp8_e5m2") == grid("kv-dtype=fp8"));
+  CHECK(grid("quantization=awq") == grid("weight_dtype=int4"));
 
   const auto compare = [](const Args& flags) {
     const auto r = run(
