@@ -2,6 +2,7 @@
 
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/app/policies.h"
@@ -11,6 +12,7 @@
 #include "sim/config/policy_section.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
+#include "sim/workload/trace_reader.h"
 
 namespace servesim {
 namespace {
@@ -27,8 +29,9 @@ void absolutize(nlohmann::json& preset, const char* section, const std::filesyst
   if (file.is_relative()) path = (base / file).string();
 }
 
-// A workload given as a preset name becomes the preset's JSON; an object with a "preset" key
-// becomes that preset with the object's other keys merged over it.
+// A workload given as a preset name becomes the preset's JSON, and a trace file (Azure, plain
+// or Mooncake, told by its content) a spec replaying it; an object with a "preset" key becomes
+// that preset with the object's other keys merged over it.
 void expand_workload(nlohmann::json& document, const std::filesystem::path& data_root) {
   if (!document.contains("workload")) return;
   nlohmann::json& workload = document["workload"];
@@ -46,9 +49,18 @@ void expand_workload(nlohmann::json& document, const std::filesystem::path& data
   }
   const Catalog catalog(data_root / "workloads", "workload preset", "workload");
   const auto path = catalog.resolve(name);
-  nlohmann::json preset = read_json_file(path);
-  absolutize(preset, "trace", path.parent_path());
-  absolutize(preset, "lengths", path.parent_path());
+  nlohmann::json preset;
+  if (workload_file_kind(path) == WorkloadFileKind::Trace) {
+    // A trace file on its own replays as it stands: its arrivals and its lengths.
+    preset = {{"description", "trace " + path.filename().string()},
+              {"arrival", {{"process", "trace"}}},
+              {"lengths", {{"distribution", "trace"}}},
+              {"trace", {{"path", std::filesystem::absolute(path).string()}}}};
+  } else {
+    preset = read_json_file(path);
+    absolutize(preset, "trace", path.parent_path());
+    absolutize(preset, "lengths", path.parent_path());
+  }
   deep_merge(preset, patch);
   workload = std::move(preset);
 }
@@ -100,6 +112,48 @@ void drop_keys_of_replaced_policy(nlohmann::json& document, const nlohmann::json
   }
 }
 
+// The schedulers that chunk prompts into a per-iteration token budget, as vLLM does with
+// enable_chunked_prefill, and the key of that budget (vLLM's max_num_batched_tokens). Every
+// other scheduler runs whole prompts and calls its limit max_num_batched_tokens.
+struct ChunkingScheduler {
+  std::string_view name;
+  const char* token_limit_key;
+};
+constexpr ChunkingScheduler kChunkingSchedulers[] = {{"sarathi", "token_budget"}};
+
+const ChunkingScheduler* chunking_scheduler(std::string_view name) {
+  for (const auto& scheduler : kChunkingSchedulers) {
+    if (scheduler.name == name) return &scheduler;
+  }
+  return nullptr;
+}
+
+std::string scheduler_name(const nlohmann::json& document, const std::string& default_name) {
+  const auto it = document.find("scheduler");
+  if (it != document.end() && it->is_object() && it->contains("name") &&
+      (*it)["name"].is_string()) {
+    return (*it)["name"].get<std::string>();
+  }
+  return default_name;
+}
+
+// vLLM's --enable-chunked-prefill and --no-enable-chunked-prefill name no scheduler of their
+// own: they hold of the scheduler the configuration ends with.
+void check_chunked_prefill(bool wanted, const std::string& scheduler, const PolicyMenu& menu) {
+  if ((chunking_scheduler(scheduler) != nullptr) == wanted) return;
+  std::string alternatives;
+  for (const auto& item : menu.items) {
+    if ((chunking_scheduler(item.name) != nullptr) == wanted) {
+      alternatives += (alternatives.empty() ? "" : ", ") + item.name;
+    }
+  }
+  throw InputError(wanted ? "--enable-chunked-prefill" : "--no-enable-chunked-prefill",
+                   "scheduler \"" + scheduler + "\" " +
+                       (wanted ? "runs whole prompts" : "chunks prompts") +
+                       "; the schedulers that " + (wanted ? "chunk" : "do not chunk") +
+                       " prompts are " + alternatives);
+}
+
 }  // namespace
 
 nlohmann::json assemble_config(const ConfigSources& sources,
@@ -129,8 +183,13 @@ nlohmann::json assemble_config(const ConfigSources& sources,
   }
   const nlohmann::json before_overrides = document;
   std::set<std::string> overridden;
+  std::vector<ConfigOverride> token_limits;  // applied once the scheduler is known
   for (const auto& o : sources.overrides) {
     if (o.assignment.rfind("workload=", 0) == 0) continue;
+    if (override_path(o) == kSchedulerTokenLimitKey) {
+      token_limits.push_back(o);
+      continue;
+    }
     apply_override(document, o.assignment, o.origin);
     overridden.insert(override_path(o));
     if (o.assignment.rfind("workload.arrival.process=", 0) == 0) {
@@ -138,7 +197,19 @@ nlohmann::json assemble_config(const ConfigSources& sources,
     }
   }
   const RunConfig defaults;
+  const std::string scheduler = scheduler_name(document, defaults.scheduler.name);
+  for (const auto& o : token_limits) {
+    const ChunkingScheduler* chunking = chunking_scheduler(scheduler);
+    const std::string path =
+        std::string("scheduler.") +
+        (chunking != nullptr ? chunking->token_limit_key : "max_num_batched_tokens");
+    apply_override(document, path + o.assignment.substr(o.assignment.find('=')), o.origin);
+    overridden.insert(path);
+  }
   const PolicyMenus menus = policy_menus();
+  if (sources.chunked_prefill) {
+    check_chunked_prefill(*sources.chunked_prefill, scheduler, *menus.scheduler);
+  }
   drop_keys_of_replaced_policy(document, before_overrides, "scheduler", *menus.scheduler,
                                defaults.scheduler.name, overridden);
   drop_keys_of_replaced_policy(document, before_overrides, "allocator", *menus.allocator,

@@ -14,9 +14,19 @@ struct ConfigOverride {
   std::string assignment;  // "workload.arrival.rate_per_s=4"
 };
 
+// An override of this key path sets the per-iteration token limit of whichever scheduler the
+// run ends up with, as vLLM's --max-num-batched-tokens does: scheduler.token_budget for sarathi
+// (the chunked-prefill budget), scheduler.max_num_batched_tokens for any other scheduler (so
+// one that reads neither refuses it by name). It applies after every other override, once the
+// scheduler is known, so each point of a sweep over schedulers gets its own key.
+inline constexpr char kSchedulerTokenLimitKey[] = "scheduler.@token_limit";
+
 struct ConfigSources {
   std::optional<std::filesystem::path> config_file;
   std::vector<ConfigOverride> overrides;  // applied in order, after the file
+  // vLLM's --enable-chunked-prefill (true) or --no-enable-chunked-prefill (false): the
+  // scheduler the configuration ends with must chunk prompts (sarathi), or must not.
+  std::optional<bool> chunked_prefill;
 };
 
 // Builds the complete run configuration document: the built-in defaults (the policy sections

@@ -86,6 +86,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   metrics.keep_iteration_records = config.output.iteration_records;
   metrics.slo_ttft_s = config.slo.ttft_s;
   metrics.slo_tpot_s = config.slo.tpot_s;
+  metrics.slo_e2e_s = config.slo.e2e_s;
   MetricsCollector collector(metrics);
   MetricsObserver observer(collector);
 

@@ -35,7 +35,8 @@ ModelSpec model_from(const po::variables_map& vm, const CommandContext& context)
   dims.kv_group = integer_flag(vm, "kv-group", 1);
   dims.intermediate_size = integer_flag(vm, "ffn-dim", 1).value_or(0);
   dims.vocab_size = integer_flag(vm, "vocab", 1).value_or(dims.vocab_size);
-  dims.max_position_embeddings = integer_flag(vm, "max-len", 1).value_or(2048);
+  dims.max_position_embeddings =
+      integer_flag(vm, given_flag(vm, "max-len", "max-model-len"), 1).value_or(2048);
   return model_from_raw_dims(dims);
 }
 
@@ -109,6 +110,13 @@ int run_kv(CommandContext& context) {
       "tokens of the largest forward pass, for the activation reserve")(
       "max-num-seqs", po::value<std::int64_t>()->value_name("N")->default_value(256),
       "sequences sampled in one step, for the logits reserve")(
+      "gpu-memory-utilization", po::value<double>()->value_name("F"), "vLLM's name for --mem-util")(
+      "max-model-len", po::value<std::int64_t>()->value_name("TOKENS"),
+      "vLLM's name for --max-len")("max-num-batched-tokens",
+                                   po::value<std::int64_t>()->value_name("TOKENS"),
+                                   "vLLM's name for --max-batched-tokens")(
+      "enable-prefix-caching", "accepted as vLLM has it; no effect on the KV arithmetic")(
+      "no-enable-prefix-caching", "accepted as vLLM has it; no effect on the KV arithmetic")(
       "json", "print one JSON object instead of a table");
   add_parallelism_options(options);
   add_dtype_options(options);
@@ -141,16 +149,18 @@ int run_kv(CommandContext& context) {
     o.parallelism = parallelism_from(*vm);
     o.weight_dtype = weight_dtype;
     o.kv_dtype = kv_dtype;
-    o.memory_utilization = (*vm)["mem-util"].as<double>();
+    const std::string mem_util = given_flag(*vm, "mem-util", "gpu-memory-utilization");
+    o.memory_utilization = (*vm)[mem_util].as<double>();
     if (!(o.memory_utilization > 0 && o.memory_utilization <= 1)) {
-      throw InputError("--mem-util", "expected a fraction in (0, 1], got " +
-                                         std::to_string(o.memory_utilization));
+      throw InputError("--" + mem_util, "expected a fraction in (0, 1], got " +
+                                            std::to_string(o.memory_utilization));
     }
-    o.max_batched_tokens = *integer_flag(*vm, "max-batched-tokens", 1);
+    o.max_batched_tokens =
+        *integer_flag(*vm, given_flag(*vm, "max-batched-tokens", "max-num-batched-tokens"), 1);
     o.max_sequences = *integer_flag(*vm, "max-num-seqs", 1);
     const KvCapacity c = plan_kv_capacity(model, hardware, o);
-    const std::int64_t max_len =
-        integer_flag(*vm, "max-len", 1).value_or(model.max_position_embeddings);
+    const std::int64_t max_len = integer_flag(*vm, given_flag(*vm, "max-len", "max-model-len"), 1)
+                                     .value_or(model.max_position_embeddings);
     r["hw"] = hardware.name;
     r["tp"] = o.parallelism.tensor;
     r["pp"] = o.parallelism.pipeline;

@@ -1,10 +1,27 @@
 #include "sim/cli/options.h"
 
+#include "sim/cli/vllm_names.h"
 #include "sim/config/catalog.h"
 #include "sim/core/error.h"
+#include "sim/core/suggest.h"
 #include "sim/model/model_loader.h"
 
 namespace servesim::cli {
+namespace {
+
+// "; did you mean --tensor-parallel-size?" for "--tensor-paralel-size=2", or nothing.
+std::string unknown_option_hint(const std::string& token, const po::options_description& all) {
+  std::string name = token.substr(0, token.find('='));
+  name.erase(0, name.find_first_not_of('-'));
+  std::vector<std::string> flags;
+  for (const auto& option : all.options()) {
+    if (!option->long_name().empty()) flags.push_back(option->long_name());
+  }
+  const std::string hint = did_you_mean(name, flags, "--", "");
+  return hint.empty() ? hint : "; " + hint;
+}
+
+}  // namespace
 
 std::optional<po::variables_map> parse_options(
     CommandContext& context, const po::options_description& options, const std::string& usage_line,
@@ -14,11 +31,15 @@ std::optional<po::variables_map> parse_options(
   all.add(options);
   po::variables_map vm;
   const po::positional_options_description none;
-  po::store(po::command_line_parser(context.args)
-                .options(all)
-                .positional(positional != nullptr ? *positional : none)
-                .run(),
-            vm);
+  try {
+    po::store(po::command_line_parser(context.args)
+                  .options(all)
+                  .positional(positional != nullptr ? *positional : none)
+                  .run(),
+              vm);
+  } catch (const po::unknown_option& error) {
+    throw po::error(error.what() + unknown_option_hint(error.get_option_name(), all));
+  }
   if (vm.count("help") != 0) {
     context.out << "Usage: " << usage_line << "\n\n" << description << "\n\n" << all << '\n';
     return std::nullopt;
@@ -31,7 +52,9 @@ void add_parallelism_options(po::options_description& options) {
   options.add_options()("tp", po::value<std::int64_t>()->value_name("T")->default_value(1),
                         "tensor-parallel degree (GPUs per layer); must divide the attention heads")(
       "pp", po::value<std::int64_t>()->value_name("P")->default_value(1),
-      "pipeline-parallel degree (stages of consecutive layers)");
+      "pipeline-parallel degree (stages of consecutive layers)")(
+      "tensor-parallel-size", po::value<std::int64_t>()->value_name("T"), "vLLM's name for --tp")(
+      "pipeline-parallel-size", po::value<std::int64_t>()->value_name("P"), "vLLM's name for --pp");
 }
 
 void add_dtype_options(po::options_description& options) {
@@ -41,7 +64,21 @@ void add_dtype_options(po::options_description& options) {
                         "quantized checkpoint), fp32, bf16, fp16, fp8, int8, int4; "
                         "narrow formats quantize the layer matrices only")(
       "kv-dtype", po::value<std::string>()->value_name("DTYPE")->default_value("auto"),
-      "KV-cache element format: auto (the model's 16-bit format), bf16, fp16, fp8, int8, int4");
+      "KV-cache element format: auto (the model's 16-bit format), bf16, fp16, fp8, int8, int4")(
+      "quantization", po::value<std::string>()->value_name("METHOD"),
+      "vLLM's --quantization for --weight-dtype: fp8, fbgemm_fp8 (fp8); awq, awq_marlin, gptq, "
+      "gptq_marlin (int4)")("kv-cache-dtype", po::value<std::string>()->value_name("DTYPE"),
+                            "vLLM's --kv-cache-dtype for --kv-dtype: auto, float16, bfloat16, "
+                            "fp8, fp8_e4m3, fp8_e5m2 (both fp8: one byte per element)");
+}
+
+std::string given_flag(const po::variables_map& vm, const std::string& flag,
+                       const std::string& vllm_name) {
+  if (vm.count(vllm_name) == 0) return flag;
+  if (vm.count(flag) != 0 && !vm[flag].defaulted()) {
+    throw UsageError("--" + flag + " and --" + vllm_name + " are the same setting; give one");
+  }
+  return vllm_name;
 }
 
 ModelSpec load_model(const std::string& name_or_path, const CommandContext& context) {
@@ -54,35 +91,39 @@ HardwareProfile load_hardware(const std::string& name_or_path, const CommandCont
   return load_hardware_file(catalog.resolve(name_or_path));
 }
 
-std::optional<std::int64_t> integer_flag(const po::variables_map& vm, const char* name,
+std::optional<std::int64_t> integer_flag(const po::variables_map& vm, const std::string& name,
                                          std::int64_t minimum) {
   if (vm.count(name) == 0) return std::nullopt;
   const auto value = vm[name].as<std::int64_t>();
   if (value < minimum) {
-    throw InputError(std::string("--") + name, "expected an integer of at least " +
-                                                   std::to_string(minimum) + ", got " +
-                                                   std::to_string(value));
+    throw InputError("--" + name, "expected an integer of at least " + std::to_string(minimum) +
+                                      ", got " + std::to_string(value));
   }
   return value;
 }
 
 Parallelism parallelism_from(const po::variables_map& vm) {
   Parallelism p;
-  p.tensor = integer_flag(vm, "tp", 1).value_or(1);
-  p.pipeline = integer_flag(vm, "pp", 1).value_or(1);
+  p.tensor = integer_flag(vm, given_flag(vm, "tp", "tensor-parallel-size"), 1).value_or(1);
+  p.pipeline = integer_flag(vm, given_flag(vm, "pp", "pipeline-parallel-size"), 1).value_or(1);
   return p;
 }
 
 DType weight_dtype_from(const po::variables_map& vm, const ModelSpec& model) {
-  const auto& text = vm["weight-dtype"].as<std::string>();
+  const std::string flag = given_flag(vm, "weight-dtype", "quantization");
+  const std::string text = flag == "quantization"
+                               ? weight_dtype_for_vllm_quantization(vm[flag].as<std::string>())
+                               : vm[flag].as<std::string>();
   if (text == "auto") return auto_weight_dtype(model);
-  return parse_dtype(text, "--weight-dtype");
+  return parse_dtype(text, "--" + flag);
 }
 
 DType kv_dtype_from(const po::variables_map& vm, const ModelSpec& model) {
-  const auto& text = vm["kv-dtype"].as<std::string>();
+  const std::string flag = given_flag(vm, "kv-dtype", "kv-cache-dtype");
+  const std::string text = flag == "kv-cache-dtype" ? kv_dtype_for_vllm(vm[flag].as<std::string>())
+                                                    : vm[flag].as<std::string>();
   if (text == "auto") return model.native_dtype == DType::FP32 ? DType::FP16 : model.native_dtype;
-  return parse_kv_dtype(text, "--kv-dtype");
+  return parse_kv_dtype(text, "--" + flag);
 }
 
 }  // namespace servesim::cli

@@ -22,7 +22,8 @@ std::optional<po::variables_map> parse_options(
     CommandContext& context, const po::options_description& options, const std::string& usage_line,
     const std::string& description, const po::positional_options_description* positional = nullptr);
 
-// Options shared by the commands that price a model on a device.
+// Options shared by the commands that price a model on a device, each also under vLLM's name
+// (--tensor-parallel-size, --pipeline-parallel-size, --quantization, --kv-cache-dtype).
 void add_parallelism_options(po::options_description& options);
 void add_dtype_options(po::options_description& options);
 
@@ -34,7 +35,12 @@ DType weight_dtype_from(const po::variables_map& vm, const ModelSpec& model);
 DType kv_dtype_from(const po::variables_map& vm, const ModelSpec& model);
 
 // Value of an optional integer flag, refusing values below `minimum`.
-std::optional<std::int64_t> integer_flag(const po::variables_map& vm, const char* name,
+std::optional<std::int64_t> integer_flag(const po::variables_map& vm, const std::string& name,
                                          std::int64_t minimum);
+
+// The name a setting was given under: vLLM's name for it when that was given, else `flag`
+// (which may hold a default). Both given is a UsageError.
+std::string given_flag(const po::variables_map& vm, const std::string& flag,
+                       const std::string& vllm_name);
 
 }  // namespace servesim::cli

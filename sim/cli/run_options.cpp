@@ -1,7 +1,12 @@
 #include "sim/cli/run_options.h"
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
+#include "sim/cli/vllm_names.h"
 #include "sim/core/error.h"
 
 namespace servesim::cli {
@@ -40,6 +45,8 @@ constexpr RunFlag kRunFlags[] = {
      "sarathi scheduler: tokens per iteration (default 512)"},
     {"preemption", "scheduler.preemption", FlagType::Text, "MODE",
      "vllm: recompute (default) or swap, over the host link into memory.swap_space_gib"},
+    {"swap-space", "memory.swap_space_gib", FlagType::Number, "GIB",
+     "host memory per GPU for --preemption swap, GiB (default 4; vLLM's name and unit)"},
     {"allocator", "allocator.name", FlagType::Text, "NAME", "KV allocator (default paged)"},
     {"block-size", "allocator.block_size", FlagType::Integer, "TOKENS",
      "paged allocator: tokens per block (default 16)"},
@@ -60,8 +67,8 @@ constexpr RunFlag kRunFlags[] = {
     {"weight-dtype", "weight_dtype", FlagType::Text, "DTYPE", "weight format (default auto)"},
     {"kv-dtype", "kv_dtype", FlagType::Text, "DTYPE", "KV-cache format (default auto)"},
     {"workload", "workload", FlagType::Text, "NAME|PATH",
-     "workload preset from workloads/ or a JSON file (default sharegpt at 8 req/s, 2,000 "
-     "requests)"},
+     "workload preset from workloads/, a JSON spec, or a trace to replay (Azure or plain CSV, "
+     "Mooncake JSON lines; told by content) (default sharegpt at 8 req/s, 2,000 requests)"},
     {"arrival", "workload.arrival.process", FlagType::Text, "PROCESS",
      "poisson, gamma, constant, closed_loop or trace"},
     {"rate", "workload.arrival.rate_per_s", FlagType::Raw, "REQ_PER_S",
@@ -75,10 +82,45 @@ constexpr RunFlag kRunFlags[] = {
     {"seed", "seed", FlagType::Integer, "N", "random seed (default 0)"},
     {"slo-ttft", "slo.ttft_s", FlagType::Number, "SECONDS", "TTFT target for slo_attainment"},
     {"slo-tpot", "slo.tpot_s", FlagType::Number, "SECONDS", "TPOT target for slo_attainment"},
+    {"slo-e2e", "slo.e2e_s", FlagType::Number, "SECONDS", "E2E latency target for slo_attainment"},
 };
 
-std::string json_text(const RunFlag& flag, const po::variable_value& value) {
-  switch (flag.type) {
+// vLLM's names (vllm serve, EngineArgs) for settings servesim's flags make: each sets `key`,
+// the key of the servesim flags in `same_as` (comma-separated), so that either gives the same
+// run, and giving both is refused; `value_of` translates vLLM's value names where they differ.
+// --max-num-seqs and --block-size are already vLLM's names.
+struct VllmFlag {
+  const char* flag;
+  const char* key;
+  const char* same_as;
+  FlagType type;
+  const char* value_name;
+  const char* help;
+  std::string (*value_of)(const std::string& value);
+};
+
+constexpr VllmFlag kVllmFlags[] = {
+    {"tensor-parallel-size", "tp", "tp", FlagType::Integer, "T", "= --tp", nullptr},
+    {"pipeline-parallel-size", "pp", "pp", FlagType::Integer, "P", "= --pp", nullptr},
+    {"max-model-len", "max_len", "max-len", FlagType::Integer, "TOKENS", "= --max-len", nullptr},
+    {"gpu-memory-utilization", "memory.mem_util", "mem-util", FlagType::Number, "F", "= --mem-util",
+     nullptr},
+    {"max-num-batched-tokens", kSchedulerTokenLimitKey, "max-batched-tokens,token-budget",
+     FlagType::Integer, "TOKENS",
+     "tokens per iteration: = --max-batched-tokens (vllm, orca), = --token-budget (sarathi, "
+     "the chunked-prefill budget)",
+     nullptr},
+    {"kv-cache-dtype", "kv_dtype", "kv-dtype", FlagType::Text, "DTYPE",
+     "= --kv-dtype: auto, float16, bfloat16, fp8, fp8_e4m3 or fp8_e5m2 (both fp8: one byte per "
+     "element)",
+     &kv_dtype_for_vllm},
+    {"quantization", "weight_dtype", "weight-dtype", FlagType::Text, "METHOD",
+     "= --weight-dtype: fp8, fbgemm_fp8 (fp8); awq, awq_marlin, gptq, gptq_marlin (int4)",
+     &weight_dtype_for_vllm_quantization},
+};
+
+std::string json_text(FlagType type, const po::variable_value& value) {
+  switch (type) {
     case FlagType::Text:
       return nlohmann::json(value.as<std::string>()).dump();
     case FlagType::Integer:
@@ -91,6 +133,76 @@ std::string json_text(const RunFlag& flag, const po::variable_value& value) {
   return {};
 }
 
+void add_flag(po::options_description_easy_init& add, const char* flag, FlagType type,
+              const char* value_name, const std::string& help) {
+  switch (type) {
+    case FlagType::Text:
+    case FlagType::Raw:
+      add(flag, po::value<std::string>()->value_name(value_name), help.c_str());
+      break;
+    case FlagType::Integer:
+      add(flag, po::value<std::int64_t>()->value_name(value_name), help.c_str());
+      break;
+    case FlagType::Number:
+      add(flag, po::value<double>()->value_name(value_name), help.c_str());
+      break;
+  }
+}
+
+// Both of two flags that make the same setting is a usage error.
+void refuse_both(const po::variables_map& vm, const std::string& a, const std::string& b) {
+  if (vm.count(a) != 0 && vm.count(b) != 0) {
+    throw UsageError("--" + a + " and --" + b + " are the same setting; give one");
+  }
+}
+
+// vLLM's --goodput KEY:VALUE ... (milliseconds, as vllm bench serve takes them) as the SLO
+// keys it sets, in seconds: a request is good when it meets every target given, which is
+// servesim's slo_attainment test.
+std::vector<ConfigOverride> goodput_overrides(const po::variables_map& vm) {
+  struct Target {
+    std::string_view name;
+    const char* key;
+    const char* servesim_flag;
+  };
+  constexpr Target kTargets[] = {{"ttft", "slo.ttft_s", "slo-ttft"},
+                                 {"tpot", "slo.tpot_s", "slo-tpot"},
+                                 {"e2el", "slo.e2e_s", "slo-e2e"}};
+  std::vector<ConfigOverride> overrides;
+  std::vector<std::string_view> seen;
+  for (const auto& pair : vm["goodput"].as<std::vector<std::string>>()) {
+    const auto fail = [&pair](const std::string& why) {
+      throw InputError("--goodput", "\"" + pair + "\": " + why +
+                                        " (expected KEY:VALUE pairs, KEY ttft, tpot or e2el, "
+                                        "VALUE milliseconds > 0, e.g. ttft:500 tpot:50)");
+    };
+    const std::size_t colon = pair.find(':');
+    if (colon == std::string::npos) fail("no ':'");
+    const std::string_view name = std::string_view(pair).substr(0, colon);
+    const std::string_view text = std::string_view(pair).substr(colon + 1);
+    const Target* target = nullptr;
+    for (const Target& t : kTargets) {
+      if (t.name == name) target = &t;
+    }
+    if (target == nullptr) fail("unknown metric \"" + std::string(name) + "\"");
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) fail("given twice");
+    seen.push_back(name);
+    double ms = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), ms);
+    if (error != std::errc() || end != text.data() + text.size() || text.empty() ||
+        !std::isfinite(ms) || !(ms > 0)) {
+      fail("\"" + std::string(text) + "\" is not a number of milliseconds > 0");
+    }
+    if (vm.count(target->servesim_flag) != 0) {
+      throw UsageError(std::string("--") + target->servesim_flag + " and --goodput " +
+                       std::string(name) + ":... are the same setting; give one");
+    }
+    overrides.push_back(
+        {"--goodput", std::string(target->key) + "=" + nlohmann::json(ms / 1000).dump()});
+  }
+  return overrides;
+}
+
 }  // namespace
 
 void add_run_options(po::options_description& options) {
@@ -100,20 +212,8 @@ void add_run_options(po::options_description& options) {
       "chosen policies do not read, are errors)");
   add("set", po::value<std::vector<std::string>>()->value_name("KEY=VALUE")->composing(),
       "override one configuration key, e.g. workload.arrival.cv=4 (repeatable; applied last)");
-  for (const RunFlag& f : kRunFlags) {
-    switch (f.type) {
-      case FlagType::Text:
-      case FlagType::Raw:
-        add(f.flag, po::value<std::string>()->value_name(f.value_name), f.help);
-        break;
-      case FlagType::Integer:
-        add(f.flag, po::value<std::int64_t>()->value_name(f.value_name), f.help);
-        break;
-      case FlagType::Number:
-        add(f.flag, po::value<double>()->value_name(f.value_name), f.help);
-        break;
-    }
-  }
+  for (const RunFlag& f : kRunFlags)
+    add_flag(add, f.flag, f.type, f.value_name, f.help);
   add("no-bulk-decode",
       "advance every decode iteration on its own (engine.bulk_decode=false); results are the "
       "same, only slower");
@@ -121,13 +221,46 @@ void add_run_options(po::options_description& options) {
       "fixed prompt length (with --output-tokens)");
   add("output-tokens", po::value<std::int64_t>()->value_name("M"),
       "fixed output length (with --prompt-tokens)");
+
+  po::options_description vllm(
+      "vLLM's names (vllm serve, vllm bench serve), each the same run "
+      "as the servesim flag after \"=\"",
+      100, 50);
+  auto add_vllm = vllm.add_options();
+  for (const VllmFlag& f : kVllmFlags)
+    add_flag(add_vllm, f.flag, f.type, f.value_name, f.help);
+  add_vllm("enable-chunked-prefill",
+           "chunk prompts into the per-iteration token budget: = --scheduler sarathi (with "
+           "--scheduler, it must name a scheduler that chunks)");
+  add_vllm("no-enable-chunked-prefill",
+           "refuse a scheduler that chunks prompts (servesim's vllm scheduler does not)");
+  add_vllm("enable-prefix-caching",
+           "engine.enable_prefix_caching=true: recorded in resolved_config.json, no effect yet "
+           "(servesim has no prefix caching; every prompt token is computed)");
+  add_vllm("no-enable-prefix-caching", "engine.enable_prefix_caching=false (the default)");
+  add_vllm("goodput", po::value<std::vector<std::string>>()->value_name("KEY:MS")->multitoken(),
+           "SLO targets in milliseconds, as vllm bench serve: ttft:500 tpot:50 e2el:2000 (= "
+           "--slo-ttft 0.5 --slo-tpot 0.05 --slo-e2e 2); a request is good when it meets each");
+  options.add(vllm);
 }
 
 std::optional<std::string> config_key_for_flag(std::string_view flag) {
   for (const RunFlag& f : kRunFlags) {
     if (f.flag == flag) return std::string(f.key);
   }
+  for (const VllmFlag& f : kVllmFlags) {
+    if (f.flag == flag) return std::string(f.key);
+  }
   return std::nullopt;
+}
+
+nlohmann::json config_value_for_flag(std::string_view flag, const nlohmann::json& value) {
+  for (const VllmFlag& f : kVllmFlags) {
+    if (f.flag == flag && f.value_of != nullptr && value.is_string()) {
+      return f.value_of(value.get<std::string>());
+    }
+  }
+  return value;
 }
 
 ConfigSources run_config_sources(const po::variables_map& vm) {
@@ -136,8 +269,40 @@ ConfigSources run_config_sources(const po::variables_map& vm) {
   for (const RunFlag& f : kRunFlags) {
     if (vm.count(f.flag) != 0) {
       sources.overrides.push_back(
-          {std::string("--") + f.flag, std::string(f.key) + "=" + json_text(f, vm[f.flag])});
+          {std::string("--") + f.flag, std::string(f.key) + "=" + json_text(f.type, vm[f.flag])});
     }
+  }
+  for (const VllmFlag& f : kVllmFlags) {
+    if (vm.count(f.flag) == 0) continue;
+    for (std::string_view rest = f.same_as; !rest.empty();) {
+      const std::size_t comma = rest.find(',');
+      refuse_both(vm, std::string(rest.substr(0, comma)), f.flag);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    const std::string value = f.value_of != nullptr
+                                  ? nlohmann::json(f.value_of(vm[f.flag].as<std::string>())).dump()
+                                  : json_text(f.type, vm[f.flag]);
+    sources.overrides.push_back({std::string("--") + f.flag, std::string(f.key) + "=" + value});
+  }
+  refuse_both(vm, "enable-chunked-prefill", "no-enable-chunked-prefill");
+  if (vm.count("enable-chunked-prefill") != 0) {
+    sources.chunked_prefill = true;
+    if (vm.count("scheduler") == 0) {
+      sources.overrides.push_back({"--enable-chunked-prefill", "scheduler.name=\"sarathi\""});
+    }
+  }
+  if (vm.count("no-enable-chunked-prefill") != 0) sources.chunked_prefill = false;
+  refuse_both(vm, "enable-prefix-caching", "no-enable-prefix-caching");
+  for (const char* flag : {"enable-prefix-caching", "no-enable-prefix-caching"}) {
+    if (vm.count(flag) != 0) {
+      sources.overrides.push_back(
+          {std::string("--") + flag,
+           std::string("engine.enable_prefix_caching=") + (flag[0] == 'e' ? "true" : "false")});
+    }
+  }
+  if (vm.count("goodput") != 0) {
+    for (auto& o : goodput_overrides(vm))
+      sources.overrides.push_back(std::move(o));
   }
   const bool prompt = vm.count("prompt-tokens") != 0;
   const bool output = vm.count("output-tokens") != 0;

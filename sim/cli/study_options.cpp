@@ -30,11 +30,12 @@ std::vector<ConfigOverride> axis_overrides(const std::string& name, const nlohma
     if (policies.size() != 1) throw UsageError(origin + ": one policy per value");
     return policies.front().overrides;
   }
-  std::string key = name;
-  if (key.find('.') == std::string::npos) {
-    if (const auto flag_key = config_key_for_flag(key)) key = *flag_key;
+  if (name.find('.') == std::string::npos) {
+    if (const auto flag_key = config_key_for_flag(name)) {
+      return {ConfigOverride{origin, *flag_key + "=" + config_value_for_flag(name, value).dump()}};
+    }
   }
-  return {ConfigOverride{origin, key + "=" + value.dump()}};
+  return {ConfigOverride{origin, name + "=" + value.dump()}};
 }
 
 }  // namespace servesim::cli

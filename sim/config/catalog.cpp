@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "sim/core/error.h"
+#include "sim/core/suggest.h"
 
 #ifndef SERVESIM_SOURCE_DIR
 #define SERVESIM_SOURCE_DIR "."
@@ -27,8 +28,12 @@ Catalog::Catalog(std::filesystem::path directory, std::string kind, std::string 
 std::filesystem::path Catalog::resolve(std::string_view name_or_path) const {
   const std::string text(name_or_path);
   if (text.empty()) throw UsageError(flag_ + ": expected a " + kind_ + " name or a file path");
-  const bool is_path = text.find('/') != std::string::npos ||
-                       (text.size() > 5 && text.substr(text.size() - 5) == ".json");
+  const auto ends_with = [&text](std::string_view suffix) {
+    return text.size() > suffix.size() &&
+           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  const bool is_path = text.find('/') != std::string::npos || ends_with(".json") ||
+                       ends_with(".jsonl") || ends_with(".csv");
   if (is_path) {
     std::error_code ec;
     if (!std::filesystem::exists(text, ec)) {
@@ -41,12 +46,15 @@ std::filesystem::path Catalog::resolve(std::string_view name_or_path) const {
   for (const auto& name : names()) {
     if (to_lower(name) == wanted) return directory_ / (name + ".json");
   }
+  const std::vector<std::string> shipped = names();
   std::string known;
-  for (const auto& name : names())
+  for (const auto& name : shipped)
     known += (known.empty() ? "" : ", ") + name;
-  throw InputError(flag_, "unknown " + kind_ + " \"" + text + "\" (known: " +
-                              (known.empty() ? "none found in " + directory_.string() : known) +
-                              "; or give a path to a .json file)");
+  const std::string hint = did_you_mean(text, shipped);
+  throw InputError(
+      flag_, "unknown " + kind_ + " \"" + text +
+                 "\" (known: " + (known.empty() ? "none found in " + directory_.string() : known) +
+                 "; or give a path to a .json file)" + (hint.empty() ? "" : "; " + hint));
 }
 
 std::vector<std::string> Catalog::names() const {

@@ -14,8 +14,9 @@ class Catalog {
   // that took the name ("--model").
   Catalog(std::filesystem::path directory, std::string kind, std::string flag);
 
-  // A name containing '/' or ending in ".json" is a path; anything else is a short name,
-  // matched case-insensitively against the catalog. Unknown names list the valid ones.
+  // A name containing '/' or ending in ".json", ".jsonl" or ".csv" (a workload trace) is a
+  // path; anything else is a short name, matched case-insensitively against the catalog.
+  // Unknown names list the valid ones and the closest ("did you mean").
   std::filesystem::path resolve(std::string_view name_or_path) const;
 
   // Short names of the shipped entries, sorted.

@@ -68,6 +68,7 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
   if (auto s = r.optional_object("slo")) {
     c.slo.ttft_s = s->optional_positive_number("ttft_s");
     c.slo.tpot_s = s->optional_positive_number("tpot_s");
+    c.slo.e2e_s = s->optional_positive_number("e2e_s");
     s->reject_unknown_keys();
   }
   if (auto o = r.optional_object("output")) {
@@ -77,6 +78,7 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
   }
   if (auto e = r.optional_object("engine")) {
     c.engine.bulk_decode = e->optional_boolean("bulk_decode").value_or(true);
+    c.engine.enable_prefix_caching = e->optional_boolean("enable_prefix_caching").value_or(false);
     e->reject_unknown_keys();
   }
   r.reject_unknown_keys();
@@ -109,11 +111,16 @@ nlohmann::json run_config_to_json(const RunConfig& c) {
       {"allocator", policy_section_to_json(c.allocator)},
       {"cost_model", policy_section_to_json(c.cost_model)},
       {"workload", c.workload},
-      {"slo", {{"ttft_s", optional(c.slo.ttft_s)}, {"tpot_s", optional(c.slo.tpot_s)}}},
+      {"slo",
+       {{"ttft_s", optional(c.slo.ttft_s)},
+        {"tpot_s", optional(c.slo.tpot_s)},
+        {"e2e_s", optional(c.slo.e2e_s)}}},
       {"output",
        {{"request_records", c.output.request_records},
         {"iteration_records", c.output.iteration_records}}},
-      {"engine", {{"bulk_decode", c.engine.bulk_decode}}},
+      {"engine",
+       {{"bulk_decode", c.engine.bulk_decode},
+        {"enable_prefix_caching", c.engine.enable_prefix_caching}}},
   };
 }
 

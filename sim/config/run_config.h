@@ -47,6 +47,7 @@ struct RunConfig {
   struct Slo {
     std::optional<double> ttft_s;
     std::optional<double> tpot_s;
+    std::optional<double> e2e_s;
   } slo;
 
   struct Output {
@@ -57,6 +58,9 @@ struct RunConfig {
   struct Engine {
     // Advance runs of decode iterations in bulk (same results, faster); see Replica.
     bool bulk_decode = true;
+    // vLLM's enable_prefix_caching, recorded as given. servesim has no prefix cache yet, so it
+    // changes nothing: every prompt token is computed.
+    bool enable_prefix_caching = false;
   } engine;
 };
 

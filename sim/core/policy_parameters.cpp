@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "sim/core/error.h"
+#include "sim/core/suggest.h"
 
 namespace servesim {
 
@@ -44,8 +45,9 @@ std::string format_parameter_value(const ParameterValue& value) {
 
 void throw_unknown_policy(const std::string& kind, std::string_view name,
                           const std::string& valid_names, const std::string& where) {
-  throw InputError(
-      where, "unknown " + kind + " \"" + std::string(name) + "\" (valid: " + valid_names + ")");
+  const std::string hint = did_you_mean(name, split_name_list(valid_names));
+  throw InputError(where, "unknown " + kind + " \"" + std::string(name) + "\" (valid: " +
+                              valid_names + ")" + (hint.empty() ? "" : "; " + hint));
 }
 
 const PolicyMenu::Item& PolicyMenu::find(std::string_view name, const std::string& where) const {

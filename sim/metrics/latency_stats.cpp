@@ -31,9 +31,21 @@ LatencyStats exact_latency_stats(std::vector<double> values) {
   stats.mean = sum / static_cast<double>(values.size());
   stats.p50 = percentile_of_sorted(values, 0.50);
   stats.p90 = percentile_of_sorted(values, 0.90);
+  stats.p95 = percentile_of_sorted(values, 0.95);
   stats.p99 = percentile_of_sorted(values, 0.99);
   stats.max = values.back();
+  stats.stddev = standard_deviation(values, stats.mean);
   return stats;
+}
+
+double standard_deviation(std::span<const double> values, double mean) {
+  if (values.empty()) return 0.0;
+  // Two passes (the mean first) rather than a sum of squares: no cancellation, and equal
+  // values give exactly 0.
+  double squares = 0;
+  for (double value : values)
+    squares += (value - mean) * (value - mean);
+  return std::sqrt(squares / static_cast<double>(values.size()));
 }
 
 LatencyStats histogram_latency_stats(const LogHistogram& histogram) {
@@ -41,8 +53,10 @@ LatencyStats histogram_latency_stats(const LogHistogram& histogram) {
   stats.mean = histogram.mean();
   stats.p50 = histogram.quantile(0.50);
   stats.p90 = histogram.quantile(0.90);
+  stats.p95 = histogram.quantile(0.95);
   stats.p99 = histogram.quantile(0.99);
   stats.max = histogram.max();
+  stats.stddev = histogram.stddev();
   return stats;
 }
 

@@ -34,7 +34,10 @@ LogHistogram::LogHistogram(const LogHistogram& other)
       count_(other.count_),
       sum_(other.sum_),
       min_(other.min_),
-      max_(other.max_) {}
+      max_(other.max_),
+      shift_(other.shift_),
+      deviation_sum_(other.deviation_sum_),
+      deviation_square_sum_(other.deviation_square_sum_) {}
 
 LogHistogram& LogHistogram::operator=(const LogHistogram& other) {
   if (this != &other) *this = LogHistogram(other);
@@ -73,10 +76,12 @@ void LogHistogram::add_checked(double value, std::int64_t count) {
   } else {
     zero_count_ += count;
   }
+  if (count_ == 0) shift_ = value;
   min_ = count_ == 0 ? value : std::min(min_, value);
   max_ = count_ == 0 ? value : std::max(max_, value);
   count_ += count;
   sum_ += value * static_cast<double>(count);
+  add_deviation(value, count);
 }
 
 void LogHistogram::merge(const LogHistogram& other) {
@@ -85,8 +90,15 @@ void LogHistogram::merge(const LogHistogram& other) {
                          " and " + std::to_string(other.alpha_) + ")");
   }
   if (other.count_ == 0) return;
-  for (const auto& [index, n] : other.buckets_)
-    buckets_[index] += n;
+  if (count_ == 0) shift_ = other.shift_;
+  // The other's deviations are from its own shift: re-centre them on this one's.
+  const double offset = other.shift_ - shift_;
+  const auto n = static_cast<double>(other.count_);
+  deviation_square_sum_ +=
+      other.deviation_square_sum_ + 2 * offset * other.deviation_sum_ + offset * offset * n;
+  deviation_sum_ += other.deviation_sum_ + offset * n;
+  for (const auto& [index, n_index] : other.buckets_)
+    buckets_[index] += n_index;
   zero_count_ += other.zero_count_;
   min_ = count_ == 0 ? other.min_ : std::min(min_, other.min_);
   max_ = count_ == 0 ? other.max_ : std::max(max_, other.max_);
@@ -96,6 +108,12 @@ void LogHistogram::merge(const LogHistogram& other) {
 
 double LogHistogram::mean() const noexcept {
   return count_ > 0 ? sum_ / static_cast<double>(count_) : 0.0;
+}
+double LogHistogram::stddev() const noexcept {
+  if (count_ == 0) return 0.0;
+  const auto n = static_cast<double>(count_);
+  const double mean_deviation = deviation_sum_ / n;
+  return std::sqrt(std::max(0.0, deviation_square_sum_ / n - mean_deviation * mean_deviation));
 }
 double LogHistogram::min() const noexcept {
   return min_;

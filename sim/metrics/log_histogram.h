@@ -41,6 +41,7 @@ class LogHistogram final {
       max_ = std::max(max_, value);
       count_ += count;
       sum_ += value * static_cast<double>(count);
+      add_deviation(value, count);
       return;
     }
     add_checked(value, count);
@@ -55,6 +56,10 @@ class LogHistogram final {
   double mean() const noexcept;  // 0 when empty
   double min() const noexcept;   // 0 when empty
   double max() const noexcept;   // 0 when empty
+  // Population standard deviation of the samples (numpy.std's default), from running sums of
+  // their deviations from the first sample, so exact up to rounding however many there are:
+  // no bucket estimate enters it. 0 when empty.
+  double stddev() const noexcept;
   std::size_t bucket_count() const noexcept { return buckets_.size() + (zero_count_ > 0); }
 
   // The q-quantile (q in [0, 1]) by linear interpolation between closest ranks, as numpy's
@@ -65,6 +70,12 @@ class LogHistogram final {
 
  private:
   [[noreturn, gnu::noinline, gnu::cold]] static void bad_add(double value);
+  void add_deviation(double value, std::int64_t count) {
+    const double deviation = value - shift_;
+    const auto n = static_cast<double>(count);
+    deviation_sum_ += deviation * n;
+    deviation_square_sum_ += deviation * deviation * n;
+  }
   // add() for any value and count: checks them, and finds the bucket when it is not the last.
   void add_checked(double value, std::int64_t count);
   // (bucket index, count) in ascending order of value.
@@ -90,6 +101,12 @@ class LogHistogram final {
   double sum_ = 0;
   double min_ = 0;
   double max_ = 0;
+  // Sums of (value - shift_) and of its square over the samples, for stddev(): shifting by the
+  // first sample keeps the deviations small where the samples cluster, as token gaps do, so
+  // the variance loses no digits to cancellation, and equal samples give exactly 0.
+  double shift_ = 0;
+  double deviation_sum_ = 0;
+  double deviation_square_sum_ = 0;
 };
 
 }  // namespace servesim

@@ -59,13 +59,17 @@ MetricsCollector::MetricsCollector(MetricsOptions options) : options_(options) {
   static_cast<void>(LogHistogram(options_.itl_relative_error));  // throws when out of range
   check_slo(options_.slo_ttft_s, "slo_ttft_s");
   check_slo(options_.slo_tpot_s, "slo_tpot_s");
+  check_slo(options_.slo_e2e_s, "slo_e2e_s");
 }
 
-bool MetricsCollector::meets_slo(double ttft_s, std::optional<double> tpot_s) const noexcept {
+bool MetricsCollector::meets_slo(double ttft_s, std::optional<double> tpot_s,
+                                 double e2e_s) const noexcept {
   const bool ttft_ok = !options_.slo_ttft_s || ttft_s <= *options_.slo_ttft_s;
-  // A single-token request has no TPOT, so it cannot miss a TPOT target.
+  // A single-token request has no TPOT, so it cannot miss a TPOT target (vLLM's goodput
+  // counts its TPOT as 0).
   const bool tpot_ok = !options_.slo_tpot_s || !tpot_s || *tpot_s <= *options_.slo_tpot_s;
-  return ttft_ok && tpot_ok;
+  const bool e2e_ok = !options_.slo_e2e_s || e2e_s <= *options_.slo_e2e_s;
+  return ttft_ok && tpot_ok && e2e_ok;
 }
 
 void MetricsCollector::on_request_finished(const RequestRecord& record) {
@@ -86,7 +90,7 @@ void MetricsCollector::on_request_finished(const RequestRecord& record) {
   prompt_tokens_ += record.prompt_tokens;
   output_tokens_ += record.output_tokens;
   preemptions_ += record.preemptions;
-  if (meets_slo(ttft_s, tpot_s)) ++slo_met_;
+  if (meets_slo(ttft_s, tpot_s, e2e_s)) ++slo_met_;
   request_times_.push_back({record.arrival_s, record.completion_s, record.output_tokens});
   if (options_.keep_request_records) requests_.push_back(record);
 }
@@ -167,6 +171,8 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
   s.throughput_requests_per_s = per_s(static_cast<double>(completed));
   s.throughput_output_tokens_per_s = per_s(static_cast<double>(output_tokens_));
   s.throughput_total_tokens_per_s = per_s(static_cast<double>(prompt_tokens_ + output_tokens_));
+  s.prompt_tokens = prompt_tokens_;
+  s.output_tokens = output_tokens_;
   s.ttft_s = exact_latency_stats(ttft_s_);
   s.tpot_s = exact_latency_stats(tpot_s_);
   s.itl_s = histogram_latency_stats(itl);
@@ -185,11 +191,30 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
     s.kv_memory.free = kv_memory_time_s.free / iteration_time_s;
   }
   s.preemptions = preemptions_;
-  if (options_.slo_ttft_s || options_.slo_tpot_s) {
+  if (options_.slo_ttft_s || options_.slo_tpot_s || options_.slo_e2e_s) {
     s.slo_attainment =
         completed > 0 ? static_cast<double>(slo_met_) / static_cast<double>(completed) : 0.0;
+    s.goodput_requests_per_s = per_s(static_cast<double>(slo_met_));
   }
   return s;
+}
+
+std::vector<double> MetricsCollector::latency_quantiles(Latency latency,
+                                                        const std::vector<double>& qs) const {
+  std::vector<double> quantiles;
+  if (latency == Latency::Itl) {
+    const LogHistogram itl = itl_histogram();
+    for (double q : qs)
+      quantiles.push_back(itl.quantile(q));
+    return quantiles;
+  }
+  std::vector<double> sorted = latency == Latency::Ttft   ? ttft_s_
+                               : latency == Latency::Tpot ? tpot_s_
+                                                          : e2e_s_;
+  std::sort(sorted.begin(), sorted.end());
+  for (double q : qs)
+    quantiles.push_back(percentile_of_sorted(sorted, q));
+  return quantiles;
 }
 
 SteadyStateThroughput MetricsCollector::steady_state() const {

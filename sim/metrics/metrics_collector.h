@@ -19,8 +19,9 @@ struct MetricsOptions {
   // (it keeps a few doubles per request either way), only requests.csv and iterations.csv.
   bool keep_request_records = true;
   bool keep_iteration_records = true;
-  std::optional<double> slo_ttft_s;  // a request meets its SLO when ttft <= slo_ttft_s ...
-  std::optional<double> slo_tpot_s;  // ... and tpot <= slo_tpot_s; an unset SLO always passes
+  std::optional<double> slo_ttft_s;  // a request meets its SLO when ttft <= slo_ttft_s,
+  std::optional<double> slo_tpot_s;  // tpot <= slo_tpot_s and e2e <= slo_e2e_s; a target
+  std::optional<double> slo_e2e_s;   // that is not set always passes
   double itl_relative_error = LogHistogram::kDefaultRelativeError;
 };
 
@@ -87,6 +88,12 @@ class MetricsCollector final {
   // Every replica's gaps, merged in replica order.
   LogHistogram itl_histogram() const;
 
+  enum class Latency { Ttft, Tpot, Itl, E2e };
+  // The q-quantiles (each q in [0, 1]) of one latency distribution, in seconds, computed as
+  // summarize() computes its percentiles, so that the same q gives the same value: exact for
+  // TTFT, TPOT and E2E, within the histogram's relative error for ITL.
+  std::vector<double> latency_quantiles(Latency latency, const std::vector<double>& qs) const;
+
  private:
   // Sums that floating-point rounding makes depend on the order of their terms are kept per
   // replica and added in replica order at the end: a replica reports its own iterations in
@@ -136,7 +143,7 @@ class MetricsCollector final {
   [[noreturn, gnu::noinline, gnu::cold]] static void iteration_broken(
       const IterationRecord& record);
   [[noreturn, gnu::noinline, gnu::cold]] static void gap_broken(double gap_s);
-  bool meets_slo(double ttft_s, std::optional<double> tpot_s) const noexcept;
+  bool meets_slo(double ttft_s, std::optional<double> tpot_s, double e2e_s) const noexcept;
 
   MetricsOptions options_;
   std::vector<RequestRecord> requests_;

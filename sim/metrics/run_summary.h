@@ -17,6 +17,8 @@ struct RunSummary {
   double throughput_requests_per_s = 0;
   double throughput_output_tokens_per_s = 0;
   double throughput_total_tokens_per_s = 0;  // prompt + output tokens of completed requests
+  std::int64_t prompt_tokens = 0;            // of completed requests (not in summary.json)
+  std::int64_t output_tokens = 0;            // of completed requests (not in summary.json)
 
   LatencyStats ttft_s;  // exact, over completed requests
   LatencyStats tpot_s;  // exact, over completed requests with more than one output token
@@ -39,6 +41,8 @@ struct RunSummary {
 
   // Share of completed requests meeting every SLO that is set; absent when none is set.
   std::optional<double> slo_attainment;
+  // Those requests per second of the duration (vLLM's request_goodput; not in summary.json).
+  std::optional<double> goodput_requests_per_s;
 };
 
 // Throughputs over the steady part of a run (docs/studies.md): the window runs from the end

@@ -66,8 +66,8 @@ void add_slo_term(SloTarget& target, std::string_view term, const std::string& o
 double attainment_of(const nlohmann::json& summary) {
   if (!summary.contains("slo_attainment")) {
     throw UsageError(
-        "an attainment target needs the TTFT and TPOT targets it counts: give --slo-ttft "
-        "and/or --slo-tpot (configuration keys slo.ttft_s, slo.tpot_s)");
+        "an attainment target needs the latency targets it counts: give --slo-ttft, --slo-tpot "
+        "and/or --slo-e2e, or --goodput (configuration keys slo.ttft_s, slo.tpot_s, slo.e2e_s)");
   }
   const double completed = summary_value(summary, "requests_completed");
   const double rejected = summary_value(summary, "requests_rejected");

@@ -54,6 +54,7 @@ bool CsvCursor::next_line() {
     ++line_number_;
     if (line.ends_with('\r')) line.remove_suffix(1);
     if (trim(line).empty()) continue;
+    line_ = trim(line);
     fields_.clear();
     std::size_t start = 0;
     for (;;) {

@@ -12,9 +12,9 @@ namespace servesim {
 // Reads a whole text file; a missing or unreadable file is an InputError naming it.
 std::string read_text_file(const std::filesystem::path& path);
 
-// Walks the lines of a numeric CSV file (LF or CRLF, a UTF-8 byte-order mark tolerated, blank
-// lines skipped), splitting each at commas. No quoting: the trace and length files servesim
-// reads never quote. Every error names the file and the 1-based line.
+// Walks the lines of a numeric CSV file, or of a JSON-lines file (LF or CRLF, a UTF-8 byte-order
+// mark tolerated, blank lines skipped), splitting each at commas. No quoting: the trace and length
+// files servesim reads never quote. Every error names the file and the 1-based line.
 class CsvCursor {
  public:
   // `text` must outlive the cursor.
@@ -25,6 +25,8 @@ class CsvCursor {
   std::size_t line_number() const { return line_number_; }
   // The fields of the current line, trimmed of spaces and tabs.
   const std::vector<std::string_view>& fields() const { return fields_; }
+  // The current line itself, trimmed, for files of one JSON object a line.
+  std::string_view line() const { return line_; }
   // Refuses a line whose field count differs from `count`.
   void expect_fields(std::size_t count) const;
 
@@ -40,6 +42,7 @@ class CsvCursor {
   std::size_t position_ = 0;
   std::size_t line_number_ = 0;
   std::string source_name_;
+  std::string_view line_;
   std::vector<std::string_view> fields_;
 };
 

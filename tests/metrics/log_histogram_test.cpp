@@ -194,3 +194,30 @@ TEST_CASE("LogHistogram buckets values at bucket edges as the logarithm says", "
   }
   CHECK(shortcut.count() == static_cast<std::int64_t>(values.size()));
 }
+
+TEST_CASE("LogHistogram standard deviation is exact, merged or not", "[metrics]") {
+  const auto samples = lognormal_samples(50'000, 7);
+  LogHistogram whole, first, second;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    whole.add(samples[i]);
+    (i % 3 == 0 ? first : second).add(samples[i]);
+  }
+  double mean = 0;
+  for (double sample : samples)
+    mean += sample;
+  mean /= static_cast<double>(samples.size());
+  const double exact = servesim::standard_deviation(samples, mean);
+  CHECK(whole.stddev() == Approx(exact).epsilon(1e-9));
+  first.merge(second);
+  CHECK(first.stddev() == Approx(exact).epsilon(1e-9));
+
+  LogHistogram equal;
+  equal.add(0.0123, 1'000'000);
+  equal.add(0.0123, 5);
+  CHECK(equal.stddev() == 0.0);  // no cancellation noise
+  LogHistogram two;
+  two.add(1.0, 3);
+  two.add(3.0);
+  CHECK(two.stddev() == Approx(std::sqrt(0.75)).epsilon(1e-15));
+  CHECK(LogHistogram().stddev() == 0.0);
+}

@@ -141,6 +141,39 @@ TEST_CASE("SLO attainment counts requests meeting every target that is set", "[m
   CHECK(*s.slo_attainment == expected);
 }
 
+TEST_CASE("an E2E target counts too, and goodput is the requests meeting every target per s",
+          "[metrics]") {
+  MetricsOptions options;
+  options.slo_ttft_s = 1.0;  // requests 1, 2, 4 pass
+  options.slo_e2e_s = 3.0;   // e2e 3.0, 2.5, 3.25: request 4 misses
+  MetricsCollector collector(options);
+  feed_scripted_run(collector);
+  const auto s = collector.summarize(10.0);
+  CHECK(*s.slo_attainment == 0.5);
+  CHECK(*s.goodput_requests_per_s == 0.2);
+  CHECK_FALSE(MetricsCollector().summarize(10.0).goodput_requests_per_s);
+}
+
+TEST_CASE("p95, standard deviations and token totals of a scripted run", "[metrics]") {
+  MetricsCollector collector;
+  feed_scripted_run(collector);
+  const auto s = collector.summarize(10.0);
+  CHECK(s.prompt_tokens == 200);
+  CHECK(s.output_tokens == 19);
+  // TTFT {0.25, 0.5, 1, 2}: mean 0.9375; p95 at position 2.85 between 1 and 2.
+  CHECK(s.ttft_s.p95 == Approx(1.85).epsilon(kTight));
+  const double ttft_variance = (std::pow(0.25 - 0.9375, 2) + std::pow(0.5 - 0.9375, 2) +
+                                std::pow(1 - 0.9375, 2) + std::pow(2 - 0.9375, 2)) /
+                               4;
+  CHECK(s.ttft_s.stddev == Approx(std::sqrt(ttft_variance)).epsilon(kTight));
+  // The same q gives the same figure as the summary, to the bit.
+  using Latency = MetricsCollector::Latency;
+  const auto q = collector.latency_quantiles(Latency::Ttft, {0.5, 0.9, 0.95, 0.99});
+  CHECK(q == std::vector<double>{s.ttft_s.p50, s.ttft_s.p90, s.ttft_s.p95, s.ttft_s.p99});
+  CHECK(collector.latency_quantiles(Latency::E2e, {0.99}).front() == s.e2e_s.p99);
+  CHECK(collector.latency_quantiles(Latency::Itl, {0.95}).front() == s.itl_s.p95);
+}
+
 TEST_CASE("An empty run summarizes to zeros", "[metrics]") {
   MetricsOptions options;
   options.slo_ttft_s = 1.0;

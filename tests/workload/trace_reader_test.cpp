@@ -88,6 +88,80 @@ TEST_CASE("trace errors name the file and the line", "[workload]") {
   CHECK_THROWS_AS(read_trace_file("/nonexistent/trace.csv"), InputError);
 }
 
+TEST_CASE("Mooncake trace: JSON lines, millisecond timestamps as written", "[workload]") {
+  const Trace trace = parse_trace_text(
+      "\xEF\xBB\xBF{\"timestamp\": 0, \"input_length\": 6758, \"output_length\": 500, "
+      "\"hash_ids\": [0, 1]}\r\n\n"
+      "{\"timestamp\": 1500, \"input_length\": 90, \"output_length\": 3, \"hash_ids\": []}\n"
+      "{\"timestamp\": 2000.5, \"input_length\": 7, \"output_length\": 1}\n",
+      "m.jsonl");
+  REQUIRE(trace.size() == 3);
+  CHECK(trace.arrivals[0].ns() == 0);
+  CHECK(trace.arrivals[1].ns() == 1'500'000'000);
+  CHECK(trace.arrivals[2].ns() == 2'000'500'000);
+  CHECK(trace.lengths[0] == LengthPair{6758, 500});
+  CHECK(trace.lengths[2] == LengthPair{7, 1});
+}
+
+TEST_CASE("Mooncake trace errors name the file, the line and what was expected", "[workload]") {
+  const std::string ok = "{\"timestamp\": 10, \"input_length\": 5, \"output_length\": 5}\n";
+  CHECK_THROWS_WITH(parse_trace_text(ok + "{\"timestamp\": 20, \"input_length\": 5}\n", "a"),
+                    Contains("a:2") && Contains("output_length"));
+  CHECK_THROWS_WITH(parse_trace_text(ok + "{\"timestamp\": 5, \"input_length\": 5, "
+                                          "\"output_length\": 5}\n",
+                                     "b"),
+                    Contains("b:2") && Contains("backwards"));
+  CHECK_THROWS_WITH(parse_trace_text(ok + "{\"timestamp\": 20, \"input_length\": 0, "
+                                          "\"output_length\": 5}\n",
+                                     "c"),
+                    Contains("c:2") && Contains("input_length") && Contains("positive"));
+  CHECK_THROWS_WITH(parse_trace_text(ok + "{\"timestamp\": 20, \"input_length\": 5, "
+                                          "\"output_length\": 5, \"prompt\": 1}\n",
+                                     "d"),
+                    Contains("d:2") && Contains("unknown key \"prompt\""));
+  CHECK_THROWS_WITH(parse_trace_text(ok + "{\"timestamp\": 20, \"input_length\": 5,\n", "e"),
+                    Contains("e:2") && Contains("one JSON object a line"));
+  CHECK_THROWS_WITH(parse_trace_text("{\"timestamp\": -1, \"input_length\": 5, "
+                                     "\"output_length\": 5}\n",
+                                     "f"),
+                    Contains("f:1") && Contains("milliseconds"));
+}
+
+TEST_CASE("a workload file is told apart by its content", "[workload]") {
+  const auto data = test::source_dir() / "tests" / "workload" / "data";
+  for (const char* trace : {"azure_trace.csv", "plain_trace.csv", "mooncake_trace.jsonl"}) {
+    INFO(trace);
+    CHECK(workload_file_kind(data / trace) == WorkloadFileKind::Trace);
+    CHECK(read_trace_file(data / trace).size() >= 4);
+  }
+  CHECK(workload_file_kind(test::source_dir() / "workloads" / "sharegpt.json") ==
+        WorkloadFileKind::Spec);
+  test::ScratchDir dir("workload_kind");
+  CHECK(workload_file_kind(dir.write("one_line.json", R"({"arrival": {"process": "poisson"}})")) ==
+        WorkloadFileKind::Spec);
+  CHECK_THROWS_WITH(workload_file_kind(data / "unknown_trace.csv"),
+                    Contains("unknown_trace.csv:1") && Contains("not a workload") &&
+                        Contains("Azure") && Contains("Mooncake"));
+  CHECK_THROWS_WITH(workload_file_kind(dir.write("empty.csv", "\n")), Contains("empty"));
+}
+
+TEST_CASE("the Mooncake traces load in full", "[workload]") {
+  const auto folder = test::shared_data_dir() / "traces" / "mooncake";
+  const auto conversation = folder / "conversation_trace.jsonl";
+  if (!std::filesystem::exists(conversation)) {
+    WARN("shared Mooncake traces absent: skipped");
+    return;
+  }
+  const Trace trace = read_trace_file(conversation);
+  REQUIRE(trace.size() == 12031);
+  double input_sum = 0;
+  for (const auto& lengths : trace.lengths)
+    input_sum += static_cast<double>(lengths.prompt_tokens);
+  CHECK(input_sum / 12031 == Approx(12035).epsilon(0.01));
+  CHECK(trace.arrivals.back().seconds() == Approx(3536.999));  // exact: whole milliseconds
+  CHECK(read_trace_file(folder / "synthetic_trace.jsonl").size() == 3993);
+}
+
 TEST_CASE("the Azure conversation trace replays in full", "[workload]") {
   if (!std::filesystem::exists(conversation_trace())) {
     WARN("shared Azure conversation trace absent: skipped");

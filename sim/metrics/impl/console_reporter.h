@@ -11,9 +11,11 @@
 
 namespace servesim {
 
-// A human-readable table of the summary: counts, throughputs, latency percentiles in
-// milliseconds, utilization in percent, and why requests were rejected (count and reason, as
-// MetricsCollector::rejections_by_reason). For people; scripts should read summary.json.
+// The summary for people, laid out as vLLM's benchmark result block ("==== Serving Benchmark
+// Result ===="): counts, throughputs, then mean, median, std, p90, p95, p99 and max of TTFT,
+// TPOT, ITL and E2E latency in milliseconds, then servesim's own figures (SLO attainment,
+// batching, KV memory in percent), and why requests were rejected (count and reason, as
+// MetricsCollector::rejections_by_reason). Scripts should read summary.json.
 using RejectionCounts = std::vector<std::pair<std::string, std::int64_t>>;
 void print_summary(std::ostream& out, const RunSummary& summary,
                    const RejectionCounts& rejections = {});

@@ -1,9 +1,12 @@
 #include "sim/metrics/impl/csv_reporter.h"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "sim/metrics/csv_format.h"
 #include "sim/metrics/output_file.h"
@@ -20,25 +23,81 @@ std::string join(const std::vector<std::string>& cells) {
   return row;
 }
 
-std::string request_row(const RequestRecord& r) {
+constexpr const char* kRequestColumns[] = {
+    "id",           "replica",       "arrival_s",     "first_scheduled_s", "first_token_s",
+    "completion_s", "prompt_tokens", "output_tokens", "preemptions",       "ttft_s",
+    "tpot_s",       "e2e_s",         "rejected",      "reject_reason"};
+
+// The cells of a request's row, as text: numbers as requests.csv writes them, empty where a
+// value is undefined, the reject reason unquoted.
+std::vector<std::string> request_cells(const RequestRecord& r) {
   using std::to_string;
   if (r.rejected) {
     // A rejected request was never served: it has no service times and no latencies.
-    return join({to_string(r.id), to_string(r.replica), format_round_trip(r.arrival_s), "", "", "",
-                 to_string(r.prompt_tokens), to_string(r.output_tokens), to_string(r.preemptions),
-                 "", "", "", "1", csv_field(r.reject_reason)});
+    return {to_string(r.id),
+            to_string(r.replica),
+            format_round_trip(r.arrival_s),
+            "",
+            "",
+            "",
+            to_string(r.prompt_tokens),
+            to_string(r.output_tokens),
+            to_string(r.preemptions),
+            "",
+            "",
+            "",
+            "1",
+            r.reject_reason};
   }
   // Empty for a single-token request, whose TPOT is undefined (see docs/metrics.md).
   const std::string tpot_s = r.output_tokens > 1
                                  ? format_9_digits((r.completion_s - r.first_token_s) /
                                                    static_cast<double>(r.output_tokens - 1))
                                  : std::string();
-  return join({to_string(r.id), to_string(r.replica), format_round_trip(r.arrival_s),
-               format_round_trip(r.first_scheduled_s), format_round_trip(r.first_token_s),
-               format_round_trip(r.completion_s), to_string(r.prompt_tokens),
-               to_string(r.output_tokens), to_string(r.preemptions),
-               format_9_digits(r.first_token_s - r.arrival_s), tpot_s,
-               format_9_digits(r.completion_s - r.arrival_s), "0", ""});
+  return {to_string(r.id),
+          to_string(r.replica),
+          format_round_trip(r.arrival_s),
+          format_round_trip(r.first_scheduled_s),
+          format_round_trip(r.first_token_s),
+          format_round_trip(r.completion_s),
+          to_string(r.prompt_tokens),
+          to_string(r.output_tokens),
+          to_string(r.preemptions),
+          format_9_digits(r.first_token_s - r.arrival_s),
+          tpot_s,
+          format_9_digits(r.completion_s - r.arrival_s),
+          "0",
+          ""};
+}
+
+std::string request_row(const RequestRecord& r) {
+  std::vector<std::string> cells = request_cells(r);
+  cells.back() = csv_field(cells.back());
+  return join(cells);
+}
+
+// The same cells as one JSON object: every number cell is already a JSON number as written,
+// an empty cell is null, the reason a string.
+std::string request_json_line(const RequestRecord& r) {
+  const std::vector<std::string> cells = request_cells(r);
+  std::string line = "{";
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    line += (i == 0 ? "\"" : ", \"") + std::string(kRequestColumns[i]) + "\": ";
+    const bool text = i + 1 == cells.size();
+    line += cells[i].empty() ? "null" : text ? nlohmann::json(cells[i]).dump() : cells[i];
+  }
+  return line + "}";
+}
+
+// Records arrive in completion order; sorting an index keeps the records untouched, and a
+// stable sort keeps the output deterministic even if ids repeat.
+std::vector<std::size_t> request_order(const std::vector<RequestRecord>& records) {
+  std::vector<std::size_t> order(records.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&records](std::size_t a, std::size_t b) {
+    return records[a].id < records[b].id;
+  });
+  return order;
 }
 
 std::string iteration_row(const IterationRecord& it) {
@@ -70,18 +129,20 @@ std::string iteration_row(const IterationRecord& it) {
 
 void write_requests_csv(const MetricsCollector& collector, const std::filesystem::path& path) {
   const auto& records = collector.request_records();
-  // Records arrive in completion order; sorting an index keeps the records untouched, and a
-  // stable sort keeps the output deterministic even if ids repeat.
-  std::vector<std::size_t> order(records.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&records](std::size_t a, std::size_t b) {
-    return records[a].id < records[b].id;
-  });
   auto out = open_output_file(path);
-  out << "id,replica,arrival_s,first_scheduled_s,first_token_s,completion_s,prompt_tokens,"
-         "output_tokens,preemptions,ttft_s,tpot_s,e2e_s,rejected,reject_reason\n";
-  for (std::size_t index : order)
+  for (std::size_t i = 0; i < std::size(kRequestColumns); ++i)
+    out << (i == 0 ? "" : ",") << kRequestColumns[i];
+  out << '\n';
+  for (std::size_t index : request_order(records))
     out << request_row(records[index]) << '\n';
+  close_output_file(out, path);
+}
+
+void write_requests_jsonl(const MetricsCollector& collector, const std::filesystem::path& path) {
+  const auto& records = collector.request_records();
+  auto out = open_output_file(path);
+  for (std::size_t index : request_order(records))
+    out << request_json_line(records[index]) << '\n';
   close_output_file(out, path);
 }
 
@@ -109,6 +170,7 @@ void CsvReporter::write(const RunResult& result, const std::filesystem::path& ou
   const auto& options = result.collector.options();
   if (options.keep_request_records) {
     write_requests_csv(result.collector, out_dir / "requests.csv");
+    write_requests_jsonl(result.collector, out_dir / "requests.jsonl");
   }
   if (options.keep_iteration_records) {
     write_iterations_csv(result.collector, out_dir / "iterations.csv");

@@ -11,11 +11,15 @@ namespace servesim {
 // formats are listed in docs/metrics.md. Throws InputError naming `path` on failure.
 void write_requests_csv(const MetricsCollector& collector, const std::filesystem::path& path);
 
+// requests.jsonl: requests.csv as JSON lines, one object per request with the same columns
+// and values (numbers as the CSV writes them, an empty cell as null), sorted by id.
+void write_requests_jsonl(const MetricsCollector& collector, const std::filesystem::path& path);
+
 // iterations.csv: one row per iteration of every replica, by start time, then replica.
 void write_iterations_csv(const MetricsCollector& collector, const std::filesystem::path& path);
 
-// Writes requests.csv and iterations.csv, each only when the collector kept those records:
-// a header without rows would read as a run with no requests.
+// Writes requests.csv, requests.jsonl and iterations.csv, each only when the collector kept
+// those records: a header without rows would read as a run with no requests.
 class CsvReporter final : public IReporter {
  public:
   void write(const RunResult& result, const std::filesystem::path& out_dir) const override;
