@@ -119,7 +119,8 @@ struct ChunkingScheduler {
   std::string_view name;
   const char* token_limit_key;
 };
-constexpr ChunkingScheduler kChunkingSchedulers[] = {{"sarathi", "token_budget"}};
+constexpr ChunkingScheduler kChunkingSchedulers[] = {{"sarathi", "token_budget"},
+                                                     {"vllm_v1", "max_num_batched_tokens"}};
 
 const ChunkingScheduler* chunking_scheduler(std::string_view name) {
   for (const auto& scheduler : kChunkingSchedulers) {
