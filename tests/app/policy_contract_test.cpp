@@ -11,7 +11,6 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
-#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -101,7 +100,8 @@ constexpr std::int64_t kRequests = 120;
 constexpr std::int64_t kCapacityTokens = 2048;
 
 // A burst of short requests into a KV cache that holds a handful of them: paged allocation
-// preempts, reservations queue. Some requests are longer than max_len and are rejected.
+// preempts, reservations queue. About one request in thirteen is longer than max_len and is
+// rejected.
 json config_of(const Combination& c, std::uint64_t seed, std::int64_t pp, bool bulk_decode) {
   json config = run_config_to_json(RunConfig{});
   config["seed"] = seed;
@@ -116,7 +116,7 @@ json config_of(const Combination& c, std::uint64_t seed, std::int64_t pp, bool b
   config["workload"] = {{"arrival", {{"process", "poisson"}, {"rate_per_s", 40}}},
                         {"lengths",
                          {{"distribution", "independent"},
-                          {"prompt", {{"distribution", "uniform"}, {"min", 8}, {"max", 520}}},
+                          {"prompt", {{"distribution", "uniform"}, {"min", 8}, {"max", 600}}},
                           {"output", {{"distribution", "uniform"}, {"min", 1}, {"max", 160}}}}},
                         {"num_requests", kRequests}};
   return config;
@@ -129,13 +129,14 @@ std::string read(const std::filesystem::path& path) {
   return text.str();
 }
 
-// What a run writes, byte for byte.
+// What a run writes, byte for byte, and the counts the test sums over runs.
 struct Outputs {
   std::string summary;
   std::string requests;
   std::string iterations;
   std::int64_t preemptions = 0;
   std::uint64_t events = 0;
+  std::int64_t rejected = 0;
 };
 
 // Runs one configuration and checks the per-run contract.
@@ -187,8 +188,12 @@ Outputs run_and_check(const json& config, const test::ScratchDir& scratch) {
 
   write_requests_csv(collector, scratch.path() / "requests.csv");
   write_iterations_csv(collector, scratch.path() / "iterations.csv");
-  return {summary_to_json(summary).dump(2), read(scratch.path() / "requests.csv"),
-          read(scratch.path() / "iterations.csv"), summary.preemptions, stats.events};
+  return {summary_to_json(summary).dump(2),
+          read(scratch.path() / "requests.csv"),
+          read(scratch.path() / "iterations.csv"),
+          summary.preemptions,
+          stats.events,
+          stats.rejected};
 }
 
 // Empty when `a` and `b` are equal, otherwise their first line that differs (a failure
@@ -219,7 +224,7 @@ TEST_CASE("contract: the generated combinations cover every registered policy an
           "[app][contract]") {
   const auto list = combinations();
   REQUIRE_FALSE(list.empty());
-  // What the combinations hold: "scheduler:allocator" pairs, and "section.key=value" settings.
+  // What the combinations hold: "scheduler:allocator" pairs, and "key=value" settings.
   std::set<std::string> pairs, settings;
   for (const Combination& c : list) {
     pairs.insert(c.scheduler + ":" + c.allocator_section["name"].get<std::string>());
@@ -261,7 +266,7 @@ TEST_CASE(
     "capacity, deterministically, the same with bulk decoding on and off",
     "[app][contract]") {
   const test::ScratchDir scratch("policy_contract");
-  std::int64_t preemptions = 0;
+  std::int64_t preemptions = 0, rejected = 0;
   std::int64_t fewer_events = 0;  // runs that bulk decoding advanced in fewer events
   for (const Combination& c : combinations()) {
     for (const std::uint64_t seed : {1u, 2u}) {
@@ -274,11 +279,14 @@ TEST_CASE(
         check_same(bulk, step);
         CHECK(bulk.events <= step.events);
         preemptions += bulk.preemptions;
+        rejected += bulk.rejected;
         fewer_events += bulk.events < step.events ? 1 : 0;
       }
     }
   }
-  // The workload presses on memory (paged allocation preempts), and the fast path ran.
+  // The workload presses on memory (paged allocation preempts), some requests can never be
+  // served, and the fast path ran.
   CHECK(preemptions > 0);
+  CHECK(rejected > 0);
   CHECK(fewer_events > 0);
 }
