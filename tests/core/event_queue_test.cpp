@@ -56,7 +56,7 @@ TEST_CASE("durations round up to whole nanoseconds and never to zero", "[core]")
 // The serving phase order (completions, arrivals, launches) is held by what a run does, in
 // tests/cluster/event_phase_test.cpp.
 
-TEST_CASE("a cancelled event is never popped; the others keep their order", "[core][cancel]") {
+TEST_CASE("a cancelled event is never popped, and the others keep their order", "[core][cancel]") {
   EventQueue<int> queue;
   const auto a = queue.push(SimTime::from_ns(10), 0, 1);
   queue.push(SimTime::from_ns(10), 0, 2);

@@ -151,7 +151,7 @@ TEST_CASE("lifecycle: admission with cached tokens starts the prefill there",
   CHECK(r.first_token == at_ns(10));
 }
 
-TEST_CASE("lifecycle: scheduling stamps the first batch only; rejection",
+TEST_CASE("lifecycle: scheduling stamps the first batch only, and rejection",
           "[scheduler][lifecycle]") {
   Request r = request_of(0, 10, 2);
   CHECK_FALSE(r.scheduled);

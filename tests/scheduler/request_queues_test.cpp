@@ -79,7 +79,7 @@ TEST_CASE("queues: a requeued request goes back in order, with its generated tok
   CHECK(queues.waiting_tokens() == 21 + 30 + 40);
 }
 
-TEST_CASE("queues: add_running keeps the order; remove_running of a stranger throws",
+TEST_CASE("queues: add_running keeps the order, and remove_running of a stranger throws",
           "[scheduler][queues]") {
   const FirstComeFirstServed order;
   RequestQueues queues(order);
