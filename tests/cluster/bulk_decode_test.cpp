@@ -102,8 +102,9 @@ TEST_CASE("bulk decoding gives byte-identical outputs: vllm, paged, recompute an
   CHECK(fewer_events == 3);  // bulk decoding did happen in each
 }
 
-TEST_CASE("bulk decoding gives byte-identical outputs: orca, sarathi, static; paged, contiguous",
-          "[cluster][bulk]") {
+TEST_CASE(
+    "bulk decoding gives byte-identical outputs: orca, sarathi, static on paged and contiguous",
+    "[cluster][bulk]") {
   check_both_ways("orca_contiguous",
                   workload("200", "10") +
                       std::vector<std::string>{"--scheduler", "orca", "--allocator", "contiguous",

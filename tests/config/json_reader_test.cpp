@@ -15,7 +15,8 @@ TEST_CASE("malformed JSON names the source, line and column", "[config]") {
                       Contains("x.json") && Contains("number overflow"));
 }
 
-TEST_CASE("a key repeated in one object is refused; in different objects it is fine", "[config]") {
+TEST_CASE("a key repeated in one object is refused, but in different objects it is fine",
+          "[config]") {
   REQUIRE_THROWS_WITH(parse_json_text(R"({"a": 1, "b": {"c": 2}, "a": 3})", "dup.json"),
                       Contains("dup.json") && Contains("\"a\" appears twice"));
   const auto ok = parse_json_text(R"({"a": {"x": 1}, "b": {"x": 2}})", "ok.json");

@@ -55,7 +55,8 @@ TEST_CASE("OPT counts biases, learned positions and tied embeddings", "[model]")
   REQUIRE(count_parameters(opt).total == expected);
 }
 
-TEST_CASE("weight bytes scale with the weight format; quantization spares embeddings", "[model]") {
+TEST_CASE("weight bytes scale with the weight format, and quantization spares embeddings",
+          "[model]") {
   const ModelSpec m = shipped_model("llama-2-7b");
   const ParameterCounts c = count_parameters(m);
   const double other = static_cast<double>(c.total - c.linear_total);
@@ -65,7 +66,7 @@ TEST_CASE("weight bytes scale with the weight format; quantization spares embedd
   REQUIRE(weight_bytes(m, DType::INT4) == 0.5 * static_cast<double>(c.linear_total) + 2 * other);
 }
 
-TEST_CASE("tensor parallelism splits weights and KV; KV heads replicate past their count",
+TEST_CASE("tensor parallelism splits weights and KV, and KV heads replicate past their count",
           "[model]") {
   const ModelSpec m = shipped_model("llama-3-70b");
   const double whole = weight_bytes(m, DType::BF16);

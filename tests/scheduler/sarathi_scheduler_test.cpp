@@ -20,7 +20,7 @@ using Bench = test::SchedulerBench<SarathiScheduler>;
 
 }  // namespace
 
-TEST_CASE("sarathi cuts a prompt into budget-sized chunks; partial chunks do not sample",
+TEST_CASE("sarathi cuts a prompt into budget-sized chunks, and partial chunks do not sample",
           "[scheduler]") {
   Bench b(paged(1024), SarathiSchedulerOptions{8, 256});
   Request* r = b.arrive(20, 3);

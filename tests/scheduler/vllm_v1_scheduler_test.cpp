@@ -67,7 +67,7 @@ TEST_CASE("vllm_v1 spends the budget on running requests first, then chunks wait
   CHECK(b.step().shape.decode_sequences == 5);
 }
 
-TEST_CASE("vllm_v1 cuts a prompt into budget-sized chunks; partial chunks do not sample",
+TEST_CASE("vllm_v1 cuts a prompt into budget-sized chunks, and partial chunks do not sample",
           "[scheduler]") {
   Bench b(paged(1024), options(4, 16));
   Request* r = b.arrive(40, 3);

@@ -260,7 +260,8 @@ TEST_CASE("plot refuses a folder that is not servesim output", "[study][cli]") {
   CHECK_THAT(empty.err, Catch::Contains("no summary.json"));
 }
 
-TEST_CASE("a grid point that does not fit is a row saying why; the sweep goes on", "[study][cli]") {
+TEST_CASE("a grid point that does not fit is a row saying why, and the sweep goes on",
+          "[study][cli]") {
   servesim::test::ScratchDir dir("sweep_unfit");
   const auto out = dir.path() / "out";
   // Llama-3-70B's 131 GiB of bf16 weights do not fit one H100.
