@@ -1,9 +1,10 @@
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <queue>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/error.h"
@@ -43,15 +44,14 @@ class EventQueue {
   }
 
   // Drops a pushed event that has not been popped yet. Cancelled events stay in the heap
-  // until they reach its top (a handful at a time in practice), so this is O(cancelled).
+  // until they reach its top; the cancelled ones are kept in time order, so cancelling and
+  // dropping each cost O(log cancelled) and a pop checks them in O(1).
   void cancel(EventId event) {
-    if (event.sequence >= next_sequence_ || event.time < now_ || is_cancelled(event.sequence)) {
+    if (event.sequence >= next_sequence_ || event.time < now_ ||
+        !cancelled_.insert({event.time, event.sequence}).second) {
       throw InvariantError("cancelled event " + std::to_string(event.sequence) +
                            " is unknown, past or already cancelled");
     }
-    cancelled_.push_back(event);
-    if (cancelled_.size() == 1 || event.time < earliest_cancelled_)
-      earliest_cancelled_ = event.time;
   }
 
   bool empty() const { return heap_.size() == cancelled_.size(); }
@@ -63,7 +63,7 @@ class EventQueue {
   // time. The queue must not be empty().
   Event pop() {
     // The top is never later than a cancelled event, and can be one only at its time.
-    if (!cancelled_.empty() && heap_.top().time == earliest_cancelled_) drop_cancelled_top();
+    if (!cancelled_.empty() && heap_.top().time == cancelled_.begin()->first) drop_cancelled_top();
     Event event = heap_.top();
     heap_.pop();
     if (event.time < now_) {
@@ -82,24 +82,17 @@ class EventQueue {
     }
   };
   [[gnu::noinline]] void drop_cancelled_top() {
-    while (!cancelled_.empty() && is_cancelled(heap_.top().sequence)) {
-      const std::uint64_t top = heap_.top().sequence;
-      std::erase_if(cancelled_, [top](const EventId& e) { return e.sequence == top; });
+    while (!cancelled_.empty()) {
+      const auto it = cancelled_.find({heap_.top().time, heap_.top().sequence});
+      if (it == cancelled_.end()) return;
+      cancelled_.erase(it);
       heap_.pop();
     }
-    for (std::size_t i = 0; i < cancelled_.size(); ++i) {
-      if (i == 0 || cancelled_[i].time < earliest_cancelled_)
-        earliest_cancelled_ = cancelled_[i].time;
-    }
-  }
-  bool is_cancelled(std::uint64_t sequence) const {
-    return std::any_of(cancelled_.begin(), cancelled_.end(),
-                       [sequence](const EventId& e) { return e.sequence == sequence; });
   }
 
   std::priority_queue<Event, std::vector<Event>, Later> heap_;
-  std::vector<EventId> cancelled_;  // cancelled and still in the heap
-  SimTime earliest_cancelled_;      // the earliest time among them
+  // Cancelled and still in the heap, by (time, sequence).
+  std::set<std::pair<SimTime, std::uint64_t>> cancelled_;
   SimTime now_;
   std::uint64_t next_sequence_ = 0;
 };
