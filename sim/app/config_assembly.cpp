@@ -112,19 +112,15 @@ void drop_keys_of_replaced_policy(nlohmann::json& document, const nlohmann::json
   }
 }
 
-// The schedulers that chunk prompts into a per-iteration token budget, as vLLM does with
-// enable_chunked_prefill, and the key of that budget (vLLM's max_num_batched_tokens). Every
-// other scheduler runs whole prompts and calls its limit max_num_batched_tokens.
-struct ChunkingScheduler {
-  std::string_view name;
-  const char* token_limit_key;
-};
-constexpr ChunkingScheduler kChunkingSchedulers[] = {{"sarathi", "token_budget"},
-                                                     {"vllm_v1", "max_num_batched_tokens"}};
-
-const ChunkingScheduler* chunking_scheduler(std::string_view name) {
-  for (const auto& scheduler : kChunkingSchedulers) {
-    if (scheduler.name == name) return &scheduler;
+// The key of a scheduler's chunked-prefill budget (SchedulerFactory), or nullptr when it
+// runs whole prompts or is unknown.
+const std::string* chunked_prefill_budget_key(const Registry<SchedulerFactory>& schedulers,
+                                              std::string_view name) {
+  for (const auto& entry : schedulers.entries()) {
+    if (entry.name == name) {
+      const std::string& key = entry.factory.chunked_prefill_budget_key;
+      return key.empty() ? nullptr : &key;
+    }
   }
   return nullptr;
 }
@@ -140,12 +136,13 @@ std::string scheduler_name(const nlohmann::json& document, const std::string& de
 
 // vLLM's --enable-chunked-prefill and --no-enable-chunked-prefill name no scheduler of their
 // own: they hold of the scheduler the configuration ends with.
-void check_chunked_prefill(bool wanted, const std::string& scheduler, const PolicyMenu& menu) {
-  if ((chunking_scheduler(scheduler) != nullptr) == wanted) return;
+void check_chunked_prefill(bool wanted, const std::string& scheduler,
+                           const Registry<SchedulerFactory>& schedulers) {
+  if ((chunked_prefill_budget_key(schedulers, scheduler) != nullptr) == wanted) return;
   std::string alternatives;
-  for (const auto& item : menu.items) {
-    if ((chunking_scheduler(item.name) != nullptr) == wanted) {
-      alternatives += (alternatives.empty() ? "" : ", ") + item.name;
+  for (const auto& entry : schedulers.entries()) {
+    if (entry.factory.chunked_prefill_budget_key.empty() != wanted) {
+      alternatives += (alternatives.empty() ? "" : ", ") + entry.name;
     }
   }
   throw InputError(wanted ? "--enable-chunked-prefill" : "--no-enable-chunked-prefill",
@@ -199,17 +196,17 @@ nlohmann::json assemble_config(const ConfigSources& sources,
   }
   const RunConfig defaults;
   const std::string scheduler = scheduler_name(document, defaults.scheduler.name);
+  const auto schedulers = scheduler_registry();
+  const std::string* budget_key = chunked_prefill_budget_key(schedulers, scheduler);
   for (const auto& o : token_limits) {
-    const ChunkingScheduler* chunking = chunking_scheduler(scheduler);
     const std::string path =
-        std::string("scheduler.") +
-        (chunking != nullptr ? chunking->token_limit_key : "max_num_batched_tokens");
+        "scheduler." + (budget_key != nullptr ? *budget_key : "max_num_batched_tokens");
     apply_override(document, path + o.assignment.substr(o.assignment.find('=')), o.origin);
     overridden.insert(path);
   }
   const PolicyMenus menus = policy_menus();
   if (sources.chunked_prefill) {
-    check_chunked_prefill(*sources.chunked_prefill, scheduler, *menus.scheduler);
+    check_chunked_prefill(*sources.chunked_prefill, scheduler, schedulers);
   }
   drop_keys_of_replaced_policy(document, before_overrides, "scheduler", *menus.scheduler,
                                defaults.scheduler.name, overridden);

@@ -160,7 +160,8 @@ Registry<SchedulerFactory> scheduler_registry() {
                    std::int64_t /*max_len_tokens*/) {
                   return std::make_unique<SarathiScheduler>(SarathiSchedulerOptions{
                       parameters.integer("token_budget"), parameters.integer("max_num_seqs")});
-                }});
+                },
+                "token_budget"});
   // The defaults are vLLM 0.15's for its API server on a GPU of 70 GiB or more other than the
   // A100 (EngineArgs.get_batch_defaults; elsewhere 2048 tokens and 256 sequences).
   registry.add(
@@ -198,7 +199,8 @@ Registry<SchedulerFactory> scheduler_registry() {
          return std::make_unique<VllmV1Scheduler>(
              VllmV1SchedulerOptions{parameters.integer("max_num_seqs"),
                                     parameters.integer("max_num_batched_tokens"), threshold});
-       }});
+       },
+       "max_num_batched_tokens"});
   return registry;
 }
 

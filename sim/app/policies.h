@@ -37,6 +37,9 @@ struct SchedulerFactory {
                                                  std::int64_t swap_capacity_tokens,
                                                  std::int64_t max_len_tokens)>
       make;
+  // The key of its per-step token budget when it chunks prompts into that budget (what vLLM's
+  // enable_chunked_prefill and max_num_batched_tokens mean); empty: it runs whole prompts.
+  std::string chunked_prefill_budget_key = {};
 };
 using RouterFactory = std::function<std::unique_ptr<IRouter>(const RngStreams& streams)>;
 // The contiguous allocator's sub-policies; they read their parameters from allocator.*.

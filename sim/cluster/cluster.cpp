@@ -13,8 +13,7 @@ Cluster::Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr
       launch_pending_(replicas_.size(), false),
       views_(replicas_.size()),
       router_reads_views_(router_->reads_views()),
-      batch_done_event_(replicas_.size()),
-      batch_of_event_(replicas_.size(), 0) {
+      last_completion_(replicas_.size()) {
   if (replicas_.empty()) throw InputError("replicas", "expected at least one replica");
   if (replicas_.size() >= static_cast<std::size_t>(kReplicaSlots)) {
     throw InputError("replicas", "expected fewer than " + std::to_string(kReplicaSlots));
@@ -99,12 +98,12 @@ void Cluster::on_arrival(const RequestSpec& spec) {
   // join the batch after it, as it would have with iterations launched one at a time.
   if (const auto end = replicas_[static_cast<std::size_t>(target)]->cut_decode_run(queue_.now())) {
     const auto index = static_cast<std::size_t>(target);
-    queue_.cancel(batch_done_event_[index]);
-    const std::int64_t batch = batch_of_event_[index];
+    const PendingCompletion run = last_completion_[index];
+    queue_.cancel(run.event);
     if (*end == queue_.now()) {
-      on_batch_done(target, batch);
+      on_batch_done(target, run.batch);
     } else {
-      push_batch_done(*end, target, batch);
+      push_batch_done(*end, target, run.batch);
     }
   }
   Request* request = requests_.acquire();
@@ -122,8 +121,7 @@ void Cluster::refresh_view(std::int32_t replica) {
 
 void Cluster::push_batch_done(SimTime time, std::int32_t replica, std::int64_t batch) {
   const auto index = static_cast<std::size_t>(replica);
-  batch_done_event_[index] = push(time, Event{EventPhase::BatchDone, replica, batch, {}});
-  batch_of_event_[index] = batch;
+  last_completion_[index] = {push(time, Event{EventPhase::BatchDone, replica, batch, {}}), batch};
 }
 
 void Cluster::request_launch(std::int32_t replica) {

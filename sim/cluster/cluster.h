@@ -78,10 +78,14 @@ class Cluster {
   std::vector<bool> launch_pending_;
   std::vector<ReplicaView> views_;  // current only when router_reads_views_
   bool router_reads_views_;
-  // Each replica's last batch-completion event pushed: a decode run's, while one is in
-  // flight (runs are launched only where one batch is in flight at a time).
-  std::vector<EventQueue<Event>::EventId> batch_done_event_;
-  std::vector<std::int64_t> batch_of_event_;  // the batch each of those completes
+  // Each replica's last batch-completion event pushed, and the batch it completes: a decode
+  // run's, while one is in flight (runs are launched only where one batch is in flight at a
+  // time), which a cut cancels.
+  struct PendingCompletion {
+    EventQueue<Event>::EventId event;
+    std::int64_t batch = 0;
+  };
+  std::vector<PendingCompletion> last_completion_;
   bool arrival_pending_ = false;
   ClusterRunStats stats_;
 };

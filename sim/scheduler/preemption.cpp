@@ -31,7 +31,7 @@ void preempt(Request* request, RequestQueues& queues, IKvCacheAllocator& allocat
   const std::int64_t kv_tokens = request->computed_tokens;
   if (request->prefilling() || swap.capacity_tokens - swap.used_tokens < kv_tokens) {
     preempt_by_recompute(*request);
-    queues.requeue(request);
+    queues.enqueue(request);
     return;
   }
   swap.used_tokens += kv_tokens;

@@ -32,11 +32,6 @@ Request* RequestQueues::pop_waiting() {
   return request;
 }
 
-void RequestQueues::requeue(Request* request) {
-  insert_in_order(waiting_, request);
-  waiting_tokens_ += request->uncomputed_tokens();
-}
-
 Request* RequestQueues::pop_swapped() {
   Request* request = swapped_.front();
   swapped_.pop_front();

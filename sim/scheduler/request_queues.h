@@ -41,12 +41,11 @@ class RequestQueues {
   // tokens a preempted one recomputes).
   std::int64_t waiting_tokens() const { return waiting_tokens_; }
 
-  // A request routed here joins the waiting queue.
+  // A request joins the waiting queue, in order: routed here, or preempted by recompute
+  // (it goes back before the arrivals that came after it).
   void enqueue(Request* request);
   // Takes the first waiting request out, for admission.
   Request* pop_waiting();
-  // A request preempted by recompute goes back among the waiting ones, in order.
-  void requeue(Request* request);
   // The first swapped request leaves host memory (see SwapSpace) for the running queue.
   Request* pop_swapped();
   // A running request moves to host memory, in order.

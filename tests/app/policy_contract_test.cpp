@@ -122,13 +122,6 @@ json config_of(const Combination& c, std::uint64_t seed, std::int64_t pp, bool b
   return config;
 }
 
-std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // What a run writes, byte for byte, and the counts the test sums over runs.
 struct Outputs {
   std::string summary;
@@ -189,8 +182,8 @@ Outputs run_and_check(const json& config, const test::ScratchDir& scratch) {
   write_requests_csv(collector, scratch.path() / "requests.csv");
   write_iterations_csv(collector, scratch.path() / "iterations.csv");
   return {summary_to_json(summary).dump(2),
-          read(scratch.path() / "requests.csv"),
-          read(scratch.path() / "iterations.csv"),
+          test::read_file(scratch.path() / "requests.csv"),
+          test::read_file(scratch.path() / "iterations.csv"),
           summary.preemptions,
           stats.events,
           stats.rejected};

@@ -22,15 +22,8 @@ CliResult run(const std::vector<std::string>& args) {
   return test::run_servesim(args);
 }
 
-std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 nlohmann::json summary_of(const std::filesystem::path& dir) {
-  return nlohmann::json::parse(read(dir / "summary.json"));
+  return nlohmann::json::parse(test::read_file(dir / "summary.json"));
 }
 
 // requests.csv as rows of named columns.
@@ -71,7 +64,7 @@ TEST_CASE("servesim run with no arguments serves the built-in default", "[app]")
   for (const char* file : {"requests.csv", "iterations.csv", "resolved_config.json"}) {
     CHECK(std::filesystem::exists(out / file));
   }
-  const auto resolved = nlohmann::json::parse(read(out / "resolved_config.json"));
+  const auto resolved = nlohmann::json::parse(test::read_file(out / "resolved_config.json"));
   CHECK(resolved["model"] == "llama-3-8b");
   CHECK(resolved["workload"]["arrival"]["rate_per_s"] == 8.0);
   CHECK(resolved["scheduler"]["max_num_seqs"] == 256);
@@ -84,13 +77,14 @@ TEST_CASE("runs are deterministic for a seed, in one process, and differ across 
     auto args = base;
     args.insert(args.end(), {"--seed", seed, "--out", (dir.path() / name).string()});
     REQUIRE(run(args).exit_code == 0);
-    return read(dir.path() / name / "summary.json");
+    return test::read_file(dir.path() / name / "summary.json");
   };
   const std::string first = with("a", "7");
   const std::string second = with("b", "7");
   const std::string other = with("c", "8");
   CHECK(first == second);
-  CHECK(read(dir.path() / "a" / "requests.csv") == read(dir.path() / "b" / "requests.csv"));
+  CHECK(test::read_file(dir.path() / "a" / "requests.csv") ==
+        test::read_file(dir.path() / "b" / "requests.csv"));
   CHECK(first != other);
 }
 

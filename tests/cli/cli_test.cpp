@@ -19,15 +19,6 @@ CliResult run(const std::vector<std::string>& args) {
   return test::run_servesim(args);
 }
 
-// An error is one line on stderr, naming what was wrong.
-void require_error(const CliResult& r, int code, const std::string& needle) {
-  INFO(r.err);
-  REQUIRE(r.exit_code == code);
-  REQUIRE(r.out.empty());
-  REQUIRE_THAT(r.err, Contains(needle));
-  REQUIRE(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-}
-
 }  // namespace
 
 TEST_CASE("servesim kv reproduces the reference KV arithmetic", "[cli]") {
@@ -121,40 +112,41 @@ TEST_CASE("every command's help explains its options", "[cli]") {
 
 TEST_CASE("bad input gets one line naming the problem and the documented exit code", "[cli]") {
   test::ScratchDir dir("cli_bad");
-  require_error(run({"kv", "--model", "nope"}), 3, "unknown model \"nope\"");
-  require_error(run({"kv", "--model", "llama-2-7b", "--hw", "tpu-v9"}), 3,
-                "unknown hardware profile \"tpu-v9\"");
-  require_error(run({"kv", "--model", "llama-2-7b", "--kv-dtype", "fp12"}), 3,
-                "--kv-dtype: unknown dtype \"fp12\"");
-  require_error(run({"roofline", "--weight-dtype", "int3"}), 3, "--weight-dtype");
-  require_error(run({"roofline", "--model", "llama-2-7b", "--tp", "3"}), 3,
-                "--tp: tensor-parallel degree 3 does not divide the 32 attention heads");
-  require_error(run({"kv", "--model", "llama-3-70b", "--hw", "a100-40gb"}), 4, "does not fit");
-  require_error(run({"kv", "--layers", "0", "--d-model", "4096"}), 3, "--layers");
-  require_error(run({"kv", "--layers", "32", "--d-model", "4096", "--heads", "30"}), 3,
-                "heads do not divide d_model");
-  require_error(
+  test::require_error(run({"kv", "--model", "nope"}), 3, "unknown model \"nope\"");
+  test::require_error(run({"kv", "--model", "llama-2-7b", "--hw", "tpu-v9"}), 3,
+                      "unknown hardware profile \"tpu-v9\"");
+  test::require_error(run({"kv", "--model", "llama-2-7b", "--kv-dtype", "fp12"}), 3,
+                      "--kv-dtype: unknown dtype \"fp12\"");
+  test::require_error(run({"roofline", "--weight-dtype", "int3"}), 3, "--weight-dtype");
+  test::require_error(run({"roofline", "--model", "llama-2-7b", "--tp", "3"}), 3,
+                      "--tp: tensor-parallel degree 3 does not divide the 32 attention heads");
+  test::require_error(run({"kv", "--model", "llama-3-70b", "--hw", "a100-40gb"}), 4,
+                      "does not fit");
+  test::require_error(run({"kv", "--layers", "0", "--d-model", "4096"}), 3, "--layers");
+  test::require_error(run({"kv", "--layers", "32", "--d-model", "4096", "--heads", "30"}), 3,
+                      "heads do not divide d_model");
+  test::require_error(
       run({"kv", "--layers", "32", "--d-model", "4096", "--heads", "32", "--kv-heads", "5"}), 3,
       "KV heads do not divide 32");
-  require_error(run({"kv", "--model", "llama-2-7b", "--hw", "h100-sxm", "--mem-util", "0"}), 3,
-                "--mem-util");
-  require_error(run({"kv", "--model", "llama-2-7b", "--frobnicate"}), 2, "frobnicate");
-  require_error(run({"kv", "--model", "llama-2-7b", "--tp", "two"}), 2, "--tp");
-  require_error(run({"kv"}), 2, "--model");
-  require_error(run({"teleport"}), 2, "unknown command \"teleport\"");
+  test::require_error(run({"kv", "--model", "llama-2-7b", "--hw", "h100-sxm", "--mem-util", "0"}),
+                      3, "--mem-util");
+  test::require_error(run({"kv", "--model", "llama-2-7b", "--frobnicate"}), 2, "frobnicate");
+  test::require_error(run({"kv", "--model", "llama-2-7b", "--tp", "two"}), 2, "--tp");
+  test::require_error(run({"kv"}), 2, "--model");
+  test::require_error(run({"teleport"}), 2, "unknown command \"teleport\"");
   const auto broken = dir.write("broken.json", "{\"model_type\": \"llama\",\n\"hidden_size\": }");
-  require_error(run({"kv", "--model", broken.string()}), 3,
-                broken.string() + ": malformed JSON at line 2");
+  test::require_error(run({"kv", "--model", broken.string()}), 3,
+                      broken.string() + ": malformed JSON at line 2");
   const auto negative =
       dir.write("negative.json",
                 R"({"model_type": "llama", "num_hidden_layers": -2, "hidden_size": 64,
           "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
           "max_position_embeddings": 256})");
-  require_error(run({"kv", "--model", negative.string()}), 3,
-                "field \"num_hidden_layers\": expected a positive integer");
+  test::require_error(run({"kv", "--model", negative.string()}), 3,
+                      "field \"num_hidden_layers\": expected a positive integer");
   const auto hw = dir.write("hw.json", R"({"name": "X"})");
-  require_error(run({"kv", "--model", "llama-2-7b", "--hw", hw.string()}), 3,
-                "hw.json: field \"memory_capacity_bytes\": required but missing");
+  test::require_error(run({"kv", "--model", "llama-2-7b", "--hw", hw.string()}), 3,
+                      "hw.json: field \"memory_capacity_bytes\": required but missing");
 }
 
 TEST_CASE("roofline describes a prefill-only batch without decodes", "[cli]") {
@@ -214,17 +206,18 @@ TEST_CASE("a run that rejects every request is infeasible and writes nothing", "
   const auto out = dir.path() / "out";
   const auto r = run({"run", "--prompt-tokens", "9000", "--output-tokens", "10", "--num-requests",
                       "20", "--out", out.string()});
-  require_error(r, 4,
-                "every one of the 20 requests was rejected, 20 because prompt + output tokens "
-                "exceed the maximum sequence length (8192)");
+  test::require_error(
+      r, 4,
+      "every one of the 20 requests was rejected, 20 because prompt + output tokens "
+      "exceed the maximum sequence length (8192)");
   CHECK_FALSE(std::filesystem::exists(out));
 }
 
 TEST_CASE("a grid policy error names --grid policy, worded plainly", "[cli]") {
   const auto r = run({"sweep", "--grid", "policy=vllm:pagedx:16", "--num-requests", "10"});
-  require_error(r, 3,
-                "--grid policy: \"vllm:pagedx:16\": unknown allocator \"pagedx\" (valid: "
-                "paged, contiguous)");
+  test::require_error(r, 3,
+                      "--grid policy: \"vllm:pagedx:16\": unknown allocator \"pagedx\" (valid: "
+                      "paged, contiguous)");
   CHECK_THAT(r.err, !Contains("--policies"));
   CHECK_THAT(run({"compare", "--policies", "vllm"}).err, Contains("--policies: \"vllm\""));
 }
@@ -235,10 +228,10 @@ TEST_CASE("a quantized config.json needs an explicit weight dtype", "[cli]") {
   nlohmann::json config = nlohmann::json::parse(shipped);
   config["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4}};
   const auto path = dir.write("config.json", config.dump());
-  require_error(run({"kv", "--model", path.string()}), 3,
-                path.string() + ": field \"quantization_config\"");
-  require_error(run({"run", "--model", path.string(), "--num-requests", "5"}), 3,
-                "quant_method \"gptq\"");
+  test::require_error(run({"kv", "--model", path.string()}), 3,
+                      path.string() + ": field \"quantization_config\"");
+  test::require_error(run({"run", "--model", path.string(), "--num-requests", "5"}), 3,
+                      "quant_method \"gptq\"");
   CHECK(run({"kv", "--model", path.string(), "--weight-dtype", "int4"}).exit_code == 0);
   CHECK(run({"run", "--model", path.string(), "--weight-dtype", "int4", "--num-requests", "5"})
             .exit_code == 0);

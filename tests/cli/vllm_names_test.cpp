@@ -26,22 +26,6 @@ Args concat(Args a, const Args& b) {
   return a;
 }
 
-std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// An error is one line on stderr, naming what was wrong, and nothing on stdout.
-void require_error(const CliResult& r, int code, const std::string& needle) {
-  INFO(r.err);
-  REQUIRE(r.exit_code == code);
-  REQUIRE(r.out.empty());
-  REQUIRE_THAT(r.err, Contains(needle));
-  REQUIRE(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-}
-
 // `servesim run ... --json` (summary.json's text) for a small run.
 std::string summary_text(const Args& flags) {
   const auto r = run(concat({"run", "--num-requests", "60", "--json"}, flags));
@@ -107,13 +91,15 @@ TEST_CASE("vLLM's --max-num-batched-tokens is the token limit of whichever sched
   require_same_run({"--scheduler", "sarathi", "--token-budget", "256"},
                    {"--enable-chunked-prefill", "--max-num-batched-tokens", "256"}, long_prompts);
   // A scheduler with no token limit refuses it by name, as it refuses --max-batched-tokens.
-  require_error(run({"run", "--scheduler", "static", "--max-num-batched-tokens", "512"}), 3,
-                "field \"scheduler.max_num_batched_tokens\": scheduler \"static\" does not read");
+  test::require_error(
+      run({"run", "--scheduler", "static", "--max-num-batched-tokens", "512"}), 3,
+      "field \"scheduler.max_num_batched_tokens\": scheduler \"static\" does not read");
   // Given twice under two names.
-  require_error(run({"run", "--max-batched-tokens", "512", "--max-num-batched-tokens", "512"}), 2,
-                "--max-batched-tokens and --max-num-batched-tokens are the same setting");
-  require_error(run({"run", "--token-budget", "512", "--max-num-batched-tokens", "512"}), 2,
-                "--token-budget and --max-num-batched-tokens are the same setting");
+  test::require_error(
+      run({"run", "--max-batched-tokens", "512", "--max-num-batched-tokens", "512"}), 2,
+      "--max-batched-tokens and --max-num-batched-tokens are the same setting");
+  test::require_error(run({"run", "--token-budget", "512", "--max-num-batched-tokens", "512"}), 2,
+                      "--token-budget and --max-num-batched-tokens are the same setting");
 }
 
 TEST_CASE("a sweep picks the token-limit key per point of a scheduler axis", "[cli][vllm]") {
@@ -135,15 +121,16 @@ TEST_CASE("vLLM's --enable-chunked-prefill is the sarathi scheduler, and holds o
   CHECK(summary_text({"--scheduler", "sarathi", "--enable-chunked-prefill"}) ==
         summary_text({"--scheduler", "sarathi"}));
   CHECK(summary_text({"--no-enable-chunked-prefill"}) == summary_text({}));
-  require_error(run({"run", "--enable-chunked-prefill", "--scheduler", "vllm"}), 3,
-                "--enable-chunked-prefill: scheduler \"vllm\" runs whole prompts; the schedulers "
-                "that chunk prompts are sarathi");
-  require_error(run({"run", "--enable-chunked-prefill", "--set", "scheduler.name=orca"}), 3,
-                "--enable-chunked-prefill: scheduler \"orca\"");
-  require_error(run({"run", "--no-enable-chunked-prefill", "--scheduler", "sarathi"}), 3,
-                "--no-enable-chunked-prefill: scheduler \"sarathi\" chunks prompts");
-  require_error(run({"run", "--enable-chunked-prefill", "--no-enable-chunked-prefill"}), 2,
-                "same setting");
+  test::require_error(
+      run({"run", "--enable-chunked-prefill", "--scheduler", "vllm"}), 3,
+      "--enable-chunked-prefill: scheduler \"vllm\" runs whole prompts; the schedulers "
+      "that chunk prompts are sarathi");
+  test::require_error(run({"run", "--enable-chunked-prefill", "--set", "scheduler.name=orca"}), 3,
+                      "--enable-chunked-prefill: scheduler \"orca\"");
+  test::require_error(run({"run", "--no-enable-chunked-prefill", "--scheduler", "sarathi"}), 3,
+                      "--no-enable-chunked-prefill: scheduler \"sarathi\" chunks prompts");
+  test::require_error(run({"run", "--enable-chunked-prefill", "--no-enable-chunked-prefill"}), 2,
+                      "same setting");
 }
 
 TEST_CASE("vLLM's --swap-space is memory.swap_space_gib", "[cli][vllm]") {
@@ -162,11 +149,11 @@ TEST_CASE("vLLM's --enable-prefix-caching is recorded and changes nothing yet", 
     const auto r = run({"run", "--num-requests", "10", "--no-plots", "--out", out.string(),
                         on ? "--enable-prefix-caching" : "--no-enable-prefix-caching"});
     REQUIRE(r.exit_code == 0);
-    const auto resolved = nlohmann::json::parse(read(out / "resolved_config.json"));
+    const auto resolved = nlohmann::json::parse(test::read_file(out / "resolved_config.json"));
     CHECK(resolved["engine"]["enable_prefix_caching"] == on);
   }
-  require_error(run({"run", "--enable-prefix-caching", "--no-enable-prefix-caching"}), 2,
-                "same setting");
+  test::require_error(run({"run", "--enable-prefix-caching", "--no-enable-prefix-caching"}), 2,
+                      "same setting");
 }
 
 TEST_CASE("vLLM's names work in kv, sweep, capacity and compare", "[cli][vllm]") {
@@ -185,11 +172,11 @@ TEST_CASE("vLLM's names work in kv, sweep, capacity and compare", "[cli][vllm]")
   CHECK(kv({"--tp", "4", "--kv-dtype", "fp8", "--weight-dtype", "fp8"}) ==
         kv({"--tp", "4", "--kv-cache-dtype", "fp8_e4m3", "--quantization", "fp8"}));
   CHECK(kv({"--tp", "4", "--enable-prefix-caching"}) == kv({"--tp", "4"}));
-  require_error(run({"kv", "--model", "llama-3-8b", "--hw", "h100-sxm", "--tp", "2",
-                     "--tensor-parallel-size", "2"}),
-                2, "--tp and --tensor-parallel-size are the same setting");
-  require_error(run({"kv", "--model", "llama-3-8b", "--kv-cache-dtype", "fp8_inc"}), 3,
-                "--kv-cache-dtype: \"fp8_inc\" has no servesim equivalent");
+  test::require_error(run({"kv", "--model", "llama-3-8b", "--hw", "h100-sxm", "--tp", "2",
+                           "--tensor-parallel-size", "2"}),
+                      2, "--tp and --tensor-parallel-size are the same setting");
+  test::require_error(run({"kv", "--model", "llama-3-8b", "--kv-cache-dtype", "fp8_inc"}), 3,
+                      "--kv-cache-dtype: \"fp8_inc\" has no servesim equivalent");
 
   const auto sweep = [](const Args& flags) {
     const auto r =
@@ -234,49 +221,53 @@ TEST_CASE("vLLM's value names outside servesim's are refused, naming the flag", 
   const auto out = dir.path() / "out";
   const auto save = dir.path() / "result.json";
   const Args writes = {"--out", out.string(), "--save-result", save.string()};
-  require_error(run(concat({"run", "--kv-cache-dtype", "fp8_inc"}, writes)), 3,
-                "--kv-cache-dtype: \"fp8_inc\" has no servesim equivalent (expected one of auto, "
-                "float16, bfloat16, fp8, fp8_e4m3, fp8_e5m2)");
-  require_error(run(concat({"run", "--quantization", "bitsandbytes"}, writes)), 3,
-                "--quantization: \"bitsandbytes\" has no servesim equivalent (expected one of "
-                "fp8, fbgemm_fp8, awq, awq_marlin, gptq, gptq_marlin)");
-  require_error(run(concat({"run", "--quantization", "gptq-marlin"}, writes)), 3,
-                "did you mean \"gptq_marlin\"?");
-  require_error(run(concat({"run", "--goodput", "ttft=500"}, writes)), 3,
-                "--goodput: \"ttft=500\": no ':' (expected KEY:VALUE pairs, KEY ttft, tpot or "
-                "e2el, VALUE milliseconds > 0");
-  require_error(run(concat({"run", "--goodput", "ttft:500", "latency:9"}, writes)), 3,
-                "--goodput: \"latency:9\": unknown metric \"latency\"");
-  require_error(run(concat({"run", "--goodput", "tpot:-5"}, writes)), 3,
-                "--goodput: \"tpot:-5\": \"-5\" is not a number of milliseconds > 0");
-  require_error(run(concat({"run", "--goodput", "ttft:5", "ttft:6"}, writes)), 3, "given twice");
-  require_error(run(concat({"run", "--goodput", "ttft:500", "--slo-ttft", "1"}, writes)), 2,
-                "--slo-ttft and --goodput ttft:... are the same setting");
-  require_error(run(concat({"run", "--metric-percentiles", "99,abc"}, writes)), 3,
-                "--metric-percentiles: \"abc\" is not a percentile in [0, 100]");
-  require_error(run(concat({"run", "--metric-percentiles", "101"}, writes)), 3,
-                "--metric-percentiles: \"101\"");
+  test::require_error(
+      run(concat({"run", "--kv-cache-dtype", "fp8_inc"}, writes)), 3,
+      "--kv-cache-dtype: \"fp8_inc\" has no servesim equivalent (expected one of auto, "
+      "float16, bfloat16, fp8, fp8_e4m3, fp8_e5m2)");
+  test::require_error(
+      run(concat({"run", "--quantization", "bitsandbytes"}, writes)), 3,
+      "--quantization: \"bitsandbytes\" has no servesim equivalent (expected one of "
+      "fp8, fbgemm_fp8, awq, awq_marlin, gptq, gptq_marlin)");
+  test::require_error(run(concat({"run", "--quantization", "gptq-marlin"}, writes)), 3,
+                      "did you mean \"gptq_marlin\"?");
+  test::require_error(
+      run(concat({"run", "--goodput", "ttft=500"}, writes)), 3,
+      "--goodput: \"ttft=500\": no ':' (expected KEY:VALUE pairs, KEY ttft, tpot or "
+      "e2el, VALUE milliseconds > 0");
+  test::require_error(run(concat({"run", "--goodput", "ttft:500", "latency:9"}, writes)), 3,
+                      "--goodput: \"latency:9\": unknown metric \"latency\"");
+  test::require_error(run(concat({"run", "--goodput", "tpot:-5"}, writes)), 3,
+                      "--goodput: \"tpot:-5\": \"-5\" is not a number of milliseconds > 0");
+  test::require_error(run(concat({"run", "--goodput", "ttft:5", "ttft:6"}, writes)), 3,
+                      "given twice");
+  test::require_error(run(concat({"run", "--goodput", "ttft:500", "--slo-ttft", "1"}, writes)), 2,
+                      "--slo-ttft and --goodput ttft:... are the same setting");
+  test::require_error(run(concat({"run", "--metric-percentiles", "99,abc"}, writes)), 3,
+                      "--metric-percentiles: \"abc\" is not a percentile in [0, 100]");
+  test::require_error(run(concat({"run", "--metric-percentiles", "101"}, writes)), 3,
+                      "--metric-percentiles: \"101\"");
   CHECK_FALSE(std::filesystem::exists(out));
   CHECK_FALSE(std::filesystem::exists(save));
 }
 
 TEST_CASE("a misspelt flag or name gets \"did you mean\"", "[cli][vllm]") {
-  require_error(run({"run", "--tensor-paralel-size", "2"}), 2,
-                "unrecognised option '--tensor-paralel-size'; did you mean "
-                "--tensor-parallel-size? (see servesim run --help)");
-  require_error(run({"kv", "--model", "llama-3-8b", "--max-modle-len", "2"}), 2,
-                "did you mean --max-model-len?");
-  require_error(run({"sweep", "--grid", "rate=1", "--gpu-memory-utilisation=0.5"}), 2,
-                "did you mean --gpu-memory-utilization?");
-  require_error(
+  test::require_error(run({"run", "--tensor-paralel-size", "2"}), 2,
+                      "unrecognised option '--tensor-paralel-size'; did you mean "
+                      "--tensor-parallel-size? (see servesim run --help)");
+  test::require_error(run({"kv", "--model", "llama-3-8b", "--max-modle-len", "2"}), 2,
+                      "did you mean --max-model-len?");
+  test::require_error(run({"sweep", "--grid", "rate=1", "--gpu-memory-utilisation=0.5"}), 2,
+                      "did you mean --gpu-memory-utilization?");
+  test::require_error(
       run({"run", "--scheduler", "sarath"}), 3,
       "unknown scheduler \"sarath\" (valid: vllm, orca, static, sarathi, vllm_v1); did you mean "
       "\"sarathi\"?");
-  require_error(run({"run", "--allocator", "pagd"}), 3, "did you mean \"paged\"?");
-  require_error(run({"run", "--router", "least-kv"}), 3, "did you mean \"least_kv\"?");
-  require_error(run({"run", "--model", "llama3-8b"}), 3, "did you mean \"llama-3-8b\"?");
-  require_error(run({"run", "--hw", "h100"}), 3, "did you mean \"h100-sxm\"?");
-  require_error(run({"run", "--workload", "sharegtp"}), 3, "did you mean \"sharegpt\"?");
+  test::require_error(run({"run", "--allocator", "pagd"}), 3, "did you mean \"paged\"?");
+  test::require_error(run({"run", "--router", "least-kv"}), 3, "did you mean \"least_kv\"?");
+  test::require_error(run({"run", "--model", "llama3-8b"}), 3, "did you mean \"llama-3-8b\"?");
+  test::require_error(run({"run", "--hw", "h100"}), 3, "did you mean \"h100-sxm\"?");
+  test::require_error(run({"run", "--workload", "sharegtp"}), 3, "did you mean \"sharegpt\"?");
   // Nothing close: the list alone.
   const auto far = run({"run", "--scheduler", "fifo"});
   CHECK_THAT(far.err,
@@ -293,8 +284,8 @@ TEST_CASE("run --save-result holds vLLM's keys and agrees with summary.json to t
                       "tpot:11", "--metric-percentiles", "50,99.9"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  const auto s = nlohmann::json::parse(read(out / "summary.json"));
-  const auto v = nlohmann::json::parse(read(save));
+  const auto s = nlohmann::json::parse(test::read_file(out / "summary.json"));
+  const auto v = nlohmann::json::parse(test::read_file(save));
 
   CHECK(v["duration"].get<double>() == s["duration_s"].get<double>());
   CHECK(v["completed"] == s["requests_completed"]);
@@ -358,7 +349,7 @@ TEST_CASE("run --save-result holds vLLM's keys and agrees with summary.json to t
   // Without an SLO, request_goodput is null, as in vLLM's file.
   const auto plain = dir.path() / "plain.json";
   REQUIRE(run({"run", "--num-requests", "20", "--save-result", plain.string()}).exit_code == 0);
-  const auto p = nlohmann::json::parse(read(plain));
+  const auto p = nlohmann::json::parse(test::read_file(plain));
   CHECK(p["request_goodput"].is_null());
   CHECK(p.contains("p99_itl_ms"));
   CHECK_FALSE(p.contains("p50_itl_ms"));
@@ -422,7 +413,7 @@ TEST_CASE("run --workload FILE replays an Azure, a plain or a Mooncake trace, to
   }
   test::ScratchDir dir("vllm_workload_file");
   const auto out = dir.path() / "out";
-  require_error(
+  test::require_error(
       run({"run", "--workload", (data / "unknown_trace.csv").string(), "--out", out.string()}), 3,
       "unknown_trace.csv:1: not a workload: expected a JSON workload spec");
   CHECK_FALSE(std::filesystem::exists(out));

@@ -13,14 +13,6 @@ using namespace servesim;
 
 namespace {
 
-std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The events a run processed, from the console's "Simulated N events" line.
 long long events_of(const std::string& out) {
   const auto at = out.find("Simulated ");
@@ -53,12 +45,12 @@ Outcome check_both_ways(const std::string& name, std::vector<std::string> args,
   REQUIRE(step.exit_code == 0);
   for (const std::string& file : files) {
     INFO(name << ": " << file);
-    const std::string a = read(bulk_dir / file);
+    const std::string a = test::read_file(bulk_dir / file);
     CHECK(a.size() > 100);
-    CHECK(a == read(step_dir / file));
+    CHECK(a == test::read_file(step_dir / file));
   }
-  auto bulk_config = nlohmann::json::parse(read(bulk_dir / "resolved_config.json"));
-  auto step_config = nlohmann::json::parse(read(step_dir / "resolved_config.json"));
+  auto bulk_config = nlohmann::json::parse(test::read_file(bulk_dir / "resolved_config.json"));
+  auto step_config = nlohmann::json::parse(test::read_file(step_dir / "resolved_config.json"));
   CHECK(bulk_config["engine"]["bulk_decode"] == true);
   CHECK(step_config["engine"]["bulk_decode"] == false);
   bulk_config.erase("engine");

@@ -50,7 +50,7 @@ TEST_CASE("queues: enqueue keeps the queue order and waiting_tokens follows it",
   CHECK(queues.waiting_tokens() == 30 + 40);
 }
 
-TEST_CASE("queues: a requeued request goes back in order, with its generated tokens",
+TEST_CASE("queues: a preempted request goes back in order, with its generated tokens",
           "[scheduler][queues]") {
   const FirstComeFirstServed order;
   RequestQueues queues(order);
@@ -70,7 +70,7 @@ TEST_CASE("queues: a requeued request goes back in order, with its generated tok
   for (Request* r : {second, first}) {
     queues.remove_running(r);
     preempt_by_recompute(*r);
-    queues.requeue(r);
+    queues.enqueue(r);
   }
   CHECK(queues.running().empty());
   CHECK(ids_of(queues.waiting()) == Ids{0, 1, 2, 3});
@@ -160,11 +160,11 @@ TEST_CASE("queues: a custom IQueueOrder is honoured by every queue", "[scheduler
 
   Request* head = queues.pop_waiting();
   CHECK(head == arena.request(3));
-  queues.requeue(head);
+  queues.enqueue(head);
   CHECK(ids_of(queues.waiting()) == Ids{3, 2, 1, 0});
   queues.pop_waiting();
   queues.pop_waiting();
-  queues.requeue(arena.request(3));  // before 1 and 0 in this order, not after
+  queues.enqueue(arena.request(3));  // before 1 and 0 in this order, not after
   CHECK(ids_of(queues.waiting()) == Ids{3, 1, 0});
 
   queues.park_swapped(arena.request(1));

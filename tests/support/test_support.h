@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -8,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/command.h"
@@ -44,6 +46,25 @@ inline CliResult run_servesim(const std::vector<std::string>& args) {
   std::ostringstream out, err;
   const int code = cli::run_cli(args, out, err, source_dir());
   return {code, out.str(), err.str()};
+}
+
+// A whole file as bytes; fails the test when it cannot be read.
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A CLI error is one line on stderr with the exit code of its class, naming what was wrong
+// (`needle`), and nothing on stdout.
+inline void require_error(const CliResult& r, int code, const std::string& needle) {
+  INFO(r.err);
+  REQUIRE(r.exit_code == code);
+  REQUIRE(r.out.empty());
+  REQUIRE_THAT(r.err, Catch::Matchers::Contains(needle));
+  REQUIRE(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }
 
 // A scratch folder of its own per test process, removed on destruction.

@@ -37,27 +37,30 @@ void DecodeCohort::dissolve() {
   sequences_.clear();
 }
 
-std::int64_t DecodeCohort::rounds_covered(std::int64_t max_rounds, std::int64_t free_blocks) const {
+template <class BlocksOf>
+std::int64_t DecodeCohort::rounds_covered(std::size_t first_group, std::int64_t max_rounds,
+                                          std::int64_t free_blocks,
+                                          const BlocksOf& blocks_of) const {
   std::int64_t taken = 0;
-  std::size_t g = needing_;
+  std::size_t g = first_group;
   for (std::int64_t round = 1; round <= max_rounds; ++round, g = previous_group(g)) {
-    taken += group_size(g);
+    taken += blocks_of(g);
     if (taken > free_blocks) return round - 1;
   }
   return max_rounds;
+}
+
+std::int64_t DecodeCohort::rounds_covered(std::int64_t max_rounds, std::int64_t free_blocks) const {
+  return rounds_covered(needing_, max_rounds, free_blocks,
+                        [this](std::size_t g) { return group_size(g); });
 }
 
 std::int64_t DecodeCohort::rounds_covered(std::span<const std::int64_t> by_residue,
                                           std::int64_t max_rounds, std::int64_t free_blocks) const {
   // Tables whose tokens are a multiple of the block size take a block in the first round,
   // those one short of it in the second, and so on.
-  std::int64_t taken = 0;
-  std::size_t g = 0;
-  for (std::int64_t round = 1; round <= max_rounds; ++round, g = previous_group(g)) {
-    taken += by_residue[g];
-    if (taken > free_blocks) return round - 1;
-  }
-  return max_rounds;
+  return rounds_covered(0, max_rounds, free_blocks,
+                        [by_residue](std::size_t g) { return by_residue[g]; });
 }
 
 void DecodeCohort::hand_out(std::int64_t rounds, std::size_t first_needing, BlockPool& pool) {

@@ -99,6 +99,10 @@ class DecodeCohort {
     return static_cast<std::int64_t>(sequences_.size());
   }
   void settle(BlockTable& t);
+  // Rounds covered by `free_blocks` when the round starting with group g takes blocks_of(g).
+  template <class BlocksOf>
+  std::int64_t rounds_covered(std::size_t first_group, std::int64_t max_rounds,
+                              std::int64_t free_blocks, const BlocksOf& blocks_of) const;
 
   std::int64_t block_size_;
   std::vector<std::int64_t> sequences_;  // in plan order
