@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/app/engine_defaults.h"
 #include "sim/app/policies.h"
 #include "sim/config/catalog.h"
 #include "sim/config/json_reader.h"
@@ -157,6 +158,7 @@ void check_chunked_prefill(bool wanted, const std::string& scheduler,
 nlohmann::json assemble_config(const ConfigSources& sources,
                                const std::filesystem::path& data_root) {
   nlohmann::json document = run_config_to_json(RunConfig{});
+  remove_engine_decided_defaults(document);
   document["workload"] = "sharegpt";
   bool workload_given = false;
   if (sources.config_file) {
@@ -195,8 +197,14 @@ nlohmann::json assemble_config(const ConfigSources& sources,
     }
   }
   const RunConfig defaults;
-  const std::string scheduler = scheduler_name(document, defaults.scheduler.name);
+  const EngineProfile engine = engine_of_document(document, data_root);
   const auto schedulers = scheduler_registry();
+  // --enable-chunked-prefill alone keeps an engine scheduler that chunks, else takes sarathi.
+  if (sources.chunked_prefill == true && !document["scheduler"].contains("name") &&
+      chunked_prefill_budget_key(schedulers, engine.scheduling.scheduler) == nullptr) {
+    document["scheduler"]["name"] = "sarathi";
+  }
+  const std::string scheduler = scheduler_name(document, engine.scheduling.scheduler);
   const std::string* budget_key = chunked_prefill_budget_key(schedulers, scheduler);
   for (const auto& o : token_limits) {
     const std::string path =
@@ -209,11 +217,12 @@ nlohmann::json assemble_config(const ConfigSources& sources,
     check_chunked_prefill(*sources.chunked_prefill, scheduler, schedulers);
   }
   drop_keys_of_replaced_policy(document, before_overrides, "scheduler", *menus.scheduler,
-                               defaults.scheduler.name, overridden);
+                               engine.scheduling.scheduler, overridden);
   drop_keys_of_replaced_policy(document, before_overrides, "allocator", *menus.allocator,
                                defaults.allocator.name, overridden);
   drop_keys_of_replaced_policy(document, before_overrides, "cost_model", *menus.cost_model,
                                defaults.cost_model.name, overridden);
+  apply_engine_defaults(document, engine, data_root);
   return document;
 }
 

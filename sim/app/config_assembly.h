@@ -39,6 +39,9 @@ struct ConfigSources {
 // `--workload azure-conv-2023 --rate 2` changes the preset's rate. When neither the config
 // file nor a `workload=` override names a workload, it is the built-in default: the sharegpt
 // preset, Poisson at 8 req/s, 2,000 requests (field overrides such as --rate still apply).
+// Last, the engine (engine.name, default "vllm") fills in what it decides and nobody set:
+// its scheduler and that scheduler's defaults, the block size, memory.mem_util, prefix
+// caching, and its host costs, CUDA graphs and kernel factors (see apply_engine_defaults).
 nlohmann::json assemble_config(const ConfigSources& sources,
                                const std::filesystem::path& data_root);
 

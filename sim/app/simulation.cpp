@@ -52,6 +52,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
                               ? auto_weight_dtype(model)
                               : parse_dtype(config.weight_dtype, "weight_dtype");
   roofline.kv_dtype = resolve_kv_dtype(config.kv_dtype, model.native_dtype);
+  roofline.engine = config.engine.costs;
   const std::unique_ptr<IExecutionTimeModel> time_model =
       cost_model_entry.factory(model, hardware, roofline, config.cost_model.parameters);
 

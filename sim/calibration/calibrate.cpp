@@ -22,8 +22,7 @@ enum class Group {
   DecodeAttention,
   PrefillAttention,
   Copy,
-  AllReduce,
-  HostOverhead
+  AllReduce
 };
 
 // The layer GEMMs' groups follow GemmQkv in GemmOperator's order.
@@ -55,8 +54,7 @@ std::optional<Group> group_of(MeasurementKind kind) {
       return Group::Copy;
     case MeasurementKind::AllReduce:
       return Group::AllReduce;
-    case MeasurementKind::HostOverhead:
-      return Group::HostOverhead;
+    case MeasurementKind::HostOverhead:  // engine terms: see fit_host_costs
     case MeasurementKind::Iteration:
       return std::nullopt;
   }
@@ -80,8 +78,6 @@ std::string group_name(Group g) {
       return "copy";
     case Group::AllReduce:
       return "all_reduce";
-    case Group::HostOverhead:
-      return "host_overhead";
   }
   return "?";
 }
@@ -163,14 +159,6 @@ std::vector<std::string> fit_group(Group group, const Records& records, Hardware
       profile.efficiency.gpu_link =
           efficiency_from_inverse(beta[1], what, "bus bandwidth of " + records.front()->where);
       return {"overheads.collective_latency_s", "efficiency.gpu_link"};
-    }
-    case Group::HostOverhead: {
-      const auto beta = fit_linear(records, [](const Measurement& m) {
-        return std::vector<double>{1, static_cast<double>(m.batch)};
-      });
-      profile.overheads.iteration_s = beta[0];
-      profile.overheads.per_sequence_s = beta[1];
-      return {"overheads.iteration_s", "overheads.per_sequence_s"};
     }
   }
   return {};
@@ -262,6 +250,21 @@ HardwareProfile fit_profile(std::span<const Measurement> measurements, const Har
     }
   }
   return profile;
+}
+
+EngineHostCosts fit_host_costs(std::span<const Measurement> measurements) {
+  Records records;
+  for (const Measurement& m : measurements) {
+    if (m.kind == MeasurementKind::HostOverhead) records.push_back(&m);
+  }
+  if (records.empty()) throw InputError("measurements", "no host_overhead records to fit");
+  const auto beta = fit_linear(records, [](const Measurement& m) {
+    return std::vector<double>{1, static_cast<double>(m.batch)};
+  });
+  EngineHostCosts host;
+  host.step_s = beta[0];
+  host.per_sequence_s = beta[1];
+  return host;
 }
 
 CalibrationReport calibrate(std::span<const Measurement> measurements, const HardwareProfile& base,

@@ -7,6 +7,7 @@
 
 #include "sim/calibration/error_stats.h"
 #include "sim/calibration/measurement.h"
+#include "sim/engine/engine_costs.h"
 #include "sim/hardware/hardware_profile.h"
 
 namespace servesim {
@@ -17,11 +18,16 @@ namespace servesim {
 //   kernels.prefill_attention (see fit_kernel_ceilings);
 // - memcpy_d2d and copy_kernel_d2d -> efficiency.memory_bandwidth, overheads.kernel_launch_s;
 // - all_reduce -> efficiency.gpu_link, overheads.collective_latency_s (alpha-beta);
-// - host_overhead -> overheads.iteration_s, overheads.per_sequence_s.
-// Iteration records are not fitted (they check the whole model; see validate).
+// Iteration records are not fitted (they check the whole model; see validate), nor are
+// host_overhead records: the host's work is the engine's (fit_host_costs).
 // Every fitted number gets a source naming the record count; `sources_note` is appended.
 HardwareProfile fit_profile(std::span<const Measurement> measurements, const HardwareProfile& base,
                             const std::string& sources_note = "");
+
+// The engine's host costs from host_overhead records (time of one step's host work against
+// its batch): step_s and per_sequence_s by the same non-negative least squares of relative
+// errors; the other host terms are left at zero. No records: an InputError.
+EngineHostCosts fit_host_costs(std::span<const Measurement> measurements);
 
 struct CalibrationReport {
   HardwareProfile profile;                    // fitted, with "calibration" metadata

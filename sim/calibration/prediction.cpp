@@ -81,7 +81,7 @@ KernelSample kernel_sample(const Measurement& m, const HardwareProfile& profile,
 }
 
 double predict_seconds(const Measurement& m, const HardwareProfile& profile,
-                       const ModelResolver* models) {
+                       const ModelResolver* models, const EngineCosts* engine) {
   if (is_kernel_record(m)) {
     const KernelSample s = kernel_sample(m, profile);
     return kernel_class(m, profile)
@@ -96,9 +96,15 @@ double predict_seconds(const Measurement& m, const HardwareProfile& profile,
              profile.overheads.kernel_launch_s;
     case MeasurementKind::AllReduce:
       return all_reduce_time_s(profile, m.size_bytes, static_cast<double>(m.ranks));
-    case MeasurementKind::HostOverhead:
-      return profile.overheads.iteration_s +
-             profile.overheads.per_sequence_s * static_cast<double>(m.batch);
+    case MeasurementKind::HostOverhead: {
+      if (engine == nullptr) {
+        throw InputError(m.where,
+                         "a host_overhead record times the engine's host work: give "
+                         "an engine (--engine) to predict it");
+      }
+      const EngineHostCosts& host = engine->host;
+      return host.schedule_s + host.step_s + host.per_sequence_s * static_cast<double>(m.batch);
+    }
     case MeasurementKind::Iteration: {
       if (models == nullptr) {
         throw InputError(m.where, "an iteration record needs its model to be predicted");

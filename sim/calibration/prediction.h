@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/calibration/measurement.h"
+#include "sim/engine/engine_costs.h"
 #include "sim/hardware/hardware_profile.h"
 #include "sim/model/model_spec.h"
 
@@ -33,8 +34,10 @@ const KernelCeilings& kernel_class(const Measurement& m, const HardwareProfile& 
 std::optional<GemmOperator> gemm_operator_of(const Measurement& m) noexcept;
 
 // Predicted seconds of one record under `profile`, with the formulas the simulator prices
-// iterations with. An iteration record needs `models`; without it, it is an InputError.
+// iterations with. An iteration record needs `models`, a host_overhead record `engine` (its
+// host costs); without them, it is an InputError. Iteration records time the device's work:
+// the engine's host costs do not enter them.
 double predict_seconds(const Measurement& m, const HardwareProfile& profile,
-                       const ModelResolver* models = nullptr);
+                       const ModelResolver* models = nullptr, const EngineCosts* engine = nullptr);
 
 }  // namespace servesim

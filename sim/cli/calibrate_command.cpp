@@ -55,9 +55,7 @@ void print_report(std::ostream& out, const CalibrationReport& report) {
   ceilings("decode_attention (size = sequences)", p.kernels.decode_attention);
   ceilings("prefill_attention (size = chunk tokens)", p.kernels.prefill_attention);
   out << "  collectives: link " << format_fixed(p.efficiency.gpu_link, 3) << ", latency "
-      << format_seconds(p.overheads.collective_latency_s)
-      << "; host: " << format_seconds(p.overheads.iteration_s) << " per iteration + "
-      << format_seconds(p.overheads.per_sequence_s) << " per sequence\n";
+      << format_seconds(p.overheads.collective_latency_s) << "\n";
 }
 
 }  // namespace
@@ -77,7 +75,8 @@ int run_calibrate(CommandContext& context) {
       "servesim calibrate --measurements FILE_OR_DIR... --base PROFILE --out FILE",
       "Fits a hardware profile to measured operator times (least squares of relative errors):\n"
       "achieved GEMM and attention ceilings as functions of the kernel size, fixed per-kernel\n"
-      "costs, alpha-beta collectives and host overheads; reports the residuals and the\n"
+      "costs and alpha-beta collectives (host costs are the engine's); reports the residuals and "
+      "the\n"
       "leave-one-model-out error. Measurements: servesim-measurements JSON (docs/measurements.md)\n"
       "or vidur CSV tables.\n"
       "Example: servesim calibrate --vidur ../shared/data/profiles/vidur --device a100 \\\n"

@@ -7,6 +7,7 @@
 #include "sim/cli/format.h"
 #include "sim/cli/options.h"
 #include "sim/config/catalog.h"
+#include "sim/engine/engine_profile.h"
 #include "sim/model/model_size.h"
 
 namespace servesim::cli {
@@ -23,11 +24,11 @@ std::string join(const std::vector<std::string>& items) {
 
 int run_list(CommandContext& context) {
   po::options_description options("Options", 100, 50);
-  const auto vm =
-      parse_options(context, options, "servesim list",
-                    "Lists the shipped models, hardware profiles and workload presets, and every\n"
-                    "registered scheduler, KV allocator, reservation and placement policy, cost\n"
-                    "model and router, with the parameters each reads and their defaults.");
+  const auto vm = parse_options(
+      context, options, "servesim list",
+      "Lists the shipped models, hardware profiles, engines and workload presets, and every\n"
+      "registered scheduler, KV allocator, reservation and placement policy, cost\n"
+      "model and router, with the parameters each reads and their defaults.");
   if (!vm) return 0;
   std::ostream& out = context.out;
 
@@ -60,6 +61,22 @@ int run_list(CommandContext& context) {
                       format_si(h.gpu_link_bandwidth_bytes_per_s, "B/s")});
   }
   hw_table.print(out);
+
+  const Catalog engines(context.data_root / "engines", "engine", "--engine");
+  out << "\nEngines (--engine NAME, or a path to an engine JSON):\n";
+  Table engine_table({"name", "scheduler", "chunked", "prefix cache", "host overlap", "CUDA graphs",
+                      "description"},
+                     {1, 6});
+  for (const auto& name : engines.names()) {
+    const EngineProfile e = load_engine_file(engines.resolve(name));
+    const auto& graphs = e.costs.cuda_graph_capture_sizes;
+    engine_table.add_row({name, e.scheduling.scheduler, e.scheduling.chunked_prefill ? "yes" : "no",
+                          e.scheduling.enable_prefix_caching ? "yes" : "no",
+                          e.costs.host.overlaps_device ? "yes" : "no",
+                          graphs.empty() ? "none" : "up to " + std::to_string(graphs.back()),
+                          e.description});
+  }
+  engine_table.print(out);
 
   const Catalog workloads(context.data_root / "workloads", "workload preset", "--workload");
   out << "\nWorkload presets (--workload NAME, or a path to a workload JSON):\n";

@@ -32,10 +32,14 @@ constexpr RunFlag kRunFlags[] = {
     {"replicas", "replicas", FlagType::Integer, "N", "model replicas (default 1)"},
     {"router", "router", FlagType::Text, "NAME",
      "round_robin (default), least_outstanding, least_kv or random"},
-    {"scheduler", "scheduler.name", FlagType::Text, "NAME", "batch scheduler (default vllm)"},
+    {"engine", "engine.name", FlagType::Text, "NAME|PATH",
+     "serving engine from engines/ or a profile path: its scheduler and defaults, host costs, "
+     "CUDA graphs and kernel factors (default vllm, vLLM's V1 engine)"},
+    {"scheduler", "scheduler.name", FlagType::Text, "NAME",
+     "batch scheduler (default: the engine's; vllm_v1 for vllm)"},
     {"max-num-seqs", "scheduler.max_num_seqs", FlagType::Integer, "N",
-     "vllm, orca, sarathi, vllm_v1: running requests per replica at most (default 256; "
-     "vllm_v1 1024)"},
+     "vllm, orca, sarathi, vllm_v1: running requests per replica at most (default: the "
+     "engine's, 1024 for vllm on a GPU of 70 GiB or more; 256 otherwise)"},
     {"max-batched-tokens", "scheduler.max_num_batched_tokens", FlagType::Integer, "TOKENS",
      "vllm, orca, vllm_v1: tokens (vllm, vllm_v1) or prompt tokens (orca) per iteration at most "
      "(default 8192)"},
@@ -49,7 +53,7 @@ constexpr RunFlag kRunFlags[] = {
      "host memory per GPU for --preemption swap, GiB (default 4; vLLM's name and unit)"},
     {"allocator", "allocator.name", FlagType::Text, "NAME", "KV allocator (default paged)"},
     {"block-size", "allocator.block_size", FlagType::Integer, "TOKENS",
-     "paged allocator: tokens per block (default 16)"},
+     "paged allocator: tokens per block (default: the engine's, 16 for vllm)"},
     {"reservation", "allocator.reservation", FlagType::Text, "POLICY",
      "contiguous allocator: max (default), pow2, oracle or fixed"},
     {"placement", "allocator.placement", FlagType::Text, "POLICY",
@@ -57,7 +61,7 @@ constexpr RunFlag kRunFlags[] = {
     {"cost-model", "cost_model.name", FlagType::Text, "NAME",
      "iteration cost model (default roofline)"},
     {"mem-util", "memory.mem_util", FlagType::Number, "F",
-     "share of GPU memory the engine may use (default 0.9)"},
+     "share of GPU memory the engine may use (default: the engine's, 0.9 for vllm)"},
     {"kv-capacity-tokens", "memory.kv_capacity_tokens", FlagType::Integer, "TOKENS",
      "KV capacity per replica, overriding the computed one"},
     {"kv-capacity-gib", "memory.kv_capacity_gib", FlagType::Number, "GIB",
@@ -230,8 +234,9 @@ void add_run_options(po::options_description& options) {
   for (const VllmFlag& f : kVllmFlags)
     add_flag(add_vllm, f.flag, f.type, f.value_name, f.help);
   add_vllm("enable-chunked-prefill",
-           "chunk prompts into the per-iteration token budget: = --scheduler sarathi (with "
-           "--scheduler, it must name a scheduler that chunks)");
+           "chunk prompts into the per-iteration token budget: the engine's scheduler when it "
+           "chunks (vllm_v1), else --scheduler sarathi (with --scheduler, it must name a "
+           "scheduler that chunks)");
   add_vllm("no-enable-chunked-prefill",
            "refuse a scheduler that chunks prompts (servesim's vllm scheduler does not)");
   add_vllm("enable-prefix-caching",
@@ -285,12 +290,7 @@ ConfigSources run_config_sources(const po::variables_map& vm) {
     sources.overrides.push_back({std::string("--") + f.flag, std::string(f.key) + "=" + value});
   }
   refuse_both(vm, "enable-chunked-prefill", "no-enable-chunked-prefill");
-  if (vm.count("enable-chunked-prefill") != 0) {
-    sources.chunked_prefill = true;
-    if (vm.count("scheduler") == 0) {
-      sources.overrides.push_back({"--enable-chunked-prefill", "scheduler.name=\"sarathi\""});
-    }
-  }
+  if (vm.count("enable-chunked-prefill") != 0) sources.chunked_prefill = true;
   if (vm.count("no-enable-chunked-prefill") != 0) sources.chunked_prefill = false;
   refuse_both(vm, "enable-prefix-caching", "no-enable-prefix-caching");
   for (const char* flag : {"enable-prefix-caching", "no-enable-prefix-caching"}) {

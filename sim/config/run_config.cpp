@@ -3,12 +3,21 @@
 #include "sim/config/json_reader.h"
 #include "sim/config/policy_section.h"
 #include "sim/core/error.h"
+#include "sim/engine/engine_profile.h"
 
 namespace servesim {
 namespace {
 
 std::int64_t positive_or(JsonObjectReader& r, std::string_view key, std::int64_t fallback) {
   return r.optional_positive_integer(key).value_or(fallback);
+}
+
+nlohmann::json engine_section_to_json(const RunConfig::Engine& engine) {
+  nlohmann::json j = engine_costs_to_json(engine.costs);
+  j["name"] = engine.name;
+  j["bulk_decode"] = engine.bulk_decode;
+  j["enable_prefix_caching"] = engine.enable_prefix_caching;
+  return j;
 }
 
 }  // namespace
@@ -77,8 +86,12 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
     o->reject_unknown_keys();
   }
   if (auto e = r.optional_object("engine")) {
+    c.engine.name = e->optional_string("name").value_or(c.engine.name);
     c.engine.bulk_decode = e->optional_boolean("bulk_decode").value_or(true);
     c.engine.enable_prefix_caching = e->optional_boolean("enable_prefix_caching").value_or(false);
+    read_engine_costs(document.at("engine"), source_name, "engine", c.engine.costs);
+    for (const char* section : {"host", "kernels", "cuda_graphs"})
+      e->ignore(section);
     e->reject_unknown_keys();
   }
   r.reject_unknown_keys();
@@ -118,9 +131,7 @@ nlohmann::json run_config_to_json(const RunConfig& c) {
       {"output",
        {{"request_records", c.output.request_records},
         {"iteration_records", c.output.iteration_records}}},
-      {"engine",
-       {{"bulk_decode", c.engine.bulk_decode},
-        {"enable_prefix_caching", c.engine.enable_prefix_caching}}},
+      {"engine", engine_section_to_json(c.engine)},
   };
 }
 

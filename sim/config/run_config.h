@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/policy_parameters.h"
+#include "sim/engine/engine_costs.h"
 
 namespace servesim {
 
@@ -38,7 +39,7 @@ struct RunConfig {
   // The policies, by registry name, with the parameters each declares (see policies.h and
   // `servesim list`). RunConfig{} holds only the default names; run_config_from_json fills
   // in every parameter of the chosen policies and refuses the keys they do not read.
-  PolicyChoice scheduler{"vllm", {}};
+  PolicyChoice scheduler{"vllm_v1", {}};  // the default engine's (see engines/vllm.json)
   PolicyChoice allocator{"paged", {}};
   PolicyChoice cost_model{"roofline", {}};
 
@@ -56,6 +57,13 @@ struct RunConfig {
   } output;
 
   struct Engine {
+    // The engine profile (engines/<name>.json or a path) the configuration was assembled
+    // with: assembly writes its scheduling defaults into the policy sections and its costs
+    // here (see assemble_config), so a resolved configuration holds every value.
+    std::string name = "vllm";
+    // Host costs, CUDA graphs and kernel factors, as the cost model applies them; a document
+    // without them gets the bare roofline's (none).
+    EngineCosts costs;
     // Advance runs of decode iterations in bulk (same results, faster); see Replica.
     bool bulk_decode = true;
     // vLLM's enable_prefix_caching, recorded as given. servesim has no prefix cache yet, so it

@@ -132,8 +132,13 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
       return value.value_or(fallback);
     };
     p.overheads.kernel_launch_s = read("kernel_launch_s", p.overheads.kernel_launch_s);
-    p.overheads.iteration_s = read("iteration_s", p.overheads.iteration_s);
-    p.overheads.per_sequence_s = read("per_sequence_s", p.overheads.per_sequence_s);
+    for (const char* moved : {"iteration_s", "per_sequence_s"}) {
+      if (o->has(moved)) {
+        o->fail(moved,
+                "host costs moved to engine profiles (engines/*.json, host.step_s and "
+                "host.per_sequence_s): remove it from the hardware profile");
+      }
+    }
     p.overheads.collective_latency_s =
         read("collective_latency_s", p.overheads.collective_latency_s);
     o->reject_unknown_keys();
@@ -203,8 +208,6 @@ nlohmann::json hardware_to_json(const HardwareProfile& p) {
         {"host_link", p.efficiency.host_link}}},
       {"overheads",
        {{"kernel_launch_s", p.overheads.kernel_launch_s},
-        {"iteration_s", p.overheads.iteration_s},
-        {"per_sequence_s", p.overheads.per_sequence_s},
         {"collective_latency_s", p.overheads.collective_latency_s}}},
       {"kernels",
        {{"gemm", kernel_class_to_json(p.kernels.gemm, true)},

@@ -25,11 +25,10 @@ struct Efficiency {
   double host_link = 0.8;          // copies between device and host memory
 };
 
-// Fixed costs the roofline misses.
+// Fixed device-side costs the roofline misses. The host's costs (scheduling, input
+// preparation, sampling) belong to the serving engine: see sim/engine/engine_costs.h.
 struct Overheads {
-  double kernel_launch_s = 2e-6;       // per kernel: launch gap and tail effects
-  double iteration_s = 1e-3;           // per iteration: scheduling, input preparation, sampling
-  double per_sequence_s = 4e-5;        // per running sequence and iteration (CPU bookkeeping)
+  double kernel_launch_s = 2e-6;       // per kernel: launch gap and tail effects on the GPU
   double collective_latency_s = 3e-5;  // per collective call (the alpha of alpha-beta)
 };
 

@@ -114,7 +114,7 @@ TEST_CASE("resolved_config.json holds the chosen policies' keys and reads back a
       }
     }
   }
-  runs.push_back({"--preemption", "swap", "--kv-capacity-tokens", "4000"});
+  runs.push_back({"--scheduler", "vllm", "--preemption", "swap", "--kv-capacity-tokens", "4000"});
   runs.push_back({"--scheduler", "static", "--batch-size", "3", "--allocator", "contiguous",
                   "--reservation", "fixed", "--set", "allocator.fixed_reservation_tokens=1024"});
   runs.push_back({"--scheduler", "sarathi", "--token-budget", "256", "--max-num-seqs", "16"});
@@ -164,7 +164,8 @@ TEST_CASE("switching a policy drops the replaced policy's keys, never a key an o
     "allocator": {"name": "contiguous", "reservation": "fixed", "fixed_reservation_tokens": 64,
                   "placement": "first_fit"}})";
   const auto paged = assemble(contiguous_file, {"allocator.name=paged"});
-  CHECK(paged["allocator"] == nlohmann::json{{"name", "paged"}});
+  // The engine's block size fills the paged allocator's key nobody set.
+  CHECK(paged["allocator"] == nlohmann::json{{"name", "paged"}, {"block_size", 16}});
   CHECK(paged["scheduler"]["max_num_seqs"] == 8);  // orca still reads it
   CHECK(read_config(paged).allocator.parameters.integer("block_size") == 16);
 
@@ -234,11 +235,12 @@ TEST_CASE("the KV capacity planner plans 256 sequences for a scheduler without m
       std::getline(cells, cell, ',');
     return std::stoll(cell);
   };
-  const auto vllm_default = capacity({});
-  CHECK(capacity({"--scheduler", "static"}) == vllm_default);
-  CHECK(capacity({"--scheduler", "sarathi", "--max-num-seqs", "256"}) == vllm_default);
+  const auto vllm_256 = capacity({"--scheduler", "vllm", "--max-num-seqs", "256"});
+  CHECK(capacity({"--scheduler", "static"}) == vllm_256);
+  CHECK(capacity({"--scheduler", "sarathi", "--max-num-seqs", "256"}) == vllm_256);
   // The planner does read max_num_seqs where the scheduler has it.
-  CHECK(capacity({"--scheduler", "orca", "--max-num-seqs", "2048"}) < vllm_default);
+  CHECK(capacity({"--scheduler", "orca", "--max-num-seqs", "2048"}) < vllm_256);
+  CHECK(capacity({}) < vllm_256);  // the default engine's vllm_v1 runs 1024
 }
 
 TEST_CASE("servesim list prints every registered policy with its parameters and defaults",

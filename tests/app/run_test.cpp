@@ -67,7 +67,12 @@ TEST_CASE("servesim run with no arguments serves the built-in default", "[app]")
   const auto resolved = nlohmann::json::parse(test::read_file(out / "resolved_config.json"));
   CHECK(resolved["model"] == "llama-3-8b");
   CHECK(resolved["workload"]["arrival"]["rate_per_s"] == 8.0);
-  CHECK(resolved["scheduler"]["max_num_seqs"] == 256);
+  // The default engine, vLLM V1, with its defaults for a GPU of 70 GiB or more.
+  CHECK(resolved["engine"]["name"] == "vllm");
+  CHECK(resolved["scheduler"]["name"] == "vllm_v1");
+  CHECK(resolved["scheduler"]["max_num_seqs"] == 1024);
+  CHECK(resolved["scheduler"]["max_num_batched_tokens"] == 8192);
+  CHECK(resolved["engine"]["host"]["overlaps_device"] == true);
 }
 
 TEST_CASE("runs are deterministic for a seed, in one process, and differ across seeds", "[app]") {
@@ -94,8 +99,14 @@ TEST_CASE("one request on an idle replica matches the cost model step by step", 
   REQUIRE(run({"run", "--prompt-tokens", "512", "--output-tokens", "4", "--num-requests", "1",
                "--out", out.string()})
               .exit_code == 0);
+  RooflineOptions options;  // with the default engine's costs
+  options.engine = test::shipped_engine("vllm").costs;
+  options.engine.cuda_graph_capture_sizes.erase(  // cut at 2 x max_num_seqs, as assembly does
+      std::upper_bound(options.engine.cuda_graph_capture_sizes.begin(),
+                       options.engine.cuda_graph_capture_sizes.end(), 2 * 1024),
+      options.engine.cuda_graph_capture_sizes.end());
   const RooflineModel model(test::shipped_model("llama-3-8b"), test::shipped_hardware("h100-sxm"),
-                            RooflineOptions{});
+                            options);
   BatchShape prefill;
   prefill.add_prefill(512, 0);
   double expected_e2e = model.estimate(prefill).total_time_s;

@@ -61,6 +61,9 @@ std::string llama() {
 std::string h200() {
   return shipped("hw_profiles/h200.json");
 }
+std::string vllm_engine() {
+  return shipped("engines/vllm.json");
+}
 
 // A workload spec replaying `trace`, relative to the spec's folder.
 const std::string kTraceSpec =
@@ -195,7 +198,7 @@ std::vector<BadInputCase> cases() {
         "reads name, reservation, placement", "read by allocator \"paged\""}},
       {"policy key: batch_size for the vllm scheduler",
        {},
-       run_with({"--set", "scheduler.batch_size=4", "--num-requests", "4"}),
+       run_with({"--scheduler", "vllm", "--set", "scheduler.batch_size=4", "--num-requests", "4"}),
        kInput,
        {"field \"scheduler.batch_size\"", "scheduler \"vllm\"",
         "reads name, max_num_seqs, max_num_batched_tokens, preemption",
@@ -216,7 +219,7 @@ std::vector<BadInputCase> cases() {
         "reads name, max_num_seqs, max_num_batched_tokens", "read by scheduler \"vllm\""}},
       {"policy key: misspelt parameter",
        {},
-       run_with({"--set", "scheduler.max_num_seq=4", "--num-requests", "4"}),
+       run_with({"--scheduler", "vllm", "--set", "scheduler.max_num_seq=4", "--num-requests", "4"}),
        kInput,
        {"field \"scheduler.max_num_seq\"", "unknown key", "scheduler \"vllm\" reads name"}},
       config_case("policy key: in a config file",
@@ -284,6 +287,42 @@ std::vector<BadInputCase> cases() {
        {"model", "llama-9", "llama-3-8b"}},
 
       // Hardware profiles (--hw PATH).
+      {"engine: unknown name",
+       {},
+       run_with({"--engine", "vllm-0.99", "--num-requests", "4"}),
+       kInput,
+       {"unknown engine \"vllm-0.99\"", "sglang", "trtllm", "vllm-v0"}},
+      {"engine: unknown key",
+       {{"e.json", patched(vllm_engine(), "\"step_s\"", "\"stepp_s\"")}},
+       run_with({"--engine", "./e.json", "--num-requests", "4"}),
+       kInput,
+       {"e.json", "field \"host.stepp_s\": unknown key"}},
+      {"engine: negative cost",
+       {{"e.json", patched(vllm_engine(), "\"per_sequence_s\": 5e-06", "\"per_sequence_s\": -1")}},
+       run_with({"--engine", "./e.json", "--num-requests", "4"}),
+       kInput,
+       {"e.json", "field \"host.per_sequence_s\": expected a non-negative number"}},
+      {"engine: a number without its source",
+       {{"e.json", patched(vllm_engine(), "\"scheduling.block_size\":", "\"x\":")}},
+       run_with({"--engine", "./e.json", "--num-requests", "4"}),
+       kInput,
+       {"e.json", "has no source for scheduling.block_size"}},
+      {"engine: a scheduler default the scheduler does not read",
+       {{"e.json", patched(vllm_engine(), "\"max_num_seqs\": 256", "\"batch_size\": 256")}},
+       run_with({"--engine", "./e.json", "--hw", "l40s", "--num-requests", "4"}),
+       kInput,
+       {"e.json", "scheduler \"vllm_v1\" has no parameter \"batch_size\""}},
+      {"engine: an unknown cost key in the run config",
+       {},
+       run_with({"--set", "engine.host.launch_s=1", "--num-requests", "4"}),
+       kInput,
+       {"field \"engine.host.launch_s\": unknown key"}},
+      {"hardware: a host cost left in a hardware profile",
+       {{"hw.json",
+         patched(h200(), "\"kernel_launch_s\"", "\"iteration_s\": 0.001, \"kernel_launch_s\"")}},
+       run_with({"--hw", "./hw.json", "--num-requests", "4"}),
+       kInput,
+       {"hw.json", "overheads.iteration_s", "moved to engine profiles"}},
       hw_case("hardware: truncated", h200().substr(0, 80), {"hw.json", "malformed JSON at line"}),
       hw_case("hardware: zero bandwidth",
               patched(h200(), R"("memory_bandwidth_bytes_per_s": 4.8e12)",

@@ -20,19 +20,26 @@ HardwareProfile truth_profile() {
   p.kernels.prefill_attention = {0.4, 200, 0.6, 0, 4e-6};
   p.efficiency.gpu_link = 0.55;
   p.overheads.collective_latency_s = 2.5e-5;
-  p.overheads.iteration_s = 7e-4;
-  p.overheads.per_sequence_s = 3e-5;
   p.efficiency.memory_bandwidth = 0.85;
   p.overheads.kernel_launch_s = 4e-6;
   return p;
 }
 
+// The host costs of an engine the host_overhead records were made with.
+EngineCosts truth_engine() {
+  EngineCosts e;
+  e.host.step_s = 7e-4;
+  e.host.per_sequence_s = 3e-5;
+  return e;
+}
+
 std::vector<Measurement> synthetic_records(const HardwareProfile& truth) {
   std::vector<Measurement> out;
+  const EngineCosts engine = truth_engine();
   const auto add = [&](Measurement m) {
     m.where = "synthetic[" + std::to_string(out.size()) + "]";
     m.source = "synthetic.json";
-    m.median_s = predict_seconds(m, truth);
+    m.median_s = predict_seconds(m, truth, nullptr, &engine);
     out.push_back(m);
   };
   for (std::int64_t tokens :
@@ -110,8 +117,10 @@ TEST_CASE("the fit recovers the parameters that generated the measurements", "[c
   check_same(fitted.kernels.gemm, truth.kernels.gemm);
   CHECK(fitted.efficiency.gpu_link == Approx(0.55).epsilon(1e-6));
   CHECK(fitted.overheads.collective_latency_s == Approx(2.5e-5).epsilon(1e-6));
-  CHECK(fitted.overheads.iteration_s == Approx(7e-4).epsilon(1e-6));
-  CHECK(fitted.overheads.per_sequence_s == Approx(3e-5).epsilon(1e-6));
+  // host_overhead records are the engine's: fit_host_costs recovers them.
+  const EngineHostCosts host = fit_host_costs(records);
+  CHECK(host.step_s == Approx(7e-4).epsilon(1e-6));
+  CHECK(host.per_sequence_s == Approx(3e-5).epsilon(1e-6));
   CHECK(fitted.efficiency.memory_bandwidth == Approx(0.85).epsilon(1e-6));
   CHECK(fitted.overheads.kernel_launch_s == Approx(4e-6).epsilon(1e-6));
   CHECK(fitted.sources.at("kernels.gemm.compute_efficiency").find("68 gemm records") !=

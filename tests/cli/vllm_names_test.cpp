@@ -88,8 +88,13 @@ TEST_CASE("vLLM's --max-num-batched-tokens is the token limit of whichever sched
   // sarathi, vLLM's chunked prefill: its token budget.
   require_same_run({"--scheduler", "sarathi", "--token-budget", "256"},
                    {"--scheduler", "sarathi", "--max-num-batched-tokens", "256"}, long_prompts);
-  require_same_run({"--scheduler", "sarathi", "--token-budget", "256"},
-                   {"--enable-chunked-prefill", "--max-num-batched-tokens", "256"}, long_prompts);
+  require_same_run(
+      {"--engine", "vllm-v0", "--scheduler", "sarathi", "--token-budget", "256"},
+      {"--engine", "vllm-v0", "--enable-chunked-prefill", "--max-num-batched-tokens", "256"},
+      long_prompts);
+  // The default engine's vllm_v1 chunks already: its step budget.
+  require_same_run({"--max-batched-tokens", "1024"},
+                   {"--enable-chunked-prefill", "--max-num-batched-tokens", "1024"}, long_prompts);
   // A scheduler with no token limit refuses it by name, as it refuses --max-batched-tokens.
   test::require_error(
       run({"run", "--scheduler", "static", "--max-num-batched-tokens", "512"}), 3,
@@ -115,12 +120,21 @@ TEST_CASE("a sweep picks the token-limit key per point of a scheduler axis", "[c
   CHECK(rows[1]["summary"] == nlohmann::json::parse(sarathi));
 }
 
-TEST_CASE("vLLM's --enable-chunked-prefill is the sarathi scheduler, and holds of a chosen one",
-          "[cli][vllm]") {
-  require_same_run({"--scheduler", "sarathi"}, {"--enable-chunked-prefill"}, {"--rate", "20"});
+TEST_CASE(
+    "vLLM's --enable-chunked-prefill keeps a chunking scheduler or takes sarathi, and holds of a "
+    "chosen one",
+    "[cli][vllm]") {
+  // An engine whose scheduler runs whole prompts (vllm-v0) switches to sarathi; the default
+  // engine's vllm_v1 chunks already and stays.
+  require_same_run({"--engine", "vllm-v0", "--scheduler", "sarathi"},
+                   {"--engine", "vllm-v0", "--enable-chunked-prefill"}, {"--rate", "20"});
+  CHECK(summary_text({"--enable-chunked-prefill"}) == summary_text({}));
   CHECK(summary_text({"--scheduler", "sarathi", "--enable-chunked-prefill"}) ==
         summary_text({"--scheduler", "sarathi"}));
-  CHECK(summary_text({"--no-enable-chunked-prefill"}) == summary_text({}));
+  CHECK(summary_text({"--engine", "vllm-v0", "--no-enable-chunked-prefill"}) ==
+        summary_text({"--engine", "vllm-v0"}));
+  test::require_error(run({"run", "--no-enable-chunked-prefill"}), 3,
+                      "--no-enable-chunked-prefill: scheduler \"vllm_v1\" chunks prompts");
   test::require_error(
       run({"run", "--enable-chunked-prefill", "--scheduler", "vllm"}), 3,
       "--enable-chunked-prefill: scheduler \"vllm\" runs whole prompts; the schedulers "
@@ -136,7 +150,8 @@ TEST_CASE("vLLM's --enable-chunked-prefill is the sarathi scheduler, and holds o
 TEST_CASE("vLLM's --swap-space is memory.swap_space_gib", "[cli][vllm]") {
   // A small cache under a burst preempts; swap space too small for everyone falls back to
   // recompute, so its size changes the run.
-  const Args tight = {"--kv-capacity-tokens", "6000", "--rate", "inf", "--preemption", "swap"};
+  const Args tight = {"--kv-capacity-tokens", "6000", "--rate",       "inf",
+                      "--scheduler",          "vllm", "--preemption", "swap"};
   require_same_run({"--set", "memory.swap_space_gib=0.02"}, {"--swap-space", "0.02"}, tight);
 }
 
@@ -281,7 +296,7 @@ TEST_CASE("run --save-result holds vLLM's keys and agrees with summary.json to t
   const auto save = dir.path() / "result.json";
   const auto r = run({"run", "--num-requests", "200", "--rate", "12", "--no-plots", "--out",
                       out.string(), "--save-result", save.string(), "--goodput", "ttft:40",
-                      "tpot:11", "--metric-percentiles", "50,99.9"});
+                      "tpot:7", "--metric-percentiles", "50,99.9"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto s = nlohmann::json::parse(test::read_file(out / "summary.json"));

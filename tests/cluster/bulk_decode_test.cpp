@@ -80,16 +80,19 @@ TEST_CASE("bulk decoding gives byte-identical outputs: vllm, paged, recompute an
   fewer_events +=
       check_both_ways("vllm_recompute",
                       workload("300", "12") + std::vector<std::string>{"--kv-capacity-tokens",
-                                                                       "5000", "--replicas", "2"})
+                                                                       "5000", "--replicas", "2",
+                                                                       "--scheduler", "vllm"})
           .events;
   fewer_events +=
-      check_both_ways("vllm_swap", workload("200", "12") +
-                                       std::vector<std::string>{"--kv-capacity-tokens", "4000",
-                                                                "--preemption", "swap"})
+      check_both_ways("vllm_swap",
+                      workload("200", "12") +
+                          std::vector<std::string>{"--kv-capacity-tokens", "4000", "--scheduler",
+                                                   "vllm", "--preemption", "swap"})
           .events;
   fewer_events +=
       check_both_ways("vllm_all_at_once",
-                      workload("200", "inf") + std::vector<std::string>{"--replicas", "3"})
+                      workload("200", "inf") +
+                          std::vector<std::string>{"--replicas", "3", "--scheduler", "vllm"})
           .events;
   CHECK(fewer_events == 3);  // bulk decoding did happen in each
 }

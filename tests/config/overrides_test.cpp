@@ -41,9 +41,9 @@ TEST_CASE("run configs are strict and round-trip", "[config]") {
   nlohmann::json doc = run_config_to_json(RunConfig{});
   doc["workload"] = nlohmann::json::object();
   // The defaults name the policies only; reading fills in their parameters.
-  CHECK(doc["scheduler"] == nlohmann::json{{"name", "vllm"}});
+  CHECK(doc["scheduler"] == nlohmann::json{{"name", "vllm_v1"}});
   const RunConfig parsed = run_config_from_json(doc, "c.json");
-  CHECK(parsed.scheduler.parameters.integer("max_num_seqs") == 256);
+  CHECK(parsed.scheduler.parameters.integer("max_num_seqs") == 1024);
   doc = run_config_to_json(parsed);
   CHECK(run_config_to_json(run_config_from_json(doc, "c.json")) == doc);
   doc["replicass"] = 2;

@@ -94,7 +94,7 @@ TEST_CASE("a profile survives a round trip through JSON", "[hardware]") {
   REQUIRE(again.memory_capacity_bytes == h100.memory_capacity_bytes);
   REQUIRE(again.peak_flops_per_s == h100.peak_flops_per_s);
   REQUIRE(again.efficiency.gpu_link == h100.efficiency.gpu_link);
-  REQUIRE(again.overheads.per_sequence_s == h100.overheads.per_sequence_s);
+  REQUIRE(again.overheads.collective_latency_s == h100.overheads.collective_latency_s);
   REQUIRE(again.sources == h100.sources);
 }
 

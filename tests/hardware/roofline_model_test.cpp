@@ -75,9 +75,8 @@ TEST_CASE("operator FLOPs and bytes follow the layer shapes", "[roofline]") {
   const double expected =
       qkv_class.memory_s(qkv_op.bytes / hw.memory_bandwidth_bytes_per_s, 4) + l * qkv_class.fixed_s;
   CHECK(qkv_op.time_s == Approx(expected));
-  // Host overhead: per iteration plus per sequence.
-  CHECK(c.at(OperatorKind::Overhead).time_s ==
-        Approx(hw.overheads.iteration_s + 4 * hw.overheads.per_sequence_s));
+  // The bare roofline has no host work: that is the engine's.
+  CHECK(c.at(OperatorKind::Overhead).time_s == 0);
   double sum = 0;
   for (const auto& op : c.operators)
     sum += op.time_s;
@@ -248,16 +247,31 @@ TEST_CASE("GEMM tiles run in waves: idle tile slots cost their quantization weig
         Approx(2 * (plain.at(OperatorKind::MlpDown).time_s - 32 * down.fixed_s)));
 }
 
+EngineCosts some_engine(bool overlaps, bool graphs) {
+  EngineCosts e;
+  e.host = {2e-4, 3e-4, 5e-6, 1e-7, overlaps, 6e-6, 4};
+  e.kernels.decode_attention = 1.3;
+  e.kernels.gemm = 0.9;
+  e.kernels.all_reduce_latency_s = 8e-6;
+  if (graphs) e.cuda_graph_capture_sizes = {1, 2, 4, 8, 16, 32, 64};
+  return e;
+}
+
 TEST_CASE("a decode run is priced exactly as its iterations one by one", "[roofline]") {
   // Bulk decoding prices a run with estimate_decode_run; step-by-step runs call estimate().
   // Byte-identical outputs need the two to agree to the last bit, for dense and MoE models,
-  // tensor parallelism and calibrated profiles.
-  for (const auto& [model_name, hw_name, tp] :
-       {std::tuple{"llama-3-8b", "h100-sxm", 1}, std::tuple{"llama-2-70b", "a100-80gb", 4},
-        std::tuple{"mixtral-8x7b", "h200", 2}}) {
+  // tensor parallelism, calibrated profiles and engine costs (overlapped or added host work,
+  // graphs padding the batch or a launch floor).
+  for (const auto& [model_name, hw_name, tp, engine] :
+       {std::tuple{"llama-3-8b", "h100-sxm", 1, EngineCosts{}},
+        std::tuple{"llama-2-70b", "a100-80gb", 4, some_engine(true, true)},
+        std::tuple{"mixtral-8x7b", "h200", 2, some_engine(false, true)},
+        std::tuple{"llama-3-8b", "h100-sxm", 1, some_engine(false, false)},
+        std::tuple{"llama-3-8b", "h100-sxm", 1, some_engine(true, false)}}) {
     INFO(model_name << " on " << hw_name << ", TP " << tp);
     RooflineOptions options;
     options.parallelism.tensor = tp;
+    options.engine = engine;
     const RooflineModel model(shipped_model(model_name), shipped_hardware(hw_name), options);
     BatchShape first;
     for (int s = 0; s < 37; ++s)
@@ -304,4 +318,86 @@ TEST_CASE("an operator is compute-bound exactly when its intensity exceeds its b
       }
     }
   }
+}
+
+TEST_CASE("the engine's host work adds to the device time or overlaps it", "[roofline][engine]") {
+  const ModelSpec model = shipped_model("llama-3-8b");
+  const HardwareProfile hw = shipped_hardware("h100-sxm");
+  const BatchShape shape = decode_batch(8, 1000);
+  const double device_s = RooflineModel(model, hw, RooflineOptions{}).estimate(shape).total_time_s;
+  RooflineOptions added;
+  added.engine.host.schedule_s = 1e-4;
+  added.engine.host.step_s = 2e-4;
+  added.engine.host.per_sequence_s = 1e-5;
+  added.engine.host.per_token_s = 1e-6;
+  const double host_s = 1e-4 + 2e-4 + 8 * 1e-5 + 8 * 1e-6;
+  const IterationCost sum = RooflineModel(model, hw, added).estimate(shape);
+  CHECK(sum.total_time_s == Approx(device_s + host_s));
+  CHECK(sum.at(OperatorKind::Overhead).time_s == Approx(host_s));
+
+  // Overlapped, a host shorter than the device is hidden; a longer one sets the pace.
+  RooflineOptions overlapped = added;
+  overlapped.engine.host.overlaps_device = true;
+  CHECK(RooflineModel(model, hw, overlapped).estimate(shape).total_time_s == Approx(device_s));
+  overlapped.engine.host.step_s = 0.05;
+  CHECK(RooflineModel(model, hw, overlapped).estimate(shape).total_time_s ==
+        Approx(host_s - 2e-4 + 0.05));
+
+  // Multi-step scheduling pays the scheduling once per N decode-only steps.
+  RooflineOptions multi = added;
+  multi.engine.host.decode_steps_per_schedule = 4;
+  CHECK(RooflineModel(model, hw, multi).estimate(shape).total_time_s ==
+        Approx(device_s + host_s - 1e-4 * 3 / 4));
+}
+
+TEST_CASE("CUDA graphs pad the batch, and without them a step takes at least its launches",
+          "[roofline][engine]") {
+  const ModelSpec model = shipped_model("llama-3-8b");
+  const HardwareProfile hw = shipped_hardware("h100-sxm");
+  RooflineOptions graphed;
+  graphed.engine.cuda_graph_capture_sizes = {8, 16, 32};
+  const RooflineModel padded(model, hw, graphed);
+  const RooflineModel bare(model, hw, RooflineOptions{});
+  // 9 sequences run the graph of 16: their GEMMs cost what 16 tokens' do.
+  CHECK(padded.estimate(decode_batch(9, 500)).at(OperatorKind::MlpUp).time_s ==
+        Approx(bare.estimate(decode_batch(16, 500)).at(OperatorKind::MlpUp).time_s));
+  CHECK(padded.estimate(decode_batch(9, 500)).at(OperatorKind::AttentionDecode).time_s ==
+        bare.estimate(decode_batch(9, 500)).at(OperatorKind::AttentionDecode).time_s);
+  // A prompt step is not graphed unless the engine graphs mixed batches.
+  CHECK(padded.estimate(prefill(9)).at(OperatorKind::MlpUp).time_s ==
+        bare.estimate(prefill(9)).at(OperatorKind::MlpUp).time_s);
+
+  // Eager launches: 32 layers x (5 GEMM-like + 5 elementwise + 1 attention) + 3 kernels.
+  RooflineOptions eager;
+  eager.engine.host.kernel_launch_s = 1e-3;  // absurdly slow launches make the floor bind
+  const IterationCost floor = RooflineModel(model, hw, eager).estimate(decode_batch(1, 100));
+  CHECK(floor.total_time_s == Approx(1e-3 * (32 * 11 + 3)));
+  // The graphs cover a batch of 8 and skip the launches; 40 tokens fall outside them.
+  eager.engine.cuda_graph_capture_sizes = {8, 16, 32};
+  const RooflineModel mixed(model, hw, eager);
+  CHECK(mixed.estimate(decode_batch(8, 100)).total_time_s ==
+        padded.estimate(decode_batch(8, 100)).total_time_s);
+  CHECK(mixed.estimate(decode_batch(40, 100)).total_time_s == Approx(1e-3 * (32 * 11 + 3)));
+}
+
+TEST_CASE("kernel factors scale their class time and a custom all-reduce its latency",
+          "[roofline][engine]") {
+  const ModelSpec model = shipped_model("llama-2-70b");
+  const HardwareProfile hw = shipped_hardware("h100-sxm");
+  RooflineOptions base;
+  base.parallelism.tensor = 4;
+  RooflineOptions scaled = base;
+  scaled.engine.kernels.decode_attention = 1.5;
+  scaled.engine.kernels.gemm = 0.8;
+  scaled.engine.kernels.all_reduce_latency_s = 5e-6;
+  const BatchShape shape = decode_batch(32, 2000);
+  const IterationCost a = RooflineModel(model, hw, base).estimate(shape);
+  const IterationCost b = RooflineModel(model, hw, scaled).estimate(shape);
+  CHECK(b.at(OperatorKind::AttentionDecode).time_s ==
+        Approx(1.5 * a.at(OperatorKind::AttentionDecode).time_s));
+  CHECK(b.at(OperatorKind::QkvProj).time_s == Approx(0.8 * a.at(OperatorKind::QkvProj).time_s));
+  CHECK(b.at(OperatorKind::Norms).time_s == a.at(OperatorKind::Norms).time_s);
+  const double layers = 80;
+  CHECK(a.at(OperatorKind::TpAllReduce).time_s - b.at(OperatorKind::TpAllReduce).time_s ==
+        Approx(2 * layers * (hw.overheads.collective_latency_s - 5e-6)));
 }

@@ -19,6 +19,7 @@ nlohmann::json soak_config(const std::string& preemption) {
   config["max_len"] = 2048;
   config["memory"]["kv_capacity_tokens"] = 3072;
   config["memory"]["swap_space_gib"] = 0.25;  // 2,048 tokens of Llama-3-8B KV
+  config["scheduler"]["name"] = "vllm";       // V0: vLLM V1 has no swap
   config["scheduler"]["preemption"] = preemption;
   config["scheduler"]["max_num_seqs"] = 64;
   config["output"] = {{"request_records", false}, {"iteration_records", false}};

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/command.h"
+#include "sim/engine/engine_profile.h"
 #include "sim/hardware/hardware_profile.h"
 #include "sim/hardware/impl/roofline_model.h"
 #include "sim/model/model_loader.h"
@@ -32,6 +33,10 @@ inline ModelSpec shipped_model(const std::string& name) {
 }
 inline HardwareProfile shipped_hardware(const std::string& name) {
   return load_hardware_file(source_dir() / "hw_profiles" / (name + ".json"));
+}
+
+inline EngineProfile shipped_engine(const std::string& name) {
+  return load_engine_file(source_dir() / "engines" / (name + ".json"));
 }
 
 // `servesim ARGS...` run in-process against the source tree's data.

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/support/test_support.h"
 #include "validation/iterations_csv.h"
 
@@ -32,8 +34,12 @@ TEST_CASE("iterations.csv rows re-price to their own durations", "[validation][i
   REQUIRE(file.exact_shapes);
   REQUIRE(file.rows.size() > 500);
 
+  // The run's cost model: the roofline with the engine's costs as resolved for the run.
+  RooflineOptions options;
+  const auto resolved = nlohmann::json::parse(test::read_file(out / "resolved_config.json"));
+  read_engine_costs(resolved.at("engine"), "resolved_config.json", "engine", options.engine);
   const RooflineModel model(test::shipped_model("llama-3-8b"), test::shipped_hardware("h100-sxm"),
-                            RooflineOptions{});
+                            options);
   int mixed = 0;
   int decode_only = 0;
   for (const sv::IterationRow& row : file.rows) {

@@ -40,6 +40,25 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
   memory_bytes_per_s_ = hardware.memory_bandwidth_bytes_per_s;
   elementwise_ = {hardware.efficiency.gemm_compute, 0, hardware.efficiency.memory_bandwidth, 0,
                   hardware.overheads.kernel_launch_s};
+  const EngineKernelFactors& factors = options.engine.kernels;
+  collective_latency_s_ =
+      factors.all_reduce_latency_s.value_or(hardware.overheads.collective_latency_s);
+  // A factor f on a class's time: every term of KernelCeilings::kernel_s scales by f.
+  const auto scaled = [](KernelCeilings k, double f) {
+    k.compute_efficiency /= f;
+    k.memory_efficiency /= f;
+    k.fixed_s *= f;
+    return k;
+  };
+  kernels_ = hardware.kernels;
+  kernels_.gemm = scaled(kernels_.gemm, factors.gemm);
+  for (auto& own : kernels_.gemm_operators) {
+    if (own) own = scaled(*own, factors.gemm);
+  }
+  kernels_.decode_attention = scaled(kernels_.decode_attention, factors.decode_attention);
+  kernels_.prefill_attention = scaled(kernels_.prefill_attention, factors.prefill_attention);
+  layer_kernels_ =
+      5 + (moe_ ? 1 : 0) + (factors.fused_norms ? 3 : 5) + (options.parallelism.tensor > 1 ? 2 : 0);
 }
 
 double RooflineModel::peak_balance_flops_per_byte() const noexcept {
@@ -88,18 +107,21 @@ void RooflineModel::price_collective(OperatorCost& op, double calls, double byte
                                      double ring_factor) const noexcept {
   const double link = hardware_.gpu_link_bandwidth_bytes_per_s * hardware_.efficiency.gpu_link;
   op.bytes = calls * ring_factor * bytes_per_rank;
-  op.time_s = calls * hardware_.overheads.collective_latency_s + op.bytes / link;
+  op.time_s = calls * collective_latency_s_ + op.bytes / link;
   op.bound = Bound::Network;
 }
 
 IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   IterationCost cost;
   if (shape.empty()) return cost;
-  const double tokens = static_cast<double>(shape.tokens());
+  // The dense layers compute the tokens of the graph that runs the step (padding included).
+  bool graphed = false;
+  const double padded_tokens = graph_tokens(shape, graphed);
+  const double tokens = graphed ? padded_tokens : static_cast<double>(shape.tokens());
   const double prefill_tokens = static_cast<double>(shape.prefill_tokens);
   const double a = activation_bytes_;
   const double l = layers_;
-  const KernelClasses& classes = hardware_.kernels;
+  const KernelClasses& classes = kernels_;
   const KernelCeilings& qkv = classes.gemm_for(GemmOperator::Qkv);
   const KernelCeilings& out = classes.gemm_for(GemmOperator::Out);
   const KernelCeilings& up = classes.gemm_for(GemmOperator::MlpUp);
@@ -123,15 +145,14 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
         prefill_attention_work(prefill_tokens, static_cast<double>(shape.prefill_context_tokens),
                                shape.prefill_attention_pairs, shape.prefill_masked_pairs, q_width,
                                kv_width, a, kv_bytes_),
-        hardware_.kernels.prefill_attention,
-        prefill_tokens / static_cast<double>(shape.prefill_sequences));
+        kernels_.prefill_attention, prefill_tokens / static_cast<double>(shape.prefill_sequences));
   }
   if (shape.decode_sequences > 0) {
     const DecodeAttention attention = decode_attention(shape.decode_sequences);
     const double context = static_cast<double>(shape.decode_context_tokens);
     record(cost.at(OperatorKind::AttentionDecode), attention.layers * attention.flops(context),
            attention.layers * attention.bytes(context), attention.time(context),
-           hardware_.kernels.decode_attention, static_cast<double>(shape.decode_sequences));
+           kernels_.decode_attention, static_cast<double>(shape.decode_sequences));
   }
   per_layer(OperatorKind::OutProj,
             gemm_work(tokens, hidden_, q_width, weight_bytes_, a, tiling(out)), out, tokens);
@@ -159,10 +180,13 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
         l * experts_read * gemm_idle_flops(expert_tokens, hidden_, intermediate_, tiling(down)));
 
   // Two norms (read and write the hidden state), two residual adds (read two, write one),
-  // rotary embedding of Q and K, and the embedding gather: all streaming kernels.
-  const double norm_bytes = tokens * hidden_ * a * (2 * 2 + 2 * 3) + tokens * 2 * qkv_width * a;
+  // rotary embedding of Q and K, and the embedding gather: all streaming kernels. Fused,
+  // each add and its norm read the residual and the input and write both, in one kernel.
+  const bool fused = options_.engine.kernels.fused_norms;
+  const double norm_bytes =
+      tokens * hidden_ * a * (fused ? 2 * 4 : 2 * 2 + 2 * 3) + tokens * 2 * qkv_width * a;
   price(cost.at(OperatorKind::Norms), l * tokens * hidden_ * 20, l * norm_bytes, elementwise_,
-        tokens, 5 * l);
+        tokens, (fused ? 3 : 5) * l);
 
   if (shape.sampled_sequences > 0) {
     const double sampled = static_cast<double>(shape.sampled_sequences);
@@ -182,14 +206,45 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
     price_collective(cost.at(OperatorKind::PpSend), 1, tokens * hidden_ * a, 1);
   }
 
+  // The host's share: what the engine's host work and launches add beyond the device time.
+  const double device_s =
+      device_without_decode_attention(cost) + cost.at(OperatorKind::AttentionDecode).time_s;
+  cost.total_time_s = step_time_s(device_s, step_overheads(shape));
   OperatorCost& overhead = cost.at(OperatorKind::Overhead);
-  overhead.time_s = hardware_.overheads.iteration_s +
-                    hardware_.overheads.per_sequence_s * static_cast<double>(shape.sequences());
+  overhead.time_s = cost.total_time_s - device_s;
   overhead.bound = Bound::Overhead;
-
-  cost.total_time_s =
-      total_without_decode_attention(cost) + cost.at(OperatorKind::AttentionDecode).time_s;
   return cost;
+}
+
+double RooflineModel::graph_tokens(const BatchShape& shape, bool& graphed) const noexcept {
+  const auto& sizes = options_.engine.cuda_graph_capture_sizes;
+  graphed = false;
+  if (sizes.empty() || (shape.prefill_sequences > 0 && !options_.engine.cuda_graphs_mixed_batches))
+    return 0;
+  const auto it = std::lower_bound(sizes.begin(), sizes.end(), shape.tokens());
+  if (it == sizes.end()) return 0;
+  graphed = true;
+  return static_cast<double>(*it);
+}
+
+RooflineModel::StepOverheads RooflineModel::step_overheads(const BatchShape& shape) const noexcept {
+  const EngineHostCosts& host = options_.engine.host;
+  StepOverheads o;
+  // Multi-step scheduling plans decode-only steps several at a time.
+  const double schedules_per_step =
+      shape.prefill_sequences > 0 ? 1.0 : 1.0 / static_cast<double>(host.decode_steps_per_schedule);
+  o.host_s = host.schedule_s * schedules_per_step + host.step_s +
+             host.per_sequence_s * static_cast<double>(shape.sequences()) +
+             host.per_token_s * static_cast<double>(shape.tokens());
+  bool graphed = false;
+  graph_tokens(shape, graphed);
+  if (!graphed && host.kernel_launch_s > 0) {
+    const double attention_kernels =
+        (shape.prefill_sequences > 0 ? 1.0 : 0.0) + (shape.decode_sequences > 0 ? 1.0 : 0.0);
+    // Per layer, plus the LM head, the sampler and the embedding.
+    o.launch_floor_s = host.kernel_launch_s * (layers_ * (layer_kernels_ + attention_kernels) + 3);
+  }
+  return o;
 }
 
 RooflineModel::DecodeAttention RooflineModel::decode_attention(
@@ -199,7 +254,7 @@ RooflineModel::DecodeAttention RooflineModel::decode_attention(
   const double kv_width = kv_heads_ * head_dim_;
   const KernelWork per_sequence =
       decode_attention_work(n, 0, q_width, kv_width, activation_bytes_, kv_bytes_);
-  const KernelCeilings& ceilings = hardware_.kernels.decode_attention;
+  const KernelCeilings& ceilings = kernels_.decode_attention;
   const double l = layers_;
   const double size = std::max(n, 1.0);
   DecodeAttention d;
@@ -218,10 +273,11 @@ RooflineModel::DecodeAttention RooflineModel::decode_attention(
   return d;
 }
 
-double RooflineModel::total_without_decode_attention(const IterationCost& cost) noexcept {
+double RooflineModel::device_without_decode_attention(const IterationCost& cost) noexcept {
   double total_s = 0;
   for (std::size_t kind = 0; kind < kOperatorCount; ++kind) {
-    if (kind != static_cast<std::size_t>(OperatorKind::AttentionDecode)) {
+    if (kind != static_cast<std::size_t>(OperatorKind::AttentionDecode) &&
+        kind != static_cast<std::size_t>(OperatorKind::Overhead)) {
       total_s += cost.operators[kind].time_s;
     }
   }
@@ -236,7 +292,9 @@ void RooflineModel::estimate_decode_run(const BatchShape& first,
     IExecutionTimeModel::estimate_decode_run(first, durations_s);
     return;
   }
-  const double others_s = total_without_decode_attention(estimate(first));
+  const double others_s = device_without_decode_attention(estimate(first));
+  // Every step of the run has the same sequences and tokens: the same host work and launches.
+  const StepOverheads overheads = step_overheads(first);
   // A local copy, so that nothing the loop reads can alias the durations it writes, and the
   // context worked out in doubles from a 32-bit step (exact: integers below 2^53), so that
   // the compiler vectorises the loop (a run longer than 2^31 steps takes the general path).
@@ -247,7 +305,7 @@ void RooflineModel::estimate_decode_run(const BatchShape& first,
   const auto steps = static_cast<std::int32_t>(durations_s.size());
   for (std::int32_t k = 0; k < steps; ++k) {
     const double context = first_context + static_cast<double>(k) * step_tokens;
-    out[k] = others_s + attention.time(context).time_s;
+    out[k] = step_time_s(others_s + attention.time(context).time_s, overheads);
   }
 }
 

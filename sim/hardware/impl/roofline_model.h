@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "sim/engine/engine_costs.h"
 #include "sim/hardware/execution_time_model.h"
 #include "sim/hardware/hardware_profile.h"
 #include "sim/model/dtype.h"
@@ -15,13 +16,17 @@ struct RooflineOptions {
   Parallelism parallelism;
   DType weight_dtype = DType::BF16;
   DType kv_dtype = DType::BF16;
+  // What the serving engine adds: host time, CUDA graphs, kernel factors (none by default).
+  EngineCosts engine;
 };
 
 // Per-operator roofline: each operator takes max(FLOPs / achieved FLOP/s, bytes / achieved
 // bandwidth) plus a fixed cost per kernel, with the achieved ceilings of its kernel class
 // (GEMM, decode or prefill attention; elementwise kernels use the flat "efficiency" ones);
-// collectives follow an alpha-beta model over the GPU link; host work is a per-iteration plus
-// per-sequence overhead. All shard arithmetic is done once in the constructor so estimate() is a
+// collectives follow an alpha-beta model over the GPU link. The engine's costs (EngineCosts)
+// then apply: a step the CUDA graphs cover computes its padded size; one they do not takes at
+// least its kernels' CPU launches; the host's work adds to the device time, or overlaps it
+// (see step_time_s). All shard arithmetic is done once in the constructor so estimate() is a
 // handful of multiplications.
 class RooflineModel final : public IExecutionTimeModel {
  public:
@@ -81,10 +86,25 @@ class RooflineModel final : public IExecutionTimeModel {
     }
   };
   DecodeAttention decode_attention(std::int64_t sequences) const noexcept;
-  // The total is summed as (every operator but decode attention, in order) + decode
-  // attention, so that estimate_decode_run, which prices only decode attention again for
-  // each iteration of a run, reproduces it exactly.
-  static double total_without_decode_attention(const IterationCost& cost) noexcept;
+  // The device time is summed as (every operator but decode attention and the overhead, in
+  // order) + decode attention, so that estimate_decode_run, which prices only decode
+  // attention again for each iteration of a run, reproduces it exactly.
+  static double device_without_decode_attention(const IterationCost& cost) noexcept;
+  // What the engine adds to a step of this shape, worked out once per shape.
+  struct StepOverheads {
+    double host_s = 0;          // the host's work for the step
+    double launch_floor_s = 0;  // CPU launches of a step no graph covers
+  };
+  StepOverheads step_overheads(const BatchShape& shape) const noexcept;
+  // The one formula of a step's time from its device time.
+  double step_time_s(double device_s, const StepOverheads& o) const noexcept {
+    const double launched_s = std::max(device_s, o.launch_floor_s);
+    return options_.engine.host.overlaps_device ? std::max(launched_s, o.host_s)
+                                                : launched_s + o.host_s;
+  }
+  // The tokens a step's GEMMs compute: `tokens` padded to a captured graph's size when one
+  // covers the step, else `tokens`; 0 when no graph does (`graphed` says which).
+  double graph_tokens(const BatchShape& shape, bool& graphed) const noexcept;
 
   HardwareProfile hardware_;
   KernelCeilings elementwise_;  // norms, activations, residual adds: flat ceilings
@@ -97,6 +117,9 @@ class RooflineModel final : public IExecutionTimeModel {
   double experts_, experts_per_token_;
   double weight_bytes_, other_weight_bytes_, activation_bytes_, kv_bytes_;
   double compute_flops_per_s_, memory_bytes_per_s_;
+  double collective_latency_s_;
+  KernelClasses kernels_;  // the hardware's, scaled by the engine's kernel factors
+  double layer_kernels_;   // kernels of one layer without attention, for the launch floor
 };
 
 }  // namespace servesim

@@ -1,0 +1,134 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/app/policies.h"
+#include "sim/config/catalog.h"
+#include "sim/engine/engine_profile.h"
+#include "tests/support/test_support.h"
+
+using namespace servesim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const char* const kEngines[] = {"vllm", "vllm-0.6", "vllm-v0", "sglang", "trtllm"};
+
+nlohmann::json resolved_run(const std::vector<std::string>& flags, const std::string& tag) {
+  const test::ScratchDir dir("engine_" + tag);
+  const auto out = dir.path() / "out";
+  std::vector<std::string> args{"run", "--num-requests", "30",    "--rate",
+                                "10",  "--no-plots",     "--out", out.string()};
+  args.insert(args.end(), flags.begin(), flags.end());
+  const auto r = test::run_servesim(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(test::read_file(out / "resolved_config.json"));
+  j["@summary"] = nlohmann::json::parse(test::read_file(out / "summary.json"));
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("every shipped engine loads, names a registered scheduler and round-trips", "[engine]") {
+  const Catalog catalog(test::source_dir() / "engines", "engine", "--engine");
+  CHECK(catalog.names() ==
+        std::vector<std::string>{"sglang", "trtllm", "vllm", "vllm-0.6", "vllm-v0"});
+  const auto schedulers = scheduler_registry();
+  for (const char* name : kEngines) {
+    INFO(name);
+    const EngineProfile e = test::shipped_engine(name);
+    CHECK(e.name == name);
+    CHECK_NOTHROW(schedulers.find(e.scheduling.scheduler, "scheduling.scheduler"));
+    const EngineProfile again = engine_from_json(engine_to_json(e), "again");
+    CHECK(engine_to_json(again) == engine_to_json(e));
+  }
+}
+
+TEST_CASE("vllm sizes its batches by the GPU as vLLM does", "[engine]") {
+  const EngineProfile vllm = test::shipped_engine("vllm");
+  const auto h100 = test::shipped_hardware("h100-sxm");
+  const auto a100 = test::shipped_hardware("a100-80gb");
+  const auto l40s = test::shipped_hardware("l40s");
+  CHECK(vllm.scheduler_parameters_for(h100.name, h100.memory_capacity_bytes) ==
+        nlohmann::json{{"max_num_batched_tokens", 8192}, {"max_num_seqs", 1024}});
+  // An A100 of 80 GB is excepted by name; an L40S has 48 GB.
+  CHECK(vllm.scheduler_parameters_for(a100.name, a100.memory_capacity_bytes) ==
+        nlohmann::json{{"max_num_batched_tokens", 2048}, {"max_num_seqs", 256}});
+  CHECK(vllm.scheduler_parameters_for(l40s.name, l40s.memory_capacity_bytes) ==
+        nlohmann::json{{"max_num_batched_tokens", 2048}, {"max_num_seqs", 256}});
+}
+
+TEST_CASE("an engine's defaults reach the run and explicit flags override them", "[engine][app]") {
+  const auto by_default = resolved_run({}, "default");
+  CHECK(by_default["engine"]["name"] == "vllm");
+  CHECK(by_default["scheduler"]["name"] == "vllm_v1");
+  CHECK(by_default["allocator"]["block_size"] == 16);
+  CHECK(by_default["memory"]["mem_util"] == 0.9);
+  CHECK(by_default["engine"]["enable_prefix_caching"] == true);
+  CHECK(by_default["engine"]["cuda_graphs"]["capture_sizes"].back() == 512);
+
+  const auto a100 = resolved_run({"--hw", "a100-80gb"}, "a100");
+  CHECK(a100["scheduler"]["max_num_seqs"] == 256);
+  CHECK(a100["scheduler"]["max_num_batched_tokens"] == 2048);
+  // vLLM V1 captures graphs up to 2 x max_num_seqs.
+  CHECK(a100["engine"]["cuda_graphs"]["capture_sizes"].back() == 512);
+  const auto few = resolved_run({"--max-num-seqs", "64"}, "few");
+  CHECK(few["engine"]["cuda_graphs"]["capture_sizes"].back() == 128);
+
+  const auto mine = resolved_run({"--max-num-seqs", "64", "--block-size", "32", "--mem-util", "0.8",
+                                  "--no-enable-prefix-caching", "--set", "engine.host.step_s=0.01"},
+                                 "mine");
+  CHECK(mine["scheduler"]["max_num_seqs"] == 64);
+  CHECK(mine["scheduler"]["max_num_batched_tokens"] == 8192);  // still the engine's
+  CHECK(mine["allocator"]["block_size"] == 32);
+  CHECK(mine["memory"]["mem_util"] == 0.8);
+  CHECK(mine["engine"]["enable_prefix_caching"] == false);
+  CHECK(mine["engine"]["host"]["step_s"] == 0.01);
+  CHECK(mine["engine"]["host"]["schedule_s"] == by_default["engine"]["host"]["schedule_s"]);
+  // 10 ms of host work a step, hidden behind no GPU step this small: decode slows to it.
+  CHECK(mine["@summary"]["tpot_s"]["mean"].get<double>() > 0.0099);
+
+  // A scheduler other than the engine's keeps its own defaults.
+  const auto sarathi = resolved_run({"--scheduler", "sarathi"}, "sarathi");
+  CHECK(sarathi["scheduler"]["token_budget"] == 512);
+  CHECK(sarathi["engine"]["host"] == by_default["engine"]["host"]);
+}
+
+TEST_CASE("each engine runs with its own scheduler, KV blocks and costs", "[engine][app]") {
+  for (const char* name : kEngines) {
+    INFO(name);
+    const EngineProfile e = test::shipped_engine(name);
+    const auto resolved = resolved_run({"--engine", name}, name);
+    CHECK(resolved["engine"]["name"] == name);
+    CHECK(resolved["scheduler"]["name"] == e.scheduling.scheduler);
+    CHECK(resolved["allocator"]["block_size"] == e.scheduling.block_size);
+    CHECK(resolved["engine"]["host"]["overlaps_device"] == e.costs.host.overlaps_device);
+    CHECK(resolved["@summary"]["requests_completed"] == 30);
+  }
+  // The 2023 engine launches every kernel from Python and adds its host work: slower decode
+  // than the current engine on the same GPU.
+  const double v0 = resolved_run({"--engine", "vllm-v0"}, "v0")["@summary"]["tpot_s"]["mean"];
+  const double v1 = resolved_run({}, "v1")["@summary"]["tpot_s"]["mean"];
+  CHECK(v0 > 1.2 * v1);
+}
+
+TEST_CASE("a resolved configuration holds every engine value and reads back as the same run",
+          "[engine][app]") {
+  const test::ScratchDir dir("engine_resolved");
+  const auto first = dir.path() / "first";
+  REQUIRE(test::run_servesim({"run", "--engine", "sglang", "--num-requests", "30", "--no-plots",
+                              "--out", first.string()})
+              .exit_code == 0);
+  const auto second = dir.path() / "second";
+  const auto r = test::run_servesim({"run", "--config", (first / "resolved_config.json").string(),
+                                     "--no-plots", "--out", second.string()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(test::read_file(first / "summary.json") == test::read_file(second / "summary.json"));
+  CHECK(test::read_file(first / "resolved_config.json") ==
+        test::read_file(second / "resolved_config.json"));
+}
