@@ -51,7 +51,7 @@ TEST_CASE("the model catalog resolves Hugging Face ids to the shipped files", "[
   CHECK_THROWS_WITH(catalog.resolve("a/meta-llama/Llama-2-7b-hf"), !Contains("Hugging Face"));
 }
 
-TEST_CASE("--model takes a Hugging Face id", "[model]") {
+TEST_CASE("the --model flag takes a Hugging Face id", "[model]") {
   const auto by_id = test::run_servesim({"kv", "--model", "codellama/CodeLlama-34b-Instruct-hf"});
   const auto by_name = test::run_servesim({"kv", "--model", "codellama-34b"});
   INFO(by_id.err);

@@ -40,7 +40,7 @@ std::vector<std::int64_t> per_stage(const WorkloadSpec& spec,
 
 }  // namespace
 
-TEST_CASE("duration_s keeps the arrivals in [0, duration_s): 5 req/s x 600 s = 3,000",
+TEST_CASE("duration_s keeps the arrivals before it: 5 req/s for 600 s are 3000 requests",
           "[workload]") {
   const auto five = test::generate(test::spec_from_text(
       spec_text(R"({"process": "constant", "rate_per_s": 5})", R"(, "duration_s": 600)")));

@@ -211,7 +211,8 @@ TEST_CASE("the shared-prefix presets match the measured runs' setups", "[workloa
   CHECK(rows == 24);
 }
 
-TEST_CASE("--rate, --num-requests and --duration are refused on a staged workload", "[workload]") {
+TEST_CASE("the rate, num-requests and duration flags are refused on a staged workload",
+          "[workload]") {
   const std::vector<std::string> base{"run", "--workload", "inference-perf-roleplay"};
   const auto with = [&base](std::vector<std::string> extra) {
     extra.insert(extra.begin(), base.begin(), base.end());
