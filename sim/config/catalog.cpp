@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
 #include "sim/core/suggest.h"
 
@@ -18,6 +19,26 @@ std::string to_lower(std::string_view text) {
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return lower;
+}
+
+// "org/name": one '/' between two non-empty parts, neither "." nor "..", and no file
+// extension of the catalog's own (a missing "dir/x.json" stays a missing file).
+bool looks_like_hf_id(std::string_view text) {
+  const auto slash = text.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == text.size() ||
+      text.find('/', slash + 1) != std::string_view::npos) {
+    return false;
+  }
+  const std::string_view org = text.substr(0, slash);
+  if (org == "." || org == "..") return false;
+  const std::string lower = to_lower(text);
+  for (const std::string_view suffix : {".json", ".jsonl", ".csv"}) {
+    if (lower.size() > suffix.size() &&
+        lower.compare(lower.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -37,8 +58,13 @@ std::filesystem::path Catalog::resolve(std::string_view name_or_path) const {
   if (is_path) {
     std::error_code ec;
     if (!std::filesystem::exists(text, ec)) {
-      throw InputError(text,
-                       (ec ? ec.message() : std::string("file not found")) + " (" + flag_ + ")");
+      std::string also;
+      if (looks_like_hf_id(text)) {
+        if (auto entry = find_by_hf_id(text)) return *entry;
+        also = "; no shipped " + kind_ + " has this Hugging Face id (\"_name_or_path\")";
+      }
+      throw InputError(
+          text, (ec ? ec.message() : std::string("file not found")) + " (" + flag_ + ")" + also);
     }
     return text;
   }
@@ -67,6 +93,19 @@ std::vector<std::string> Catalog::names() const {
   }
   std::sort(result.begin(), result.end());
   return result;
+}
+
+std::optional<std::filesystem::path> Catalog::find_by_hf_id(std::string_view hf_id) const {
+  const std::string wanted = to_lower(hf_id);
+  for (const auto& name : names()) {
+    const std::filesystem::path path = directory_ / (name + ".json");
+    const nlohmann::json entry = read_json_file(path);
+    const auto it = entry.is_object() ? entry.find("_name_or_path") : entry.end();
+    if (it != entry.end() && it->is_string() && to_lower(it->get<std::string>()) == wanted) {
+      return path;
+    }
+  }
+  return std::nullopt;
 }
 
 std::filesystem::path locate_data_root(const char* environment_value,

@@ -34,7 +34,7 @@ void ComposedWorkloadSource::look_ahead() {
   if (*arrival < last_arrival_) {
     throw InvariantError("workload arrivals went backwards in time");
   }
-  if (stop_.end_time && *arrival > *stop_.end_time) {
+  if (stop_.end_time && *arrival >= *stop_.end_time) {
     stopped_ = true;
     return;
   }

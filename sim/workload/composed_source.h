@@ -14,7 +14,7 @@ namespace servesim {
 // When a workload ends, whichever comes first; a trace (or trace lengths) also ends it.
 struct StopConditions {
   std::optional<std::int64_t> max_requests;
-  std::optional<SimTime> end_time;  // no request arrives after it
+  std::optional<SimTime> end_time;  // requests arrive before it: [0, end_time)
 };
 
 // A workload source built from an arrival process and a length distribution: request i gets

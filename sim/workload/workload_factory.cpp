@@ -10,6 +10,8 @@
 #include "sim/workload/impl/gamma_arrivals.h"
 #include "sim/workload/impl/independent_lengths.h"
 #include "sim/workload/impl/poisson_arrivals.h"
+#include "sim/workload/impl/shared_prefix_lengths.h"
+#include "sim/workload/impl/staged_arrivals.h"
 #include "sim/workload/impl/trace_arrivals.h"
 #include "sim/workload/impl/trace_lengths.h"
 #include "sim/workload/lengths_csv.h"
@@ -21,6 +23,18 @@ std::unique_ptr<IArrivalProcess> make_arrivals(const WorkloadSpec& spec,
                                                const std::shared_ptr<const Trace>& trace) {
   const ArrivalSpec& a = spec.arrival;
   if (spec.all_at_once()) return std::make_unique<AllAtOnceArrivals>();
+  if (a.staged()) {
+    // The parser allows stages with poisson and constant only.
+    std::vector<std::unique_ptr<IArrivalProcess>> stages;
+    for (const ArrivalStage& stage : a.stages) {
+      if (a.process == ArrivalProcessKind::Constant) {
+        stages.push_back(std::make_unique<ConstantArrivals>(stage.rate_per_s));
+      } else {
+        stages.push_back(std::make_unique<PoissonArrivals>(stage.rate_per_s));
+      }
+    }
+    return std::make_unique<StagedArrivals>(stage_windows(a.stages), std::move(stages));
+  }
   switch (a.process) {
     case ArrivalProcessKind::Poisson:
       return std::make_unique<PoissonArrivals>(a.rate_per_s);
@@ -49,6 +63,9 @@ std::unique_ptr<ILengthDistribution> make_lengths(const WorkloadSpec& spec,
       break;
     case LengthsKind::Trace:
       lengths = std::make_unique<TraceLengths>(trace);
+      break;
+    case LengthsKind::SharedPrefix:
+      lengths = std::make_unique<SharedPrefixLengths>(l.shared_prefix);
       break;
   }
   if (l.max_prompt_tokens || l.max_total_tokens) {

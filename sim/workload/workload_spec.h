@@ -9,17 +9,20 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/core/rng.h"
+#include "sim/workload/arrival_stages.h"
+#include "sim/workload/shared_prefix.h"
 #include "sim/workload/workload_source.h"
 
 namespace servesim {
 
 enum class ArrivalProcessKind { Poisson, Gamma, Constant, ClosedLoop, Trace };
 enum class TokenCountKind { Fixed, Uniform, Normal, Lognormal };
-enum class LengthsKind { JointEmpirical, Trace, Independent };
+enum class LengthsKind { JointEmpirical, Trace, Independent, SharedPrefix };
 
 // The spellings used in workload JSON, in the order error messages list them.
 inline constexpr std::array<std::pair<std::string_view, ArrivalProcessKind>, 5>
@@ -34,10 +37,11 @@ inline constexpr std::array<std::pair<std::string_view, TokenCountKind>, 4> kTok
     {"normal", TokenCountKind::Normal},
     {"lognormal", TokenCountKind::Lognormal},
 }};
-inline constexpr std::array<std::pair<std::string_view, LengthsKind>, 3> kLengthsNames{{
+inline constexpr std::array<std::pair<std::string_view, LengthsKind>, 4> kLengthsNames{{
     {"joint_empirical", LengthsKind::JointEmpirical},
     {"trace", LengthsKind::Trace},
     {"independent", LengthsKind::Independent},
+    {"shared_prefix", LengthsKind::SharedPrefix},
 }};
 
 template <typename Kind, std::size_t N>
@@ -56,7 +60,12 @@ struct ArrivalSpec {
   double cv = 1.0;            // gamma: coefficient of variation of the inter-arrival gaps
   std::int64_t users = 1;     // closed_loop
   double think_time_s = 0.0;  // closed_loop: from a request's end to the user's next request
+  // poisson, constant: load stages run back to back, each at its own rate (rate_per_s is then
+  // unused). Empty for a single rate. The stages' total duration is the length of the run.
+  std::vector<ArrivalStage> stages;
   bool operator==(const ArrivalSpec&) const = default;
+
+  bool staged() const { return !stages.empty(); }
 };
 
 // One dimension (prompt or output) of independent lengths. JSON keys: tokens, mean, std, min,
@@ -75,9 +84,10 @@ struct TokenCountSpec {
 
 struct LengthsSpec {
   LengthsKind distribution = LengthsKind::Independent;
-  TokenCountSpec prompt;       // independent
-  TokenCountSpec output;       // independent
-  std::filesystem::path path;  // joint_empirical: CSV of (prompt, output) pairs, resolved
+  TokenCountSpec prompt;           // independent
+  TokenCountSpec output;           // independent
+  std::filesystem::path path;      // joint_empirical: CSV of (prompt, output) pairs, resolved
+  SharedPrefixSpec shared_prefix;  // shared_prefix
   // Sampled pairs that break a limit are drawn again (the vLLM benchmark's ShareGPT filter).
   std::optional<std::int64_t> max_prompt_tokens;
   std::optional<std::int64_t> max_total_tokens;
@@ -98,16 +108,18 @@ struct WorkloadSpec {
   ArrivalSpec arrival;
   LengthsSpec lengths;
   std::optional<TraceSpec> trace;  // when arrivals or lengths come from a trace
-  // Stop conditions: at most num_requests requests, none arriving after duration_s.
+  // Stop conditions: at most num_requests requests, only those arriving in [0, duration_s).
+  // Neither is allowed with arrival stages, whose durations define the run.
   std::optional<std::int64_t> num_requests;
   std::optional<double> duration_s;
   bool operator==(const WorkloadSpec&) const = default;
 
   // Every request at t = 0: only meaningful for the rate processes.
   bool all_at_once() const {
-    return std::isinf(arrival.rate_per_s) && (arrival.process == ArrivalProcessKind::Poisson ||
-                                              arrival.process == ArrivalProcessKind::Gamma ||
-                                              arrival.process == ArrivalProcessKind::Constant);
+    return !arrival.staged() && std::isinf(arrival.rate_per_s) &&
+           (arrival.process == ArrivalProcessKind::Poisson ||
+            arrival.process == ArrivalProcessKind::Gamma ||
+            arrival.process == ArrivalProcessKind::Constant);
   }
   bool uses_trace() const {
     return arrival.process == ArrivalProcessKind::Trace ||

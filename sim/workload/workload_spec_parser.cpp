@@ -16,10 +16,25 @@ namespace fs = std::filesystem;
 using Keys = std::initializer_list<std::string_view>;
 
 // Every optional key of each object, whichever kind uses it.
-constexpr std::array<std::string_view, 4> kArrivalKeys{"rate_per_s", "cv", "users", "think_time_s"};
+constexpr std::array<std::string_view, 5> kArrivalKeys{"rate_per_s", "cv", "users", "think_time_s",
+                                                       "stages"};
 constexpr std::array<std::string_view, 5> kTokenCountKeys{"tokens", "mean", "std", "min", "max"};
-constexpr std::array<std::string_view, 5> kLengthsKeys{"prompt", "output", "path",
-                                                       "max_prompt_tokens", "max_total_tokens"};
+constexpr std::array<std::string_view, 10> kLengthsKeys{"prompt",
+                                                        "output",
+                                                        "path",
+                                                        "max_prompt_tokens",
+                                                        "max_total_tokens",
+                                                        "groups",
+                                                        "users_per_group",
+                                                        "system_prompt_tokens",
+                                                        "question_tokens",
+                                                        "output_tokens"};
+// What a staged workload says of the keys a single rate or a run length would take.
+constexpr std::string_view kStagesOwnRates =
+    "arrival.stages: each stage gives its own rate_per_s (so --rate does not apply)";
+constexpr std::string_view kStagesDefineRun =
+    "arrival.stages: the stages' durations define the run (so --num-requests and --duration do "
+    "not apply)";
 
 template <typename Kind, std::size_t N>
 Kind read_choice(JsonObjectReader& r, std::string_view key,
@@ -55,6 +70,31 @@ double read_rate(JsonObjectReader& r) {
   r.fail("rate_per_s", "expected a positive number or \"inf\", got " + value->dump());
 }
 
+// A non-empty list of {"rate_per_s", "duration_s"} objects; errors name the stage by index.
+std::vector<ArrivalStage> parse_stages(JsonObjectReader& r) {
+  const nlohmann::json* list = r.optional_raw("stages");
+  if (list == nullptr || !list->is_array() || list->empty()) {
+    r.fail("stages", "expected a non-empty list of {\"rate_per_s\": R, \"duration_s\": T} objects");
+  }
+  std::vector<ArrivalStage> stages;
+  double total_s = 0;
+  for (std::size_t k = 0; k < list->size(); ++k) {
+    JsonObjectReader s((*list)[k], r.source_name(),
+                       r.key_path("stages") + "[" + std::to_string(k) + "]");
+    ArrivalStage stage;
+    stage.rate_per_s = s.positive_number("rate_per_s");
+    stage.duration_s = s.positive_number("duration_s");
+    s.reject_unknown_keys();
+    total_s += stage.duration_s;
+    if (!(total_s <= kMaxArrivalTimeS)) {
+      s.fail("duration_s",
+             "the stages last longer than 1e9 s (31.7 years), the longest simulated time");
+    }
+    stages.push_back(stage);
+  }
+  return stages;
+}
+
 ArrivalSpec parse_arrival(JsonObjectReader r) {
   ArrivalSpec a;
   a.process = read_choice(r, "process", kArrivalProcessNames);
@@ -63,8 +103,13 @@ ArrivalSpec parse_arrival(JsonObjectReader r) {
   switch (a.process) {
     case ArrivalProcessKind::Poisson:
     case ArrivalProcessKind::Constant:
-      refuse_unused(r, kArrivalKeys, {"rate_per_s"}, kind);
-      a.rate_per_s = read_rate(r);
+      if (r.has("stages")) {
+        refuse_unused(r, kArrivalKeys, {"stages"}, std::string(kStagesOwnRates));
+        a.stages = parse_stages(r);
+      } else {
+        refuse_unused(r, kArrivalKeys, {"rate_per_s"}, kind);
+        a.rate_per_s = read_rate(r);
+      }
       break;
     case ArrivalProcessKind::Gamma:
       refuse_unused(r, kArrivalKeys, {"rate_per_s", "cv"}, kind);
@@ -126,6 +171,23 @@ fs::path resolve_path(JsonObjectReader& r, std::string_view key, const fs::path&
   return fs::absolute(path.is_relative() ? base_dir / path : path).lexically_normal();
 }
 
+SharedPrefixSpec parse_shared_prefix(JsonObjectReader& r) {
+  SharedPrefixSpec p;
+  p.groups = r.positive_integer("groups");
+  p.users_per_group = r.positive_integer("users_per_group");
+  p.system_prompt_tokens = r.positive_integer("system_prompt_tokens");
+  p.question_tokens = r.positive_integer("question_tokens");
+  p.output_tokens = r.positive_integer("output_tokens");
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  if (p.groups > kMax / p.users_per_group) {
+    r.fail("users_per_group", "groups x users_per_group exceeds 2^63 - 1 users");
+  }
+  if (p.system_prompt_tokens > kMax - p.question_tokens) {
+    r.fail("question_tokens", "system_prompt_tokens + question_tokens exceeds 2^63 - 1 tokens");
+  }
+  return p;
+}
+
 LengthsSpec parse_lengths(JsonObjectReader r, const fs::path& base_dir) {
   LengthsSpec l;
   l.distribution = read_choice(r, "distribution", kLengthsNames);
@@ -145,6 +207,14 @@ LengthsSpec parse_lengths(JsonObjectReader r, const fs::path& base_dir) {
     case LengthsKind::Trace:
       // A trace's rows are replayed as recorded; filtering would part lengths from arrivals.
       refuse_unused(r, kLengthsKeys, {}, kind);
+      break;
+    case LengthsKind::SharedPrefix:
+      // Every request has the same lengths: a filter would keep all of them or none.
+      refuse_unused(
+          r, kLengthsKeys,
+          {"groups", "users_per_group", "system_prompt_tokens", "question_tokens", "output_tokens"},
+          kind);
+      l.shared_prefix = parse_shared_prefix(r);
       break;
   }
   l.max_prompt_tokens = r.optional_positive_integer("max_prompt_tokens");
@@ -178,6 +248,11 @@ WorkloadSpec parse_workload_spec(const nlohmann::json& document, const std::stri
   if (spec.duration_s && *spec.duration_s > kMaxArrivalTimeS) {
     r.fail("duration_s", "expected at most 1e9 s (31.7 years), the longest simulated time");
   }
+  if (spec.arrival.staged()) {
+    for (const std::string_view key : {"num_requests", "duration_s"}) {
+      if (r.has(key)) r.fail(key, "not used with " + std::string(kStagesDefineRun));
+    }
+  }
   r.reject_unknown_keys();
 
   if (spec.uses_trace() && !spec.trace) {
@@ -186,8 +261,9 @@ WorkloadSpec parse_workload_spec(const nlohmann::json& document, const std::stri
   if (!spec.uses_trace() && spec.trace) {
     r.fail("trace", "given, but neither arrival.process nor lengths.distribution is \"trace\"");
   }
-  // A trace ends by itself; synthetic arrivals would go on for ever.
-  if (!spec.uses_trace() && !spec.num_requests) {
+  // A trace and a list of stages end by themselves; other synthetic arrivals would go on for
+  // ever.
+  if (!spec.uses_trace() && !spec.arrival.staged() && !spec.num_requests) {
     if (spec.all_at_once()) {
       r.fail("num_requests",
              "required when arrival.rate_per_s is \"inf\" (every request arrives at t = 0)");

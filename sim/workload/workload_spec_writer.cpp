@@ -18,6 +18,14 @@ json arrival_to_json(const ArrivalSpec& a) {
     case ArrivalProcessKind::Poisson:
     case ArrivalProcessKind::Constant:
     case ArrivalProcessKind::Gamma:
+      if (a.staged()) {
+        json stages = json::array();
+        for (const ArrivalStage& stage : a.stages) {
+          stages.push_back({{"rate_per_s", stage.rate_per_s}, {"duration_s", stage.duration_s}});
+        }
+        out["stages"] = std::move(stages);
+        break;
+      }
       out["rate_per_s"] = std::isinf(a.rate_per_s) ? json("inf") : json(a.rate_per_s);
       if (a.process == ArrivalProcessKind::Gamma) out["cv"] = a.cv;
       break;
@@ -59,6 +67,13 @@ json lengths_to_json(const LengthsSpec& l) {
       break;
     case LengthsKind::JointEmpirical:
       out["path"] = l.path.string();
+      break;
+    case LengthsKind::SharedPrefix:
+      out["groups"] = l.shared_prefix.groups;
+      out["users_per_group"] = l.shared_prefix.users_per_group;
+      out["system_prompt_tokens"] = l.shared_prefix.system_prompt_tokens;
+      out["question_tokens"] = l.shared_prefix.question_tokens;
+      out["output_tokens"] = l.shared_prefix.output_tokens;
       break;
     case LengthsKind::Trace:
       break;

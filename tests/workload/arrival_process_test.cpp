@@ -50,11 +50,15 @@ TEST_CASE("gamma gaps have the configured CV", "[workload]") {
   }
 }
 
-TEST_CASE("the first arrival is at t = 0 and constant gaps are exact", "[workload]") {
+TEST_CASE("the first arrival is at t = 0 and constant arrivals do not drift", "[workload]") {
   ConstantArrivals constant(3.0);
   Rng rng(1);
+  // Arrival k at k / 3 s to the nearest nanosecond: 0, 333,333,333, 666,666,667, 1 s, ...
+  for (std::int64_t k = 0; k < 3000; ++k)
+    REQUIRE(constant.next(rng)->ns() == (k * 1'000'000'000 + 1) / 3);
+  ConstantArrivals five(5.0);
   for (std::int64_t k = 0; k < 1000; ++k)
-    REQUIRE(constant.next(rng)->ns() == k * 333'333'333);
+    REQUIRE(five.next(rng)->ns() == k * 200'000'000);  // a gap of exactly 200 ms
 }
 
 TEST_CASE("an infinite rate sends every request at t = 0", "[workload]") {
@@ -129,7 +133,8 @@ TEST_CASE("closed loop with a duration stops once releases pass the end", "[work
     arrivals_ns.push_back(request->arrival.ns());
     source->on_request_done(*request, request->arrival + SimTime::from_seconds(0.5));
   }
-  CHECK(arrivals_ns == std::vector<std::int64_t>{0, 2'500'000'000, 5'000'000'000});
+  // [0, 5): the release due at exactly 5 s is past the end.
+  CHECK(arrivals_ns == std::vector<std::int64_t>{0, 2'500'000'000});
   CHECK(source->exhausted());
 }
 

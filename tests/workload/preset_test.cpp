@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <sstream>
+
 #include "sim/config/catalog.h"
 #include "tests/support/test_support.h"
 #include "tests/support/workload_test_support.h"
@@ -26,6 +29,25 @@ constexpr PresetTarget kPresets[] = {
     {"arxiv-summarization", 2534.0, 291.43, 1.0, 1.0},
 };
 
+// The shared-prefix presets of inference-perf's loads (the vLLM 0.15.1 measurements): their
+// lengths and stages as the source profiles configure them.
+struct SharedPrefixTarget {
+  const char* name;
+  const char* workload;  // the `workload` column of the measured file
+  SharedPrefixSpec lengths;
+  std::vector<ArrivalStage> stages;
+};
+
+const std::vector<SharedPrefixTarget>& shared_prefix_presets() {
+  static const std::vector<SharedPrefixTarget> presets{
+      {"inference-perf-codegen", "codegen", {11, 4, 100, 466, 247}, {{5, 600}, {10, 600}}},
+      {"inference-perf-general", "general", {9, 5, 100, 447, 248}, {{8, 600}, {20, 600}}},
+      {"inference-perf-roleplay", "roleplay", {10, 5, 150, 600, 251}, {{6, 1200}}},
+      {"inference-perf-reasoning", "reasoning", {23, 1, 100, 934, 1448}, {{4, 1200}}},
+  };
+  return presets;
+}
+
 WorkloadSpec preset(const std::string& name) {
   return load_workload_file(test::source_dir() / "workloads" / (name + ".json"));
 }
@@ -36,6 +58,8 @@ TEST_CASE("the shipped presets are exactly the documented ones", "[workload]") {
   const Catalog catalog(test::source_dir() / "workloads", "workload preset", "--workload");
   std::vector<std::string> expected;
   for (const auto& p : kPresets)
+    expected.emplace_back(p.name);
+  for (const auto& p : shared_prefix_presets())
     expected.emplace_back(p.name);
   std::sort(expected.begin(), expected.end());
   CHECK(catalog.names() == expected);
@@ -110,4 +134,95 @@ TEST_CASE("the Azure code preset is as bursty as the trace", "[workload]") {
   const auto gaps = test::stats_of(test::gaps_s(test::generate(spec, 5)));
   CHECK(gaps.cv > 6);  // the trace's 13; a sample CV of so heavy a tail converges slowly
   CHECK(gaps.mean == Approx(1 / 2.57).epsilon(0.35));
+}
+
+TEST_CASE("the shared-prefix presets send rate x duration requests per stage", "[workload]") {
+  for (const auto& target : shared_prefix_presets()) {
+    INFO(target.name);
+    const WorkloadSpec spec = preset(target.name);
+    CHECK(spec.description.size() > 40);
+    CHECK(spec.source.size() > 80);
+    CHECK(spec.arrival.process == ArrivalProcessKind::Constant);
+    CHECK(spec.arrival.stages == target.stages);
+    CHECK(spec.lengths.distribution == LengthsKind::SharedPrefix);
+    CHECK(spec.lengths.shared_prefix == target.lengths);
+    CHECK_FALSE(spec.num_requests);
+    CHECK(parse_workload_spec(workload_spec_to_json(spec), spec.source_name, "/") == spec);
+
+    const auto requests = test::generate(spec);
+    const auto windows = stage_windows(spec.arrival.stages);
+    std::vector<std::int64_t> counts(windows.size(), 0);
+    for (const auto& r : requests) {
+      ++counts[stage_of(windows, r.arrival).value()];
+      REQUIRE(r.prompt_tokens == target.lengths.prompt_tokens());
+      REQUIRE(r.output_tokens == target.lengths.output_tokens);
+    }
+    for (std::size_t k = 0; k < windows.size(); ++k) {
+      CHECK(counts[k] ==
+            static_cast<std::int64_t>(target.stages[k].rate_per_s * target.stages[k].duration_s));
+    }
+  }
+}
+
+TEST_CASE("the shared-prefix presets match the measured runs' setups", "[workload]") {
+  const auto path = test::shared_data_dir() / "measured" / "vllm-0.15.1-h100-sxm.csv";
+  if (!std::filesystem::exists(path)) {
+    WARN("skipped: " << path << " is absent (shared reference data)");
+    return;
+  }
+  std::istringstream lines(test::read_file(path));
+  std::string line;
+  std::getline(lines, line);
+  const auto split = [](const std::string& text) {
+    std::vector<std::string> fields;
+    std::istringstream in(text);
+    std::string field;
+    while (std::getline(in, field, ','))
+      fields.push_back(field);
+    return fields;
+  };
+  const std::vector<std::string> header = split(line);
+  const auto column = [&header](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    REQUIRE(it != header.end());
+    return static_cast<std::size_t>(it - header.begin());
+  };
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    const auto f = split(line);
+    INFO(line);
+    const auto target = std::find_if(
+        shared_prefix_presets().begin(), shared_prefix_presets().end(),
+        [&](const SharedPrefixTarget& t) { return f[column("workload")] == t.workload; });
+    REQUIRE(target != shared_prefix_presets().end());
+    const SharedPrefixSpec& l = preset(target->name).lengths.shared_prefix;
+    CHECK(std::stoll(f[column("groups")]) == l.groups);
+    CHECK(std::stoll(f[column("users_per_group")]) == l.users_per_group);
+    CHECK(std::stoll(f[column("system_prompt_tokens")]) == l.system_prompt_tokens);
+    CHECK(std::stoll(f[column("question_tokens")]) == l.question_tokens);
+    CHECK(std::stoll(f[column("output_tokens_requested")]) == l.output_tokens);
+    const ArrivalStage& stage = target->stages.at(std::stoul(f[column("stage")]));
+    CHECK(std::stod(f[column("rate_per_s")]) == stage.rate_per_s);
+    CHECK(std::stod(f[column("stage_duration_s")]) == stage.duration_s);
+    // The load generator sent rate x duration requests in the stage, as the preset does.
+    CHECK(std::stod(f[column("requests_sent")]) == stage.rate_per_s * stage.duration_s);
+    ++rows;
+  }
+  CHECK(rows == 24);
+}
+
+TEST_CASE("the rate, num-requests and duration flags are refused on a staged workload",
+          "[workload]") {
+  const std::vector<std::string> base{"run", "--workload", "inference-perf-roleplay"};
+  const auto with = [&base](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), base.begin(), base.end());
+    return test::run_servesim(extra);
+  };
+  const auto rate = with({"--rate", "4"});
+  test::require_error(rate, 3, "\"arrival.rate_per_s\": not used with arrival.stages");
+  CHECK_THAT(rate.err, Catch::Matchers::Contains("--rate"));
+  test::require_error(with({"--num-requests", "10"}), 3,
+                      "\"num_requests\": not used with arrival.stages");
+  test::require_error(with({"--duration", "60"}), 3,
+                      "\"duration_s\": not used with arrival.stages");
 }

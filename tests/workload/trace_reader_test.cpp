@@ -200,7 +200,7 @@ TEST_CASE("trace arrivals with synthetic lengths, and stop conditions on a trace
   CHECK(all[3].arrival.ns() == 3'000'000'000);
   const auto until_two =
       test::generate(test::spec_from_text(std::string(base) + R"(, "duration_s": 2})", dir.path()));
-  CHECK(until_two.size() == 3);
+  CHECK(until_two.size() == 2);  // [0, 2): the row at exactly 2 s is not kept
   const auto first_two = test::generate(
       test::spec_from_text(std::string(base) + R"(, "num_requests": 2})", dir.path()));
   CHECK(first_two.size() == 2);

@@ -115,12 +115,12 @@ TEST_CASE("num_requests and duration_s stop a synthetic workload", "[workload]")
   const auto timed = test::generate(test::spec_from_text(
       with_arrival(R"({"process": "poisson", "rate_per_s": 10})", R"(, "duration_s": 100)")));
   CHECK(timed.size() == Approx(1000).margin(100));  // 10/s for 100 s, sd about 32
-  CHECK(timed.back().arrival <= SimTime::from_seconds(100));
+  CHECK(timed.back().arrival < SimTime::from_seconds(100));
 
   const auto both = test::generate(
       test::spec_from_text(with_arrival(R"({"process": "constant", "rate_per_s": 2})",
                                         R"(, "duration_s": 10, "num_requests": 100)")));
-  CHECK(both.size() == 21);  // t = 0, 0.5, ..., 10.0: the end is inclusive
+  CHECK(both.size() == 20);  // t = 0, 0.5, ..., 9.5: the end is excluded, [0, 10)
 
   const auto source = make_workload_source(
       test::spec_from_text(

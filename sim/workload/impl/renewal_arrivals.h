@@ -6,8 +6,7 @@ namespace servesim {
 
 // The shared base of the open-loop rate processes: the first request arrives at t = 0 (as a
 // benchmark client sends its first request at once) and each next one an independently drawn
-// gap later. Gaps are rounded to whole nanoseconds before they are added, so a constant gap
-// stays exactly constant however long the run.
+// gap later (Poisson and gamma). Gaps are rounded to whole nanoseconds before they are added.
 class RenewalArrivals : public IArrivalProcess {
  public:
   std::optional<SimTime> next(Rng& rng) final;

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+
+namespace servesim {
+
+// The shared-prefix workload of inference-perf (its `shared_prefix` data generator): `groups`
+// system prompts of `system_prompt_tokens` each, each shared by `users_per_group` users; every
+// request is its user's group's system prompt followed by a new question of `question_tokens`,
+// and asks for `output_tokens`. All five are >= 1.
+struct SharedPrefixSpec {
+  std::int64_t groups = 1;
+  std::int64_t users_per_group = 1;
+  std::int64_t system_prompt_tokens = 1;
+  std::int64_t question_tokens = 1;
+  std::int64_t output_tokens = 1;
+  bool operator==(const SharedPrefixSpec&) const = default;
+
+  std::int64_t users() const noexcept { return groups * users_per_group; }
+  std::int64_t prompt_tokens() const noexcept { return system_prompt_tokens + question_tokens; }
+};
+
+// Users take turns round robin: request i (its id, 0, 1, 2, ... in arrival order) belongs to
+// user i mod (groups x users_per_group), and users 0 .. U-1 are group 0, U .. 2U-1 group 1, ...
+// Pure functions of the request id, so that a prefix cache can tell which requests share a
+// system prompt without a field on every request.
+inline std::int64_t shared_prefix_user(const SharedPrefixSpec& spec,
+                                       std::int64_t request_id) noexcept {
+  return request_id % spec.users();
+}
+inline std::int64_t shared_prefix_group(const SharedPrefixSpec& spec,
+                                        std::int64_t request_id) noexcept {
+  return shared_prefix_user(spec, request_id) / spec.users_per_group;
+}
+
+}  // namespace servesim
