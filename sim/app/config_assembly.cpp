@@ -76,7 +76,7 @@ void keep_arrival_keys_of_process(nlohmann::json& document) {
   }
   const auto process = arrival["process"].get<std::string>();
   std::vector<std::string> keep{"process"};
-  if (process == "poisson" || process == "constant") keep = {"process", "rate_per_s"};
+  if (process == "poisson" || process == "constant") keep = {"process", "rate_per_s", "stages"};
   if (process == "gamma") keep = {"process", "rate_per_s", "cv"};
   if (process == "closed_loop") keep = {"process", "users", "think_time_s"};
   nlohmann::json kept = nlohmann::json::object();
