@@ -140,8 +140,10 @@ Scenario build(const Options& o) {
       s.mean_tokens_per_request = 500;
     }
     if (o.scenario == "2") {
-      // ShareGPT prompts, 10,000 output tokens each: past Llama-3-8B's 8,192 positions and
-      // vLLM's 8,192-token prefill limit, so both are raised.
+      // ShareGPT prompts, 10,000 output tokens each: past Llama-3-8B's 8,192 positions, so
+      // Llama-3.1-8B (the same shapes, 131,072 positions) with max_len raised, and vLLM's
+      // prefill limit with it.
+      set(c, "model=\"llama-3.1-8b\"");
       set(c,
           "workload.lengths={\"distribution\": \"independent\", \"prompt\": "
           "{\"distribution\": \"lognormal\", \"mean\": 182, \"std\": 250, \"min\": 4, "

@@ -161,12 +161,15 @@ nlohmann::json assemble_config(const ConfigSources& sources,
   remove_engine_decided_defaults(document);
   document["workload"] = "sharegpt";
   bool workload_given = false;
+  bool allocator_named = false;  // else it is the final scheduler's default allocator
   if (sources.config_file) {
     const nlohmann::json file = read_json_file(*sources.config_file);
     if (!file.is_object()) {
       throw InputError(sources.config_file->string(), "expected a JSON object");
     }
     workload_given = file.contains("workload");
+    allocator_named = file.contains("allocator") && file["allocator"].is_object() &&
+                      file["allocator"].contains("name");
     deep_merge(document, file);
   }
   // Whole-workload overrides first (a preset name), then expand, then everything else.
@@ -181,7 +184,7 @@ nlohmann::json assemble_config(const ConfigSources& sources,
     document["workload"]["arrival"] = {{"process", "poisson"}, {"rate_per_s", 8.0}};
     document["workload"]["num_requests"] = 2000;
   }
-  const nlohmann::json before_overrides = document;
+  nlohmann::json before_overrides = document;
   std::set<std::string> overridden;
   std::vector<ConfigOverride> token_limits;  // applied once the scheduler is known
   for (const auto& o : sources.overrides) {
@@ -192,6 +195,9 @@ nlohmann::json assemble_config(const ConfigSources& sources,
     }
     apply_override(document, o.assignment, o.origin);
     overridden.insert(override_path(o));
+    if (override_path(o) == "allocator" || override_path(o) == "allocator.name") {
+      allocator_named = true;
+    }
     if (o.assignment.rfind("workload.arrival.process=", 0) == 0) {
       keep_arrival_keys_of_process(document);
     }
@@ -205,6 +211,11 @@ nlohmann::json assemble_config(const ConfigSources& sources,
     document["scheduler"]["name"] = "sarathi";
   }
   const std::string scheduler = scheduler_name(document, engine.scheduling.scheduler);
+  if (!allocator_named && document["allocator"].is_object()) {
+    // Before and after the overrides alike, so that the choice drops none of the file's keys.
+    document["allocator"]["name"] = before_overrides["allocator"]["name"] =
+        default_allocator(scheduler);
+  }
   const std::string* budget_key = chunked_prefill_budget_key(schedulers, scheduler);
   for (const auto& o : token_limits) {
     const std::string path =

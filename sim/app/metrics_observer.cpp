@@ -12,6 +12,7 @@ void MetricsObserver::on_request_finished(const Request& request, SimTime now) {
   record.completion_s = now.seconds();
   record.prompt_tokens = request.spec.prompt_tokens;
   record.output_tokens = request.generated_tokens;
+  record.cut_output_tokens = request.cut_output_tokens();
   record.preemptions = request.preemptions;
   collector_.on_request_finished(record);
 }

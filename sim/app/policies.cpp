@@ -1,5 +1,7 @@
 #include "sim/app/policies.h"
 
+#include <algorithm>
+
 #include "sim/cluster/impl/least_kv_router.h"
 #include "sim/cluster/impl/least_outstanding_router.h"
 #include "sim/cluster/impl/random_router.h"
@@ -113,22 +115,39 @@ Registry<SchedulerFactory> scheduler_registry() {
   Registry<SchedulerFactory> registry("scheduler");
   // vllm is defined by paged allocation. orca, static and sarathi go through the allocator
   // interface only: under contiguous reservations they never preempt, under paging orca and
-  // sarathi preempt by recompute and static admits a batch only if it fits to the end.
+  // sarathi preempt by recompute and static admits a batch only if it fits to the end. The
+  // first allocator a scheduler lists is its default: orca's is contiguous (with the
+  // contiguous allocator's default max reservation), as Orca reserves max-length slots.
+  // vLLM V0 without chunked prefill (SchedulerConfig): the token limit defaults to
+  // max(max_model_len, 2048), and one below max_model_len is refused, since a prompt of
+  // max_model_len tokens could never be scheduled.
   registry.add(
       "vllm", "iteration-level, prefills first, preemption by recompute of the newest request",
       {max_num_seqs,
-       ParameterSpec::positive_integer("max_num_batched_tokens", 8192,
-                                       "tokens computed in one iteration at most"),
+       ParameterSpec::nonnegative_integer(
+           "max_num_batched_tokens", 0,
+           "tokens computed in one iteration at most, at least max_len; 0 (the default): "
+           "max(max_len, 2048), as vLLM V0 without chunked prefill"),
        ParameterSpec::choice(
            "preemption", {"recompute", "swap"}, "recompute",
            "what a preempted request's KV does: dropped and recomputed, or swapped to host "
            "memory (memory.swap_space_gib) over the host link")},
       {{"paged"},
        [](const PolicyParameters& parameters, std::int64_t swap_capacity_tokens,
-          std::int64_t /*max_len_tokens*/) {
+          std::int64_t max_len_tokens) {
+         constexpr std::int64_t kV0MinimumBatchedTokens = 2048;
+         std::int64_t batched_tokens = parameters.integer("max_num_batched_tokens");
+         if (batched_tokens == 0) {
+           batched_tokens = std::max(max_len_tokens, kV0MinimumBatchedTokens);
+         } else if (batched_tokens < max_len_tokens) {
+           throw InputError("scheduler.max_num_batched_tokens",
+                            std::to_string(batched_tokens) + " is smaller than max_len (" +
+                                std::to_string(max_len_tokens) +
+                                "): a prompt of max_len tokens could never be scheduled, which "
+                                "vLLM V0 refuses too; raise it or lower max_len");
+         }
          return std::make_unique<VllmScheduler>(
-             VllmSchedulerOptions{parameters.integer("max_num_seqs"),
-                                  parameters.integer("max_num_batched_tokens")},
+             VllmSchedulerOptions{parameters.integer("max_num_seqs"), batched_tokens},
              swap_capacity_tokens);
        }});
   registry.add(
@@ -144,7 +163,7 @@ Registry<SchedulerFactory> scheduler_registry() {
        }});
   registry.add("static", "request-level batches of batch_size that run until every member finishes",
                {ParameterSpec::positive_integer("batch_size", 8, "requests per batch")},
-               {{"contiguous", "paged"},
+               {{"paged", "contiguous"},
                 [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/,
                    std::int64_t /*max_len_tokens*/) {
                   return std::make_unique<StaticScheduler>(
@@ -226,6 +245,13 @@ std::vector<std::pair<std::string, std::vector<std::string>>> allocators_by_sche
   for (const auto& entry : schedulers.entries())
     table.emplace_back(entry.name, entry.factory.allocators);
   return table;
+}
+
+std::string default_allocator(const std::string& scheduler) {
+  for (const auto& [s, allocators] : allocators_by_scheduler()) {
+    if (s == scheduler && !allocators.empty()) return allocators.front();
+  }
+  return "paged";
 }
 
 void check_policy_pair(const std::string& scheduler, const std::string& allocator) {

@@ -65,6 +65,10 @@ PolicyMenus policy_menus();
 // For each registered scheduler, in registry order, the allocators it accepts.
 std::vector<std::pair<std::string, std::vector<std::string>>> allocators_by_scheduler();
 
+// The allocator a scheduler runs with when none is named: the first it accepts (orca:
+// contiguous), or paged for an unknown scheduler, which the config reader refuses by name.
+std::string default_allocator(const std::string& scheduler);
+
 // Refuses a pair the scheduler does not accept with an InputError listing the valid pairs.
 void check_policy_pair(const std::string& scheduler, const std::string& allocator);
 

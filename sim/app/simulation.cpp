@@ -34,6 +34,17 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   const RunConfig config = run_config_from_json(config_document, "configuration", policy_menus());
   const ModelSpec model =
       load_model_file(Catalog(data_root / "models", "model", "model").resolve(config.model));
+  const std::int64_t max_len = config.max_len.value_or(model.max_position_embeddings);
+  // As vLLM refuses a max_model_len beyond the model's positions (unless told otherwise by
+  // VLLM_ALLOW_LONG_MAX_MODEL_LEN): positions past them were never trained.
+  if (max_len > model.max_position_embeddings) {
+    const std::string positions = std::to_string(model.max_position_embeddings);
+    throw InputError("max_len", std::to_string(max_len) + " tokens exceed the " +
+                                    "max_position_embeddings of " + config.model + " (" +
+                                    positions + "); expected at most " + positions);
+  }
+  const MaxLenPolicy max_len_policy = parse_max_len_policy(config.max_len_policy, "max_len_policy");
+
   const HardwareProfile hardware = load_hardware_file(
       Catalog(data_root / "hw_profiles", "hardware profile", "hardware").resolve(config.hardware));
   const auto allocators = allocator_registry();
@@ -76,8 +87,6 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
     o.max_sequences = planned_sequences(config.scheduler.parameters);
     capacity_tokens = plan_kv_capacity(model, hardware, o).kv_capacity_tokens;
   }
-  const std::int64_t max_len = config.max_len.value_or(model.max_position_embeddings);
-
   const WorkloadSpec workload = parse_workload_spec(config.workload, "workload", working_dir);
   const RngStreams streams(config.seed);
   const auto source = make_workload_source(workload, streams);
@@ -111,7 +120,8 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
     replicas.push_back(std::make_unique<Replica>(
         static_cast<std::int32_t>(i), std::move(allocator),
         scheduler_entry.factory.make(config.scheduler.parameters, swap_capacity_tokens, max_len),
-        *time_model, config.pp, max_len, observer, swap, config.engine.bulk_decode));
+        *time_model, config.pp, max_len, observer, swap, config.engine.bulk_decode,
+        max_len_policy));
   }
   Cluster cluster(std::move(replicas), router_entry.factory(streams), *source, observer);
   const ClusterRunStats stats = cluster.run();

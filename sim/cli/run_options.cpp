@@ -42,7 +42,7 @@ constexpr RunFlag kRunFlags[] = {
      "engine's, 1024 for vllm on a GPU of 70 GiB or more; 256 otherwise)"},
     {"max-batched-tokens", "scheduler.max_num_batched_tokens", FlagType::Integer, "TOKENS",
      "vllm, orca, vllm_v1: tokens (vllm, vllm_v1) or prompt tokens (orca) per iteration at most "
-     "(default 8192)"},
+     "(default 8192; vllm: max(max-len, 2048), and at least max-len)"},
     {"batch-size", "scheduler.batch_size", FlagType::Integer, "N",
      "static scheduler: requests per batch (default 8)"},
     {"token-budget", "scheduler.token_budget", FlagType::Integer, "TOKENS",
@@ -67,7 +67,11 @@ constexpr RunFlag kRunFlags[] = {
     {"kv-capacity-gib", "memory.kv_capacity_gib", FlagType::Number, "GIB",
      "KV capacity per replica in GiB of KV bytes, overriding the computed one"},
     {"max-len", "max_len", FlagType::Integer, "TOKENS",
-     "maximum prompt + output tokens (default the model's max_position_embeddings)"},
+     "maximum prompt + output tokens, at most the model's max_position_embeddings (the "
+     "default)"},
+    {"max-len-policy", "max_len_policy", FlagType::Text, "POLICY",
+     "a request whose prompt + output passes --max-len: cut (default; its output stops at "
+     "max-len, as vLLM's engine) or reject (as vLLM's API server for prompt + max_tokens)"},
     {"weight-dtype", "weight_dtype", FlagType::Text, "DTYPE", "weight format (default auto)"},
     {"kv-dtype", "kv_dtype", FlagType::Text, "DTYPE", "KV-cache format (default auto)"},
     {"workload", "workload", FlagType::Text, "NAME|PATH",

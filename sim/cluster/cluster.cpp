@@ -82,14 +82,16 @@ void Cluster::schedule_next_arrival() {
 
 void Cluster::on_arrival(const RequestSpec& spec) {
   ++stats_.arrived;
-  // Replicas are identical, so one answers for all whether the request can ever fit.
-  if (const auto reason = replicas_.front()->reject_reason(spec)) {
+  // Replicas are identical, so one answers for all whether the request can ever fit, and
+  // with how many output tokens.
+  const LengthAdmission admission = replicas_.front()->admission(spec);
+  if (admission.reject_reason) {
     ++stats_.rejected;
-    observer_.on_request_rejected(spec, *reason, queue_.now());
+    observer_.on_request_rejected(spec, *admission.reject_reason, queue_.now());
     on_request_done(spec);
     return;
   }
-  const std::int32_t target = router_->route(spec, views_);
+  const std::int32_t target = router_->route(admission.served, views_);
   if (target < 0 || static_cast<std::size_t>(target) >= replicas_.size()) {
     throw InvariantError("router picked replica " + std::to_string(target) + " of " +
                          std::to_string(replicas_.size()));
@@ -107,7 +109,8 @@ void Cluster::on_arrival(const RequestSpec& spec) {
     }
   }
   Request* request = requests_.acquire();
-  request->spec = spec;
+  request->spec = admission.served;
+  request->requested_output_tokens = spec.output_tokens;
   replicas_[static_cast<std::size_t>(target)]->enqueue(request);
   refresh_view(target);
   request_launch(target);

@@ -10,7 +10,8 @@ namespace servesim {
 Replica::Replica(std::int32_t id, std::unique_ptr<IKvCacheAllocator> allocator,
                  std::unique_ptr<IBatchScheduler> scheduler, const IExecutionTimeModel& time_model,
                  std::int64_t pipeline_stages, std::int64_t max_sequence_tokens,
-                 IServingObserver& observer, const SwapLink& swap, bool bulk_decode)
+                 IServingObserver& observer, const SwapLink& swap, bool bulk_decode,
+                 MaxLenPolicy max_len_policy)
     : id_(id),
       allocator_(std::move(allocator)),
       scheduler_(std::move(scheduler)),
@@ -18,6 +19,7 @@ Replica::Replica(std::int32_t id, std::unique_ptr<IKvCacheAllocator> allocator,
       time_model_(time_model),
       pipeline_stages_(pipeline_stages),
       max_sequence_tokens_(max_sequence_tokens),
+      max_len_policy_(max_len_policy),
       observer_(observer),
       swap_(swap),
       budget_(scheduler_->budget()) {
@@ -28,13 +30,12 @@ Replica::Replica(std::int32_t id, std::unique_ptr<IKvCacheAllocator> allocator,
   }
 }
 
-std::optional<std::string> Replica::reject_reason(const RequestSpec& request) const {
-  const std::int64_t length = request.prompt_tokens + request.output_tokens;
-  if (length > max_sequence_tokens_) {
-    return "prompt + output tokens (" + std::to_string(length) +
-           ") exceed the maximum sequence length (" + std::to_string(max_sequence_tokens_) + ")";
+LengthAdmission Replica::admission(const RequestSpec& request) const {
+  LengthAdmission admission = admit_within_max_len(request, max_sequence_tokens_, max_len_policy_);
+  if (!admission.reject_reason) {
+    admission.reject_reason = scheduler_->reject_reason(admission.served, *allocator_);
   }
-  return scheduler_->reject_reason(request, *allocator_);
+  return admission;
 }
 
 void Replica::enqueue(Request* request) {

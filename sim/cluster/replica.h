@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/cluster/decode_runs.h"
+#include "sim/cluster/max_len_admission.h"
 #include "sim/cluster/router.h"
 #include "sim/cluster/serving_observer.h"
 #include "sim/hardware/execution_time_model.h"
@@ -39,10 +40,14 @@ class Replica {
   Replica(std::int32_t id, std::unique_ptr<IKvCacheAllocator> allocator,
           std::unique_ptr<IBatchScheduler> scheduler, const IExecutionTimeModel& time_model,
           std::int64_t pipeline_stages, std::int64_t max_sequence_tokens,
-          IServingObserver& observer, const SwapLink& swap = {}, bool bulk_decode = true);
+          IServingObserver& observer, const SwapLink& swap = {}, bool bulk_decode = true,
+          MaxLenPolicy max_len_policy = MaxLenPolicy::Cut);
 
   std::int32_t id() const { return id_; }
-  std::optional<std::string> reject_reason(const RequestSpec& request) const;
+  // How this replica takes a request on arrival: rejected with the reason when it can never
+  // be served, or served as `served`, whose output the maximum sequence length may have cut
+  // (max_len_admission.h); the scheduler's limits apply to the request as served.
+  LengthAdmission admission(const RequestSpec& request) const;
   void enqueue(Request* request);
 
   struct Launch {
@@ -92,6 +97,7 @@ class Replica {
   const IExecutionTimeModel& time_model_;
   std::int64_t pipeline_stages_;
   std::int64_t max_sequence_tokens_;  // the model's (or --max-len) maximum context
+  MaxLenPolicy max_len_policy_;
   IServingObserver& observer_;
   SwapLink swap_;
   BatchBudget budget_;              // the scheduler's, checked every iteration

@@ -38,6 +38,10 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
     c.seed = static_cast<std::uint64_t>(*seed);
   }
   c.max_len = r.optional_positive_integer("max_len");
+  c.max_len_policy = r.optional_string("max_len_policy").value_or(c.max_len_policy);
+  if (c.max_len_policy != "cut" && c.max_len_policy != "reject") {
+    r.fail("max_len_policy", "expected \"cut\" or \"reject\", got \"" + c.max_len_policy + "\"");
+  }
 
   if (auto m = r.optional_object("memory")) {
     c.memory.mem_util = m->optional_fraction("mem_util").value_or(c.memory.mem_util);
@@ -114,6 +118,7 @@ nlohmann::json run_config_to_json(const RunConfig& c) {
       {"kv_dtype", c.kv_dtype},
       {"seed", c.seed},
       {"max_len", optional(c.max_len)},
+      {"max_len_policy", c.max_len_policy},
       {"memory",
        {{"mem_util", c.memory.mem_util},
         {"kv_capacity_tokens", optional(c.memory.kv_capacity_tokens)},

@@ -27,6 +27,9 @@ struct RunConfig {
   std::string kv_dtype = "auto";
   std::uint64_t seed = 0;
   std::optional<std::int64_t> max_len;  // default: the model's max_position_embeddings
+  // A request whose prompt + output passes max_len: "cut" (its output stops at max_len) or
+  // "reject" (the whole request is rejected); see sim/cluster/max_len_admission.h.
+  std::string max_len_policy = "cut";
 
   struct Memory {
     double mem_util = 0.9;

@@ -24,10 +24,13 @@ void check_request(const RequestRecord& r, bool rejected) {
                                          : "reported as finished but marked rejected"));
   }
   if (!std::isfinite(r.arrival_s)) throw InvariantError(who + "arrival time is not finite");
-  if (r.prompt_tokens < 0 || r.output_tokens < 0 || r.preemptions < 0) {
+  if (r.prompt_tokens < 0 || r.output_tokens < 0 || r.cut_output_tokens < 0 || r.preemptions < 0) {
     throw InvariantError(who + "negative token or preemption count");
   }
-  if (rejected) return;
+  if (rejected) {
+    if (r.cut_output_tokens != 0) throw InvariantError(who + "rejected with its output cut");
+    return;
+  }
   if (r.output_tokens < 1) throw InvariantError(who + "finished without an output token");
   // Also rejects NaN, since every comparison with NaN is false.
   if (!(r.arrival_s <= r.first_scheduled_s && r.first_scheduled_s <= r.first_token_s &&
@@ -90,6 +93,10 @@ void MetricsCollector::on_request_finished(const RequestRecord& record) {
   prompt_tokens_ += record.prompt_tokens;
   output_tokens_ += record.output_tokens;
   preemptions_ += record.preemptions;
+  if (record.cut_output_tokens > 0) {
+    ++requests_output_cut_;
+    cut_output_tokens_ += record.cut_output_tokens;
+  }
   if (meets_slo(ttft_s, tpot_s, e2e_s)) ++slo_met_;
   request_times_.push_back({record.arrival_s, record.completion_s, record.output_tokens});
   if (options_.keep_request_records) requests_.push_back(record);
@@ -167,6 +174,8 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
   RunSummary s;
   s.requests_completed = completed;
   s.requests_rejected = requests_rejected_;
+  s.requests_output_cut = requests_output_cut_;
+  s.cut_output_tokens = cut_output_tokens_;
   s.duration_s = duration_s;
   s.throughput_requests_per_s = per_s(static_cast<double>(completed));
   s.throughput_output_tokens_per_s = per_s(static_cast<double>(output_tokens_));

@@ -168,6 +168,8 @@ class MetricsCollector final {
   std::int64_t prompt_tokens_ = 0;  // of completed requests
   std::int64_t output_tokens_ = 0;  // of completed requests
   std::int64_t preemptions_ = 0;    // of completed requests
+  std::int64_t requests_output_cut_ = 0;
+  std::int64_t cut_output_tokens_ = 0;
   std::int64_t slo_met_ = 0;
 
   std::int64_t iterations_seen_ = 0;

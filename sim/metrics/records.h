@@ -15,10 +15,15 @@ struct RequestRecord {
   double first_token_s = 0;      // end of the iteration that produced its first output token
   double completion_s = 0;       // end of the iteration that produced its last output token
   std::int64_t prompt_tokens = 0;
-  std::int64_t output_tokens = 0;
+  std::int64_t output_tokens = 0;  // generated; a rejected request: the output it asked for
+  // Output tokens asked for but not generated because generation stopped at the maximum
+  // sequence length (max_len_policy "cut"); 0 when the request was not cut, and when rejected.
+  std::int64_t cut_output_tokens = 0;
   std::int32_t preemptions = 0;
   bool rejected = false;
   std::string reject_reason;  // empty unless rejected
+
+  std::int64_t requested_output_tokens() const { return output_tokens + cut_output_tokens; }
 };
 
 // Where a replica's KV slots are, in tokens; the five categories partition its capacity

@@ -12,6 +12,10 @@ namespace servesim {
 struct RunSummary {
   std::int64_t requests_completed = 0;
   std::int64_t requests_rejected = 0;
+  // Completed requests whose output was cut at the maximum sequence length, and the output
+  // tokens they asked for but did not generate.
+  std::int64_t requests_output_cut = 0;
+  std::int64_t cut_output_tokens = 0;
   double duration_s = 0;
 
   double throughput_requests_per_s = 0;

@@ -29,6 +29,8 @@ nlohmann::json summary_to_json(const RunSummary& s) {
   nlohmann::json j;
   j["requests_completed"] = s.requests_completed;
   j["requests_rejected"] = s.requests_rejected;
+  j["requests_output_cut"] = s.requests_output_cut;
+  j["cut_output_tokens"] = s.cut_output_tokens;
   j["duration_s"] = finite(s.duration_s, "duration_s");
   j["throughput_requests_per_s"] = finite(s.throughput_requests_per_s, "throughput");
   j["throughput_output_tokens_per_s"] = finite(s.throughput_output_tokens_per_s, "throughput");

@@ -44,6 +44,9 @@ struct alignas(64) Request {
   std::int32_t replica = -1;
   SimTime first_scheduled;
   SimTime first_token;
+  // The output the workload asked for; spec.output_tokens is what is served, less when the
+  // maximum sequence length cut it (sim/cluster/max_len_admission.h). Set on arrival.
+  std::int64_t requested_output_tokens = 0;
 
   std::int64_t tokens() const { return spec.prompt_tokens + generated_tokens; }
   // Tokens a step may still compute before the request samples its next token.
@@ -53,7 +56,9 @@ struct alignas(64) Request {
   // Admitted and not yet through its (re)prefill.
   bool prefilling() const { return computed_tokens < prefill_end_tokens; }
   bool finished() const { return generated_tokens >= spec.output_tokens; }
+  std::int64_t cut_output_tokens() const { return requested_output_tokens - spec.output_tokens; }
 };
 static_assert(offsetof(Request, scheduled) < 64, "the hot fields of a request share a line");
+static_assert(sizeof(Request) == 128, "a request fills two cache lines");
 
 }  // namespace servesim

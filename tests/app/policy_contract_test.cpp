@@ -98,16 +98,17 @@ std::vector<Combination> combinations() {
 
 constexpr std::int64_t kRequests = 120;
 constexpr std::int64_t kCapacityTokens = 2048;
+constexpr std::int64_t kMaxLenTokens = 640;
 
 // A burst of short requests into a KV cache that holds a handful of them: paged allocation
-// preempts, reservations queue. About one request in thirteen is longer than max_len and is
-// rejected.
+// preempts, reservations queue. About one request in eleven has a prompt of max_len or more
+// and is rejected; many more pass max_len with their output and are cut there.
 json config_of(const Combination& c, std::uint64_t seed, std::int64_t pp, bool bulk_decode) {
   json config = run_config_to_json(RunConfig{});
   config["seed"] = seed;
   config["pp"] = pp;
   config["replicas"] = 2;
-  config["max_len"] = 640;
+  config["max_len"] = kMaxLenTokens;
   config["memory"]["kv_capacity_tokens"] = kCapacityTokens;
   config["memory"]["swap_space_gib"] = 0.125;  // 1,024 tokens of Llama-3-8B KV per GPU
   config["scheduler"] = c.scheduler_section;
@@ -116,7 +117,7 @@ json config_of(const Combination& c, std::uint64_t seed, std::int64_t pp, bool b
   config["workload"] = {{"arrival", {{"process", "poisson"}, {"rate_per_s", 40}}},
                         {"lengths",
                          {{"distribution", "independent"},
-                          {"prompt", {{"distribution", "uniform"}, {"min", 8}, {"max", 600}}},
+                          {"prompt", {{"distribution", "uniform"}, {"min", 8}, {"max", 700}}},
                           {"output", {{"distribution", "uniform"}, {"min", 1}, {"max", 160}}}}},
                         {"num_requests", kRequests}};
   return config;
@@ -130,6 +131,7 @@ struct Outputs {
   std::int64_t preemptions = 0;
   std::uint64_t events = 0;
   std::int64_t rejected = 0;
+  std::int64_t cut = 0;
 };
 
 // Runs one configuration and checks the per-run contract.
@@ -147,15 +149,22 @@ Outputs run_and_check(const json& config, const test::ScratchDir& scratch) {
   CHECK(summary.requests_rejected == stats.rejected);
   CHECK(collector.request_records().size() == static_cast<std::size_t>(stats.arrived));
   // Counted, then checked once per run: a CHECK per record would make this test slow.
-  std::int64_t times_out_of_order = 0;
+  std::int64_t times_out_of_order = 0, cut_not_at_max_len = 0, cut = 0;
   for (const RequestRecord& r : collector.request_records()) {
     if (!r.rejected &&
         !(r.arrival_s <= r.first_scheduled_s && r.first_scheduled_s < r.first_token_s &&
           r.first_token_s <= r.completion_s)) {
       ++times_out_of_order;
     }
+    // A request cut at max_len ends with exactly max_len tokens.
+    if (r.cut_output_tokens > 0) {
+      ++cut;
+      if (r.prompt_tokens + r.output_tokens != kMaxLenTokens) ++cut_not_at_max_len;
+    }
   }
   CHECK(times_out_of_order == 0);
+  CHECK(cut_not_at_max_len == 0);
+  CHECK(summary.requests_output_cut == cut);
 
   REQUIRE_FALSE(collector.iteration_records().empty());
   std::int64_t over_capacity = 0, not_partitioned = 0, most_used = 0;
@@ -186,7 +195,8 @@ Outputs run_and_check(const json& config, const test::ScratchDir& scratch) {
           test::read_file(scratch.path() / "iterations.csv"),
           summary.preemptions,
           stats.events,
-          stats.rejected};
+          stats.rejected,
+          cut};
 }
 
 // Empty when `a` and `b` are equal, otherwise their first line that differs (a failure
@@ -259,7 +269,7 @@ TEST_CASE(
     "capacity, deterministically, the same with bulk decoding on and off",
     "[app][contract]") {
   const test::ScratchDir scratch("policy_contract");
-  std::int64_t preemptions = 0, rejected = 0;
+  std::int64_t preemptions = 0, rejected = 0, cut = 0;
   std::int64_t fewer_events = 0;  // runs that bulk decoding advanced in fewer events
   for (const Combination& c : combinations()) {
     for (const std::uint64_t seed : {1u, 2u}) {
@@ -273,13 +283,15 @@ TEST_CASE(
         CHECK(bulk.events <= step.events);
         preemptions += bulk.preemptions;
         rejected += bulk.rejected;
+        cut += bulk.cut;
         fewer_events += bulk.events < step.events ? 1 : 0;
       }
     }
   }
   // The workload presses on memory (paged allocation preempts), some requests can never be
-  // served, and the fast path ran.
+  // served, some are cut at max_len, and the fast path ran.
   CHECK(preemptions > 0);
   CHECK(rejected > 0);
+  CHECK(cut > 0);
   CHECK(fewer_events > 0);
 }

@@ -67,7 +67,7 @@ TEST_CASE("each scheduler accepts exactly today's allocators", "[app][policies]"
   using Table = std::vector<std::pair<std::string, std::vector<std::string>>>;
   CHECK(allocators_by_scheduler() == Table{{"vllm", {"paged"}},
                                            {"orca", {"contiguous", "paged"}},
-                                           {"static", {"contiguous", "paged"}},
+                                           {"static", {"paged", "contiguous"}},
                                            {"sarathi", {"paged", "contiguous"}},
                                            {"vllm_v1", {"paged"}}});
   const auto allocators = allocator_registry();
@@ -82,7 +82,7 @@ TEST_CASE("each scheduler accepts exactly today's allocators", "[app][policies]"
         CHECK_THROWS_WITH(check_policy_pair(scheduler, allocator.name),
                           Contains("does not work with allocator") &&
                               Contains("(valid pairs: vllm:paged, orca:contiguous, orca:paged, "
-                                       "static:contiguous, static:paged, sarathi:paged, "
+                                       "static:paged, static:contiguous, sarathi:paged, "
                                        "sarathi:contiguous, vllm_v1:paged)"));
       }
     }
@@ -201,6 +201,60 @@ TEST_CASE("switching a policy drops the replaced policy's keys, never a key an o
   REQUIRE_THROWS_WITH(
       read_config(assemble(R"({"allocator": {"name": "paged", "reservation": "max"}})", {})),
       Contains("field \"allocator.reservation\"") && Contains("allocator \"paged\""));
+}
+
+TEST_CASE("an allocator nobody names is the scheduler's default: orca reserves max-length regions",
+          "[app][policies]") {
+  CHECK(default_allocator("orca") == "contiguous");
+  CHECK(default_allocator("vllm") == "paged");
+  CHECK(default_allocator("vllm_v1") == "paged");
+  CHECK(default_allocator("static") == "paged");
+  CHECK(default_allocator("sarathi") == "paged");
+  CHECK(default_allocator("no_such_scheduler") == "paged");
+
+  // Named by a flag or --set (as --scheduler orca sets scheduler.name) or by the file.
+  const auto orca = read_config(assemble("{}", {"scheduler.name=orca"}));
+  CHECK(orca.allocator.name == "contiguous");
+  CHECK(orca.allocator.parameters.text("reservation") == "max");
+  CHECK(orca.allocator.parameters.text("placement") == "buddy");
+  CHECK(read_config(assemble(R"({"scheduler": {"name": "orca"}})", {})).allocator.name ==
+        "contiguous");
+  // The final scheduler decides: a file's orca switched to vllm by a flag runs paged.
+  CHECK(read_config(assemble(R"({"scheduler": {"name": "orca"}})", {"scheduler.name=vllm"}))
+            .allocator.name == "paged");
+  CHECK(read_config(assemble("{}", {})).allocator.name == "paged");
+  CHECK(read_config(assemble("{}", {"scheduler.name=static"})).allocator.name == "paged");
+  // A named allocator stays, orca:paged included (docs/configuration.md allows the pair).
+  CHECK(
+      read_config(assemble("{}", {"scheduler.name=orca", "allocator.name=paged"})).allocator.name ==
+      "paged");
+  CHECK(read_config(
+            assemble(R"({"scheduler": {"name": "orca"}, "allocator": {"name": "paged"}})", {}))
+            .allocator.name == "paged");
+  // A reservation alone picks Orca's baseline; a paged key without a name is refused by name.
+  CHECK(read_config(assemble("{}", {"scheduler.name=orca", "allocator.reservation=pow2"}))
+            .allocator.parameters.text("reservation") == "pow2");
+  REQUIRE_THROWS_WITH(
+      read_config(
+          assemble(R"({"scheduler": {"name": "orca"}, "allocator": {"block_size": 32}})", {})),
+      Contains("field \"allocator.block_size\": allocator \"contiguous\"") &&
+          Contains("block_size is read by allocator \"paged\""));
+
+  // As `servesim run --scheduler orca` resolves it.
+  const test::ScratchDir dir("orca_default_allocator");
+  const auto out = dir.path() / "out";
+  const auto r = test::run_servesim(
+      {"run", "--scheduler", "orca", "--num-requests", "20", "--no-plots", "--out", out.string()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto resolved = nlohmann::json::parse(read_file(out / "resolved_config.json"));
+  CHECK(resolved["allocator"] ==
+        nlohmann::json{{"name", "contiguous"}, {"reservation", "max"}, {"placement", "buddy"}});
+  // Max-length reservations hold memory the requests never fill.
+  const auto summary = nlohmann::json::parse(read_file(out / "summary.json"));
+  CHECK(summary["kv_memory"]["reserved"].get<double>() +
+            summary["kv_memory"]["internal_fragmentation"].get<double>() >
+        0);
 }
 
 TEST_CASE("the shipped vLLM-paper scenario reads as it is and under each contiguous pair",

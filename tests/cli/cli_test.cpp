@@ -196,9 +196,18 @@ TEST_CASE("the run footer's KV capacity is the allocator's, as iterations.csv re
 }
 
 TEST_CASE("the console counts rejected requests per reason", "[cli]") {
-  const auto r = run({"run", "--num-requests", "300", "--max-len", "600"});
+  const auto r =
+      run({"run", "--num-requests", "300", "--max-len", "600", "--max-len-policy", "reject"});
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Contains(": prompt + output tokens exceed the maximum sequence length (600)"));
+  // By default such outputs are cut at max_len instead, and counted.
+  const auto cut = run({"run", "--num-requests", "300", "--max-len", "600"});
+  REQUIRE(cut.exit_code == 0);
+  CHECK_THAT(cut.out, !Contains("prompt + output tokens exceed the maximum sequence length") &&
+                          Contains("Requests cut at max_len:"));
+  const auto line = cut.out.find("Requests cut at max_len:");
+  REQUIRE(line != std::string::npos);
+  CHECK(std::stoll(cut.out.substr(line + 24)) > 0);  // the requests cut
 }
 
 TEST_CASE("a run that rejects every request is infeasible and writes nothing", "[cli]") {
@@ -208,8 +217,8 @@ TEST_CASE("a run that rejects every request is infeasible and writes nothing", "
                       "20", "--out", out.string()});
   test::require_error(
       r, 4,
-      "every one of the 20 requests was rejected, 20 because prompt + output tokens "
-      "exceed the maximum sequence length (8192)");
+      "every one of the 20 requests was rejected, 20 because prompt tokens leave no room for an "
+      "output token within the maximum sequence length (8192)");
   CHECK_FALSE(std::filesystem::exists(out));
 }
 

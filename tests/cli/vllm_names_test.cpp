@@ -79,7 +79,9 @@ TEST_CASE("vLLM's engine flags give the same run as servesim's own", "[cli][vllm
 
 TEST_CASE("vLLM's --max-num-batched-tokens is the token limit of whichever scheduler runs",
           "[cli][vllm]") {
-  const Args long_prompts = {"--prompt-tokens", "700", "--output-tokens", "20", "--rate", "40"};
+  // vllm's limit may not be below max_len (vLLM V0's rule), so max_len is 1,024 here.
+  const Args long_prompts = {"--prompt-tokens", "700", "--output-tokens", "20",
+                             "--rate",          "40",  "--max-len",       "1024"};
   // vllm and orca: max_num_batched_tokens.
   require_same_run({"--max-batched-tokens", "1024"}, {"--max-num-batched-tokens", "1024"},
                    long_prompts);
@@ -108,12 +110,15 @@ TEST_CASE("vLLM's --max-num-batched-tokens is the token limit of whichever sched
 }
 
 TEST_CASE("a sweep picks the token-limit key per point of a scheduler axis", "[cli][vllm]") {
+  // vllm's limit may not be below max_len (vLLM V0's rule), so max_len is 512 here.
   const auto vllm_names = run({"sweep", "--grid", "scheduler=vllm,sarathi", "--num-requests", "60",
-                               "--max-num-batched-tokens", "512", "--json"});
+                               "--max-num-batched-tokens", "512", "--max-len", "512", "--json"});
   INFO(vllm_names.err);
   REQUIRE(vllm_names.exit_code == 0);
-  const auto sarathi = summary_text({"--scheduler", "sarathi", "--token-budget", "512"});
-  const auto vllm = summary_text({"--scheduler", "vllm", "--max-batched-tokens", "512"});
+  const auto sarathi =
+      summary_text({"--scheduler", "sarathi", "--token-budget", "512", "--max-len", "512"});
+  const auto vllm =
+      summary_text({"--scheduler", "vllm", "--max-batched-tokens", "512", "--max-len", "512"});
   const auto rows = vllm_names.json()["points"];
   REQUIRE(rows.size() == 2);
   CHECK(rows[0]["summary"] == nlohmann::json::parse(vllm));
@@ -383,8 +388,8 @@ TEST_CASE("requests.jsonl holds requests.csv's rows as JSON objects", "[cli][vll
   test::ScratchDir dir("vllm_requests_jsonl");
   const auto out = dir.path() / "out";
   // Some requests rejected (prompt + output over max-len), some of a single token.
-  const auto r =
-      run({"run", "--num-requests", "80", "--max-len", "600", "--no-plots", "--out", out.string()});
+  const auto r = run({"run", "--num-requests", "80", "--max-len", "600", "--max-len-policy",
+                      "reject", "--no-plots", "--out", out.string()});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto rows = csv_rows(out / "requests.csv");
@@ -440,8 +445,9 @@ TEST_CASE("run --workload FILE replays an Azure, a plain or a Mooncake trace, to
     WARN("shared Mooncake trace absent: skipped");
     return;
   }
+  // A model of 131,072 positions: --max-len may not pass them.
   const auto r = run({"run", "--workload", mooncake.string(), "--num-requests", "300", "--model",
-                      "llama-3-70b", "--tp", "8", "--max-len", "131072", "--json"});
+                      "qwen2-72b", "--tp", "8", "--max-len", "131072", "--json"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.json()["requests_completed"].get<int>() + r.json()["requests_rejected"].get<int>() ==

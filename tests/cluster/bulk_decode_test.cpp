@@ -105,9 +105,10 @@ TEST_CASE(
                       std::vector<std::string>{"--scheduler", "orca", "--allocator", "contiguous",
                                                "--reservation", "pow2", "--kv-capacity-tokens",
                                                "12000", "--max-len", "2048"});
-  check_both_ways("orca_paged",
-                  workload("200", "10") + std::vector<std::string>{"--scheduler", "orca",
-                                                                   "--kv-capacity-tokens", "5000"});
+  check_both_ways(
+      "orca_paged",
+      workload("200", "10") + std::vector<std::string>{"--scheduler", "orca", "--allocator",
+                                                       "paged", "--kv-capacity-tokens", "5000"});
   check_both_ways("sarathi_paged",
                   workload("200", "10") + std::vector<std::string>{"--scheduler", "sarathi",
                                                                    "--kv-capacity-tokens", "5000",
@@ -153,6 +154,31 @@ TEST_CASE("bulk decoding gives byte-identical outputs: vllm_v1", "[cluster][bulk
                                           "--max-len", "4096", "--kv-capacity-tokens", "8000"})
                       .events;
   CHECK(fewer_events == 4);  // bulk decoding did happen in each
+}
+
+TEST_CASE("bulk decoding gives byte-identical outputs with outputs cut at max_len",
+          "[cluster][bulk][max_len]") {
+  // ShareGPT under a max_len of 600 tokens: many outputs stop at max_len, some prompts are
+  // rejected; a cut request's last iteration is where it reaches max_len either way.
+  const std::vector<std::string> cut = {"--max-len", "600"};
+  long long fewer_events = 0;
+  fewer_events +=
+      check_both_ways("cut_vllm", workload("300", "12") + cut +
+                                      std::vector<std::string>{"--kv-capacity-tokens", "5000"})
+          .events;
+  fewer_events +=
+      check_both_ways("cut_vllm_v1", workload("300", "12") + cut +
+                                         std::vector<std::string>{"--scheduler", "vllm_v1"})
+          .events;
+  fewer_events += check_both_ways("cut_orca", workload("200", "10") + cut +
+                                                  std::vector<std::string>{"--scheduler", "orca"})
+                      .events;
+  CHECK(fewer_events == 3);
+  const auto summary = nlohmann::json::parse(test::run_servesim(std::vector<std::string>{"run"} +
+                                                                workload("300", "12") + cut +
+                                                                std::vector<std::string>{"--json"})
+                                                 .out);
+  CHECK(summary["requests_output_cut"].get<int>() > 0);
 }
 
 TEST_CASE("bulk decoding gives byte-identical outputs under every router and closed loops",

@@ -5,6 +5,7 @@
 
 #include "sim/cluster/cluster.h"
 #include "sim/cluster/impl/round_robin_router.h"
+#include "sim/cluster/max_len_admission.h"
 #include "sim/memory/impl/paged_allocator.h"
 #include "sim/scheduler/impl/vllm_scheduler.h"
 #include "tests/support/fakes.h"
@@ -23,6 +24,7 @@ struct Setup {
   std::int64_t capacity_tokens;
   std::int64_t pipeline = 1;
   std::int64_t max_len = 4096;
+  MaxLenPolicy max_len_policy = MaxLenPolicy::Cut;
 
   ClusterRunStats run(std::vector<RequestSpec> requests, std::int64_t replicas = 1) {
     test::ScriptedSource source(std::move(requests));
@@ -31,7 +33,7 @@ struct Setup {
       list.push_back(
           std::make_unique<Replica>(i, std::make_unique<PagedAllocator>(capacity_tokens, 16, 0.0),
                                     std::make_unique<VllmScheduler>(VllmSchedulerOptions{}), model,
-                                    pipeline, max_len, recorder));
+                                    pipeline, max_len, recorder, SwapLink{}, true, max_len_policy));
     }
     Cluster cluster(std::move(list), std::make_unique<RoundRobinRouter>(), source, recorder);
     return cluster.run();
@@ -83,6 +85,111 @@ TEST_CASE("requests that can never fit are rejected and reported, the rest compl
   CHECK(stats.rejected == 1);
   REQUIRE(s.recorder.rejected.size() == 1);
   CHECK(s.recorder.rejected[0].find("KV capacity") != std::string::npos);
+}
+
+namespace {
+
+// Prompts and outputs around a max_len of 1,024 tokens.
+std::vector<RequestSpec> around_max_len() {
+  return {at(0, 0, 100, 50),   // fits
+          at(0, 1, 900, 200),  // passes max_len: cut to 124 output tokens
+          at(0, 2, 1000, 30),  // cut to 24
+          at(0, 3, 1024, 5),   // a prompt of max_len: no room for an output token
+          at(0, 4, 1500, 10),  // a prompt over max_len
+          at(0, 5, 1023, 1)};  // exactly max_len
+}
+
+}  // namespace
+
+TEST_CASE("max_len cut: outputs stop at max_len, prompts of max_len or more are rejected",
+          "[cluster][max_len]") {
+  Setup s{FixedTimeModel(0.001, 0.0), {}, 16000};
+  s.max_len = 1024;
+  const auto stats = s.run(around_max_len());
+  CHECK(stats.finished == 4);
+  CHECK(stats.rejected == 2);
+  REQUIRE(s.recorder.rejected.size() == 2);
+  for (const auto& reason : s.recorder.rejected) {
+    CHECK_THAT(reason, Catch::Contains("leave no room for an output token within the maximum "
+                                       "sequence length (1024)"));
+  }
+  REQUIRE(s.recorder.finished.size() == 4);
+  for (const Request& r : s.recorder.finished) {
+    INFO("request " << r.spec.id);
+    CHECK(r.generated_tokens == r.spec.output_tokens);
+    if (r.spec.id == 1 || r.spec.id == 2) {
+      // Cut: it ends with exactly max_len tokens, and keeps what it asked for.
+      CHECK(r.tokens() == 1024);
+      CHECK(r.requested_output_tokens == (r.spec.id == 1 ? 200 : 30));
+      CHECK(r.cut_output_tokens() == (r.spec.id == 1 ? 76 : 6));
+    } else {
+      CHECK(r.cut_output_tokens() == 0);
+      CHECK(r.requested_output_tokens == r.spec.output_tokens);
+    }
+  }
+}
+
+TEST_CASE("max_len reject: a request passing max_len is rejected whole", "[cluster][max_len]") {
+  Setup s{FixedTimeModel(0.001, 0.0), {}, 16000};
+  s.max_len = 1024;
+  s.max_len_policy = MaxLenPolicy::Reject;
+  const auto stats = s.run(around_max_len());
+  CHECK(stats.finished == 2);
+  CHECK(stats.rejected == 4);
+  std::int64_t over = 0, no_room = 0;
+  for (const auto& reason : s.recorder.rejected) {
+    if (reason.find("exceed the maximum sequence length (1024)") != std::string::npos) ++over;
+    if (reason.find("leave no room for an output token") != std::string::npos) ++no_room;
+  }
+  CHECK(over == 2);
+  CHECK(no_room == 2);
+  for (const Request& r : s.recorder.finished)
+    CHECK(r.cut_output_tokens() == 0);
+}
+
+TEST_CASE("max_len cut: a request whose cut length still exceeds the KV capacity is rejected",
+          "[cluster][max_len]") {
+  // 600 + 600 is cut to 600 + 424 = 1,024 tokens: more than a cache of 512 holds, and within
+  // one of 1,104, which the whole 1,200 tokens would not have fitted.
+  Setup small{FixedTimeModel(0.001, 0.0), {}, 512};
+  small.max_len = 1024;
+  const auto stats = small.run({at(0, 0, 600, 600), at(0, 1, 200, 100)});
+  CHECK(stats.finished == 1);
+  REQUIRE(small.recorder.rejected.size() == 1);
+  CHECK_THAT(small.recorder.rejected[0],
+             Catch::Contains("prompt + output tokens (1024) exceed the replica's KV capacity"));
+
+  Setup large{FixedTimeModel(0.001, 0.0), {}, 1104};
+  large.max_len = 1024;
+  CHECK(large.run({at(0, 0, 600, 600)}).finished == 1);
+  REQUIRE(large.recorder.finished.size() == 1);
+  CHECK(large.recorder.finished[0].tokens() == 1024);
+  CHECK(large.recorder.finished[0].cut_output_tokens() == 176);
+}
+
+TEST_CASE("max_len admission: each policy's decision and reason", "[cluster][max_len]") {
+  const RequestSpec fits{0, {}, 100, 50};
+  const RequestSpec passes{1, {}, 900, 200};
+  for (const MaxLenPolicy policy : {MaxLenPolicy::Cut, MaxLenPolicy::Reject}) {
+    const LengthAdmission a = admit_within_max_len(fits, 1024, policy);
+    CHECK_FALSE(a.reject_reason);
+    CHECK(a.served.output_tokens == 50);
+    CHECK(admit_within_max_len(RequestSpec{2, {}, 1024, 1}, 1024, policy).reject_reason);
+    CHECK_FALSE(admit_within_max_len(RequestSpec{3, {}, 1023, 1}, 1024, policy).reject_reason);
+  }
+  const LengthAdmission cut = admit_within_max_len(passes, 1024, MaxLenPolicy::Cut);
+  CHECK_FALSE(cut.reject_reason);
+  CHECK(cut.served.output_tokens == 124);
+  CHECK(cut.served.prompt_tokens == 900);
+  CHECK(cut.served.id == 1);
+  const LengthAdmission rejected = admit_within_max_len(passes, 1024, MaxLenPolicy::Reject);
+  CHECK(rejected.reject_reason.value() ==
+        "prompt + output tokens (1100) exceed the maximum sequence length (1024)");
+  CHECK(parse_max_len_policy("cut", "max_len_policy") == MaxLenPolicy::Cut);
+  CHECK(parse_max_len_policy("reject", "max_len_policy") == MaxLenPolicy::Reject);
+  CHECK_THROWS_WITH(parse_max_len_policy("truncate", "max_len_policy"),
+                    Catch::Contains("max_len_policy: unknown max_len policy \"truncate\" "
+                                    "(valid: cut, reject)"));
 }
 
 TEST_CASE("memory pressure preempts, and every preempted request still finishes", "[cluster]") {

@@ -313,9 +313,40 @@ TEST_CASE("rejections are counted per reason, without each request's own figure"
   reject(2, "prompt + output tokens (9000) exceed max_num_batched_tokens (8192)");
   reject(3, "prompt + output tokens (4500) exceed the maximum sequence length (4096)");
   reject(4, "no figure here");
+  reject(5,
+         "prompt tokens (5000) leave no room for an output token within the maximum sequence "
+         "length (4096)");
   using Counts = std::vector<std::pair<std::string, std::int64_t>>;
   CHECK(collector.rejections_by_reason() ==
         Counts{{"prompt + output tokens exceed the maximum sequence length (4096)", 2},
                {"prompt + output tokens exceed max_num_batched_tokens (8192)", 1},
-               {"no figure here", 1}});
+               {"no figure here", 1},
+               {"prompt tokens leave no room for an output token within the maximum sequence "
+                "length (4096)",
+                1}});
+}
+
+TEST_CASE("outputs cut at max_len are counted, with the tokens not generated", "[metrics]") {
+  MetricsCollector collector;
+  auto cut = finished_request(1, 0, 1, 2, 900, 124);
+  cut.cut_output_tokens = 76;
+  CHECK(cut.requested_output_tokens() == 200);
+  collector.on_request_finished(cut);
+  auto also_cut = finished_request(2, 0, 1, 2, 1000, 24);
+  also_cut.cut_output_tokens = 6;
+  collector.on_request_finished(also_cut);
+  collector.on_request_finished(finished_request(3, 0, 1, 2, 100, 50));
+  collector.on_request_rejected(servesim::test::rejected_request(4, 0, "too long (5000)"));
+  const auto s = collector.summarize(2);
+  CHECK(s.requests_completed == 3);
+  CHECK(s.requests_output_cut == 2);
+  CHECK(s.cut_output_tokens == 82);
+  CHECK(s.output_tokens == 124 + 24 + 50);  // the tokens generated
+  // A rejected request was never served, so nothing of it was cut; a negative cut is a bug.
+  auto rejected_cut = servesim::test::rejected_request(5, 0, "too long (5000)");
+  rejected_cut.cut_output_tokens = 3;
+  CHECK_THROWS_AS(collector.on_request_rejected(rejected_cut), servesim::InvariantError);
+  auto negative = finished_request(6, 0, 1, 2, 10, 3);
+  negative.cut_output_tokens = -1;
+  CHECK_THROWS_AS(collector.on_request_finished(negative), servesim::InvariantError);
 }

@@ -62,6 +62,8 @@ std::vector<std::vector<std::string>> read_csv(const std::filesystem::path& path
 
 const std::set<std::string> kSummaryKeys{"requests_completed",
                                          "requests_rejected",
+                                         "requests_output_cut",
+                                         "cut_output_tokens",
                                          "duration_s",
                                          "throughput_requests_per_s",
                                          "throughput_output_tokens_per_s",
@@ -129,19 +131,22 @@ TEST_CASE("CsvReporter writes one sorted row per request and per iteration", "[m
   REQUIRE(requests.size() == 6);  // header, 4 completed, 1 rejected
   CHECK(requests[0] == std::vector<std::string>{"id", "replica", "arrival_s", "first_scheduled_s",
                                                 "first_token_s", "completion_s", "prompt_tokens",
-                                                "output_tokens", "preemptions", "ttft_s", "tpot_s",
-                                                "e2e_s", "rejected", "reject_reason"});
+                                                "output_tokens", "requested_output_tokens",
+                                                "cut_output_tokens", "preemptions", "ttft_s",
+                                                "tpot_s", "e2e_s", "rejected", "reject_reason"});
   for (std::size_t row = 1; row < requests.size(); ++row) {
-    CHECK(requests[row].size() == 14);
+    CHECK(requests[row].size() == 16);
     CHECK(requests[row][0] == std::to_string(row));  // sorted by id
+    CHECK(requests[row][8] == requests[row][7]);     // nothing cut: requested = generated
+    CHECK(requests[row][9] == "0");
   }
-  CHECK(requests[2][9] == "0.5");    // request 2 ttft
-  CHECK(requests[2][10] == "0.25");  // request 2 tpot
-  CHECK(requests[3][10].empty());    // request 3: one output token, no tpot
-  CHECK(requests[5][12] == "1");
-  CHECK(requests[5][9].empty());
-  CHECK(requests[5][13] == "prompt too long, \"4096\" > 2048");
-  CHECK(requests[1][12] == "0");
+  CHECK(requests[2][11] == "0.5");   // request 2 ttft
+  CHECK(requests[2][12] == "0.25");  // request 2 tpot
+  CHECK(requests[3][12].empty());    // request 3: one output token, no tpot
+  CHECK(requests[5][14] == "1");
+  CHECK(requests[5][11].empty());
+  CHECK(requests[5][15] == "prompt too long, \"4096\" > 2048");
+  CHECK(requests[1][14] == "0");
 
   const auto iterations = read_csv(dir.path() / "iterations.csv");
   REQUIRE(iterations.size() == 3);

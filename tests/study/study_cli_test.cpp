@@ -312,7 +312,7 @@ TEST_CASE("capacity reports a shape that does not fit and answers for the others
 TEST_CASE("capacity stops at rejections, which every rate repeats, and says so once",
           "[study][cli]") {
   const auto result = run_servesim({"capacity", "--num-requests", "200", "--rate", "4", "--max-len",
-                                    "600", "--slo", "ttft_p99=10"});
+                                    "600", "--max-len-policy", "reject", "--slo", "ttft_p99=10"});
   CHECK(result.exit_code == 4);
   const auto table = lines_of(result.out);
   CHECK(table.size() == 3);  // header, rule and the one point

@@ -56,6 +56,8 @@ void print_summary(std::ostream& out, const RunSummary& s, const RejectionCounts
   line(out, "Failed requests (rejected):", std::to_string(s.requests_rejected));
   for (const auto& [reason, count] : rejections)
     out << "  " << count << ": " << reason << '\n';
+  line(out, "Requests cut at max_len:", std::to_string(s.requests_output_cut));
+  line(out, "Output tokens cut at max_len:", std::to_string(s.cut_output_tokens));
   line(out, "Benchmark duration (s):", fixed(s.duration_s, 2));
   line(out, "Total input tokens:", std::to_string(s.prompt_tokens));
   line(out, "Total generated tokens:", std::to_string(s.output_tokens));

@@ -23,10 +23,22 @@ std::string join(const std::vector<std::string>& cells) {
   return row;
 }
 
-constexpr const char* kRequestColumns[] = {
-    "id",           "replica",       "arrival_s",     "first_scheduled_s", "first_token_s",
-    "completion_s", "prompt_tokens", "output_tokens", "preemptions",       "ttft_s",
-    "tpot_s",       "e2e_s",         "rejected",      "reject_reason"};
+constexpr const char* kRequestColumns[] = {"id",
+                                           "replica",
+                                           "arrival_s",
+                                           "first_scheduled_s",
+                                           "first_token_s",
+                                           "completion_s",
+                                           "prompt_tokens",
+                                           "output_tokens",
+                                           "requested_output_tokens",
+                                           "cut_output_tokens",
+                                           "preemptions",
+                                           "ttft_s",
+                                           "tpot_s",
+                                           "e2e_s",
+                                           "rejected",
+                                           "reject_reason"};
 
 // The cells of a request's row, as text: numbers as requests.csv writes them, empty where a
 // value is undefined, the reject reason unquoted.
@@ -42,6 +54,8 @@ std::vector<std::string> request_cells(const RequestRecord& r) {
             "",
             to_string(r.prompt_tokens),
             to_string(r.output_tokens),
+            to_string(r.requested_output_tokens()),
+            to_string(r.cut_output_tokens),
             to_string(r.preemptions),
             "",
             "",
@@ -62,6 +76,8 @@ std::vector<std::string> request_cells(const RequestRecord& r) {
           format_round_trip(r.completion_s),
           to_string(r.prompt_tokens),
           to_string(r.output_tokens),
+          to_string(r.requested_output_tokens()),
+          to_string(r.cut_output_tokens),
           to_string(r.preemptions),
           format_9_digits(r.first_token_s - r.arrival_s),
           tpot_s,
