@@ -620,7 +620,52 @@ std::vector<BadInputCase> measurement_cases() {
   };
 }
 
+// Measured serving points (validate --measured), each with --csv: nothing may be written.
+std::vector<BadInputCase> serving_point_cases() {
+  const std::string header =
+      "model,tp,workload,stage,rate_per_s,stage_duration_s,groups,users_per_group,"
+      "system_prompt_tokens,requests_sent,requests_completed,prompt_tokens_mean,"
+      "output_tokens_mean,ttft_ms_mean,e2e_ms_mean\n";
+  const std::string row = "llama-2-7b,1,chat,0,2,600,4,2,100,1200,1200,300,50,30,600\n";
+  const std::string setup = R"({"source": "test", "hardware": "h100-sxm"})";
+  const auto measured = [&](std::string name, std::string csv, std::string setup_json,
+                            std::vector<std::string> expect) {
+    return BadInputCase{std::move(name),
+                        {{"p.csv", std::move(csv)}, {"s.json", std::move(setup_json)}},
+                        {"validate", "--measured", "p.csv", "--setup", "s.json", "--csv", "out.csv",
+                         "--max-requests-per-point", "4"},
+                        kInput,
+                        std::move(expect)};
+  };
+  std::string no_e2e = header;
+  no_e2e.replace(no_e2e.find(",e2e_ms_mean"), 12, "");
+  return {
+      measured("serving points: missing column", no_e2e + row.substr(0, row.rfind(',')) + "\n",
+               setup, {"p.csv: line 1 (header), column \"e2e_ms_mean\"", "missing"}),
+      measured("serving points: non-numeric value",
+               header + row + patched(row, ",600,4,", ",ten minutes,4,"), setup,
+               {"p.csv: row 2 (line 3), column \"stage_duration_s\"", "\"ten minutes\""}),
+      measured("serving points: unknown model", header + patched(row, "llama-2-7b", "acme/llm-9b"),
+               setup, {"p.csv: row 1 (line 2), column \"model\"", "unknown model \"acme/llm-9b\""}),
+      measured("serving points: unknown setup key", header + row,
+               R"({"source": "test", "hardware": "h100-sxm", "knobs": {"max_num_seqz": 8}})",
+               {"s.json", "knobs.max_num_seqz", "unknown knob"}),
+      measured("serving points: unknown top-level setup key", header + row,
+               R"({"source": "test", "hardwre": "h100-sxm"})",
+               {"s.json", "\"hardwre\"", "unknown key"}),
+      measured("serving points: a configuration the run refuses", header + row,
+               R"({"source": "test", "hardware": "h100-sxm",
+                   "knobs": {"max_num_seqs": 4096, "max_num_batched_tokens": 2048}})",
+               {"p.csv row 1", "max_num_batched_tokens"}),
+  };
+}
+
 }  // namespace
+
+TEST_CASE("Malformed measured serving points give one clear error line and write nothing",
+          "[bad_input]") {
+  check_cases("bad_serving_points", serving_point_cases());
+}
 
 TEST_CASE("Malformed inputs give one clear error line, the documented exit code, no output",
           "[bad_input]") {

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace servesim {
+
+// The end-to-end figures a measured serving point may hold and a prediction gives, in the
+// units of the measured files (docs/validation.md): latencies in milliseconds, throughputs in
+// tokens per second.
+enum class ServingMetric {
+  TtftMs,                  // mean time to first token
+  ItlMs,                   // (E2E - TTFT) summed over requests / (output tokens - 1) summed
+  E2eMs,                   // mean end-to-end latency
+  OutputTokensPerS,        // output tokens of the stage's requests / (last finish - stage start)
+  OutputTokensPerSPerGpu,  // static batches: output tokens / makespan / (tp x pp)
+  TotalTokensPerS,         // burst: prompt + output tokens / makespan
+  CompletedShare,          // the stage's requests finished / sent
+};
+
+inline constexpr std::size_t kServingMetricCount = 7;
+
+// Column names, as the measured files and the CSV report spell them, in enum order.
+inline constexpr std::array<std::string_view, kServingMetricCount> kServingMetricNames{
+    "ttft_ms_mean",
+    "itl_ms_mean",
+    "e2e_ms_mean",
+    "output_tokens_per_s",
+    "output_tokens_per_s_per_gpu",
+    "total_tokens_per_s",
+    "completed_share"};
+
+inline constexpr std::string_view serving_metric_name(ServingMetric metric) {
+  return kServingMetricNames[static_cast<std::size_t>(metric)];
+}
+
+// Measured or predicted figures of one point; a figure the point does not have is empty.
+struct ServingMetrics {
+  std::array<std::optional<double>, kServingMetricCount> values{};
+  // Measured: fewer than kOverloadedCompletedShare of the requests sent completed. Predicted:
+  // see serving_prediction.h.
+  bool overloaded = false;
+
+  std::optional<double>& operator[](ServingMetric m) { return values[static_cast<std::size_t>(m)]; }
+  const std::optional<double>& operator[](ServingMetric m) const {
+    return values[static_cast<std::size_t>(m)];
+  }
+};
+
+// A stage is overloaded when fewer than this share of the requests it sent finished (the
+// measured files: requests_completed / requests_sent; a prediction: finished by the end of the
+// stage), or, for a prediction, when its mean TTFT exceeds kOverloadedTtftS: a server that
+// keeps up with its load finishes nearly everything it is sent within the stage and starts
+// every request within a few hundred milliseconds.
+inline constexpr double kOverloadedCompletedShare = 0.9;
+inline constexpr double kOverloadedTtftS = 10.0;
+
+}  // namespace servesim

@@ -1,0 +1,143 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "sim/calibration/serving_metrics.h"
+
+namespace servesim {
+
+// Engine settings a measured point states, under vLLM's engine-argument names (weight_dtype
+// and kv_dtype are servesim's format names). Unset: the engine's, or servesim's, default.
+struct EngineKnobs {
+  std::optional<std::int64_t> max_num_seqs;
+  std::optional<std::int64_t> max_num_batched_tokens;
+  std::optional<std::int64_t> max_model_len;
+  std::optional<double> gpu_memory_utilization;
+  std::optional<std::int64_t> block_size;
+  std::optional<bool> enable_prefix_caching;
+  std::optional<std::string> weight_dtype;
+  std::optional<std::string> kv_dtype;
+  bool operator==(const EngineKnobs&) const = default;
+};
+
+// One load stage of a shared-prefix workload (inference-perf's shared_prefix): requests at a
+// constant `rate_per_s` for `duration_s`, each one of `groups` system prompts plus a question.
+struct LoadStage {
+  std::string workload;  // its name in the file ("codegen")
+  std::int64_t stage = 0;
+  double rate_per_s = 0;
+  double duration_s = 0;
+  std::int64_t groups = 1;
+  std::int64_t users_per_group = 1;
+  std::int64_t system_prompt_tokens = 0;
+  std::optional<std::int64_t> question_tokens;          // as requested, before the template
+  std::optional<std::int64_t> output_tokens_requested;  // as requested
+  double prompt_tokens_mean = 0;                        // measured: what the server saw
+  double output_tokens_mean = 0;                        // measured: what it generated
+  std::int64_t requests_sent = 0;
+  std::int64_t requests_completed = 0;
+};
+
+// A static batch: `batch_size` requests of fixed lengths, all at t = 0.
+struct StaticBatch {
+  std::int64_t batch_size = 1;
+  std::int64_t input_tokens = 1;
+  std::int64_t output_tokens = 1;
+};
+
+// Every request sent at once: fixed prompts, output lengths exponential with mean
+// `output_tokens_mean`, rounded and capped at `max_output_tokens` (Anyscale's benchmark).
+struct BurstRequests {
+  std::int64_t num_requests = 1;
+  std::int64_t prompt_tokens = 1;
+  double output_tokens_mean = 1;
+  std::int64_t max_output_tokens = 1;
+};
+
+// A `vllm bench serve --save-result` file: its requests replayed with its arrival process.
+struct BenchReplay {
+  struct Lengths {
+    std::int64_t prompt_tokens = 1;
+    std::int64_t output_tokens = 1;
+  };
+  std::vector<Lengths> requests;  // input_lens / output_lens, or their means num_prompts times
+  double request_rate_per_s = 0;  // +infinity: all at once
+  double burstiness = 1;          // gamma shape of the gaps; 1 = Poisson
+  std::optional<std::int64_t> max_concurrency;
+};
+
+using ServingWorkload = std::variant<LoadStage, StaticBatch, BurstRequests, BenchReplay>;
+
+// One measured serving point: a deployment (model x hardware x TP x engine and its knobs), a
+// workload, and what was measured.
+struct ServingPoint {
+  std::string source;   // the file, as given
+  std::size_t row = 0;  // 1-based data row of a CSV file; 0 for a JSON file
+  std::size_t line = 0;
+  std::string model_name;   // as the file names it
+  std::string model;        // what the run configuration's `model` takes; empty when skipped
+  std::string skip_reason;  // why the point is not simulated (its model is not shipped)
+  std::string hardware;
+  std::int64_t tp = 1;
+  std::int64_t pp = 1;
+  std::optional<std::string> engine;
+  EngineKnobs knobs;
+  ServingWorkload workload;
+  ServingMetrics measured;
+
+  // "codegen", "batch 896 x 128/128", "burst 1000 x 512/exp(128) <= 32", "replay 200".
+  std::string workload_label() const;
+  // "FILE row 3" or "FILE", for messages.
+  std::string where() const;
+  // The arrival rate, when the workload has one (+infinity: all at once).
+  std::optional<double> rate_per_s() const;
+};
+
+// Points of one file that run back to back in one simulation: the load stages of one model,
+// TP and workload with consecutive stage numbers (stage k + 1 starts with what stage k left in
+// flight), or a single point.
+struct ServingRun {
+  std::vector<ServingPoint> points;  // in stage order
+};
+
+// Where the readers find what a file leaves out, and what the command line imposes.
+struct ServingPointOptions {
+  std::filesystem::path data_root;             // models/, hw_profiles/, validation/setups/
+  std::optional<std::filesystem::path> setup;  // --setup: for every file
+  std::optional<std::string> hardware;         // --hw: overrides every point's hardware
+  std::optional<std::string> engine;           // --engine: overrides every point's engine
+};
+
+// Reads a measured file: a CSV in the format of docs/validation.md (serving under load, static
+// batches or a burst, told by the header), or a `vllm bench serve --save-result` JSON file.
+// Columns the file lacks come from its setup (options.setup, else
+// <data_root>/validation/setups/<file stem>.json when it exists); columns in the file override
+// the setup. Errors (InputError) name the file, the row or line and the column: a required
+// column missing from file and setup, a value that is not a number of the expected kind, a
+// model that is neither shipped nor a known Hugging Face id, an unknown setup key. A point whose
+// model has a known Hugging Face id but no file in models/ is kept with `skip_reason` set.
+std::vector<ServingPoint> read_serving_points(const std::filesystem::path& file,
+                                              const ServingPointOptions& options);
+
+// The setup file read_serving_points would use for `file`, if any.
+std::optional<std::filesystem::path> setup_file_for(const std::filesystem::path& file,
+                                                    const ServingPointOptions& options);
+
+// Groups the points of one file into runs (see ServingRun), in the order of each run's first
+// row. Two rows of one run with the same stage number are an InputError naming both; so is a
+// stage whose deployment (hardware, engine, knobs, pp) or shared-prefix shape differs from the
+// stage before.
+std::vector<ServingRun> group_serving_runs(std::vector<ServingPoint> points);
+
+// The model name the catalog `models/` knows a Hugging Face id by ("meta-llama/Llama-2-7b-hf"
+// -> "llama-2-7b"), case-insensitively; nothing for other names. A stopgap until the model
+// files carry their Hugging Face ids: the one place to remove then.
+std::optional<std::string> catalog_name_for_hf_id(const std::string& hf_id);
+
+}  // namespace servesim

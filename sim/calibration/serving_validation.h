@@ -1,0 +1,77 @@
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/calibration/serving_metrics.h"
+#include "sim/calibration/serving_point.h"
+
+namespace servesim {
+
+// Predicts every point of a run (one ServingMetrics per point, in order). May throw
+// InfeasibleError for a run that cannot be served: the points are then reported as not
+// predicted, with the reason.
+using ServingPredictor = std::function<std::vector<ServingMetrics>(const ServingRun&)>;
+
+struct MetricComparison {
+  ServingMetric metric = ServingMetric::TtftMs;
+  double measured = 0;
+  std::optional<double> predicted;
+  std::optional<double> relative_error;  // (predicted - measured) / measured
+};
+
+struct PointComparison {
+  ServingPoint point;
+  std::string not_predicted;  // why there is no prediction (model not shipped, infeasible)
+  bool predicted_overloaded = false;
+  std::vector<MetricComparison> metrics;  // every metric measured for the point, in enum order
+  bool measured_overloaded() const { return point.measured.overloaded; }
+  bool predicted() const { return not_predicted.empty(); }
+};
+
+// Relative errors over a set of points: fractions, > 0 when the prediction is too high.
+struct RelativeErrorStats {
+  std::size_t count = 0;
+  double mape = 0;        // mean |error|
+  double median_ape = 0;  // median |error|
+  double max_ape = 0;     // largest |error|
+  double bias = 0;        // mean signed error
+};
+
+// error_stats on (predicted / measured, 1): the same MAPE, maximum and bias, and the median of
+// the relative errors rather than of absolute ones, since the metrics differ in units.
+RelativeErrorStats relative_error_stats(
+    const std::vector<std::pair<double, double>>& predicted_measured);
+
+struct ServingValidation {
+  std::vector<PointComparison> points;  // in the order of the runs and their stages
+  // Per metric, over the predicted points not measured overloaded (those describe only the
+  // requests that completed before the client gave up), in enum order; metrics nobody measured
+  // are left out.
+  std::vector<std::pair<ServingMetric, RelativeErrorStats>> metrics;
+  std::size_t measured_overloaded = 0;              // predicted points measured overloaded
+  std::size_t overloaded_predicted_overloaded = 0;  // ... of which predicted overloaded too
+  std::size_t normal_predicted_overloaded = 0;      // points not measured overloaded, predicted so
+  std::size_t not_predicted = 0;
+};
+
+// Compares each point of `runs` with its prediction. Points whose model is not shipped are
+// reported with their reason and not predicted.
+ServingValidation validate_serving(const std::vector<ServingRun>& runs,
+                                   const ServingPredictor& predict);
+
+// One row per point and measured metric (a point not predicted: one row, its reason in
+// `note`), header first: source,row,model,hardware,tp,pp,engine,workload,stage,rate_per_s,
+// metric,measured,predicted,relative_error,measured_overloaded,predicted_overloaded,note.
+std::string serving_validation_csv(const ServingValidation& validation);
+
+// {"points": [...], "metrics": {name: stats}, "overloaded": {...}}.
+nlohmann::json serving_validation_to_json(const ServingValidation& validation);
+
+}  // namespace servesim
