@@ -39,8 +39,8 @@ inline constexpr std::string_view serving_metric_name(ServingMetric metric) {
 // Measured or predicted figures of one point; a figure the point does not have is empty.
 struct ServingMetrics {
   std::array<std::optional<double>, kServingMetricCount> values{};
-  // Measured: fewer than kOverloadedCompletedShare of the requests sent completed. Predicted:
-  // see serving_prediction.h.
+  // Measured: fewer than kOverloadedCompletedShare of the requests sent completed, or a mean
+  // TTFT over kOverloadedTtftS. Predicted: see serving_prediction.h.
   bool overloaded = false;
 
   std::optional<double>& operator[](ServingMetric m) { return values[static_cast<std::size_t>(m)]; }
@@ -51,7 +51,7 @@ struct ServingMetrics {
 
 // A stage is overloaded when fewer than this share of the requests it sent finished (the
 // measured files: requests_completed / requests_sent; a prediction: finished by the end of the
-// stage), or, for a prediction, when its mean TTFT exceeds kOverloadedTtftS: a server that
+// stage), or when its mean TTFT exceeds kOverloadedTtftS: a server that
 // keeps up with its load finishes nearly everything it is sent within the stage and starts
 // every request within a few hundred milliseconds.
 inline constexpr double kOverloadedCompletedShare = 0.9;

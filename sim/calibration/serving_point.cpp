@@ -171,6 +171,7 @@ struct Setup {
   std::string name;                            // the file, for messages
   std::map<std::string, Cell> values;          // column -> value
   std::map<std::string, std::string> renames;  // format column -> the file's column
+  std::vector<std::pair<std::string, nlohmann::json>> engine_terms;
 };
 
 Setup read_setup(const fs::path& path) {
@@ -202,6 +203,15 @@ Setup read_setup(const fs::path& path) {
       setup.values[key] = {cell_text(value, field("knobs." + key)), field("knobs." + key)};
     }
   }
+  if (const nlohmann::json* terms = r.optional_raw("engine_terms")) {
+    if (!terms->is_object()) throw InputError(field("engine_terms"), "expected an object");
+    for (const auto& [key, value] : terms->items()) {
+      if (!value.is_number() && !value.is_boolean()) {
+        throw InputError(field("engine_terms." + key), "expected a number or a boolean");
+      }
+      setup.engine_terms.emplace_back(key, value);
+    }
+  }
   if (const nlohmann::json* columns = r.optional_raw("columns")) {
     if (!columns->is_object()) throw InputError(field("columns"), "expected an object");
     for (const auto& [format_column, file_column] : columns->items()) {
@@ -225,11 +235,8 @@ struct ResolvedModel {
 ResolvedModel resolve_model(const std::string& name, const fs::path& data_root,
                             const std::string& where) {
   const Catalog catalog(data_root / "models", "model", where);
-  if (const auto known = catalog_name_for_hf_id(name)) {
-    const auto shipped = catalog.names();
-    if (std::find(shipped.begin(), shipped.end(), *known) != shipped.end()) return {*known, {}};
-    return {{}, "model " + *known + " (" + name + ") is not shipped in models/"};
-  }
+  // A shipped model's Hugging Face id (its file's _name_or_path).
+  if (const auto file = catalog.find_by_hf_id(name)) return {file->stem().string(), {}};
   // A shipped name (case-insensitively) or a path to a model file; anything else is refused
   // with the known names.
   const bool path_like = name.find('/') != std::string::npos ||
@@ -389,7 +396,8 @@ LoadStage read_load_stage(const Row& row, ServingMetrics& measured) {
   measured[ServingMetric::CompletedShare] =
       static_cast<double>(s.requests_completed) / static_cast<double>(s.requests_sent);
   measured.overloaded = static_cast<double>(s.requests_completed) <
-                        kOverloadedCompletedShare * static_cast<double>(s.requests_sent);
+                            kOverloadedCompletedShare * static_cast<double>(s.requests_sent) ||
+                        *measured[ServingMetric::TtftMs] > 1000 * kOverloadedTtftS;
   return s;
 }
 
@@ -640,26 +648,6 @@ std::string format_number(double value) {
 
 }  // namespace
 
-std::optional<std::string> catalog_name_for_hf_id(const std::string& hf_id) {
-  // Hugging Face ids of the models the measured files name; remove once models/ carries them.
-  static const std::array<std::pair<std::string_view, std::string_view>, 9> kIds{{
-      {"meta-llama/llama-2-7b-hf", "llama-2-7b"},
-      {"meta-llama/llama-2-13b-hf", "llama-2-13b"},
-      {"meta-llama/llama-2-70b-hf", "llama-2-70b"},
-      {"meta-llama/meta-llama-3-8b", "llama-3-8b"},
-      {"meta-llama/meta-llama-3-70b", "llama-3-70b"},
-      {"mistralai/mistral-7b-v0.1", "mistral-7b"},
-      {"mistralai/mixtral-8x7b-v0.1", "mixtral-8x7b"},
-      {"codellama/codellama-34b-instruct-hf", "codellama-34b"},
-      {"facebook/opt-13b", "opt-13b"},
-  }};
-  const std::string wanted = to_lower(hf_id);
-  for (const auto& [id, name] : kIds) {
-    if (id == wanted) return std::string(name);
-  }
-  return std::nullopt;
-}
-
 std::string ServingPoint::workload_label() const {
   struct Label {
     std::string operator()(const LoadStage& s) const { return s.workload; }
@@ -709,8 +697,15 @@ std::vector<ServingPoint> read_serving_points(const fs::path& file,
   std::optional<Setup> setup;
   if (const auto path = setup_file_for(file, options)) setup = read_setup(*path);
   const Setup* s = setup ? &*setup : nullptr;
-  if (file.extension() == ".json") return read_bench_result(file, options, s);
-  if (file.extension() == ".csv") return read_csv_points(file, options, s);
+  const auto with_terms = [&](std::vector<ServingPoint> points) {
+    if (s != nullptr) {
+      for (ServingPoint& p : points)
+        p.engine_terms = s->engine_terms;
+    }
+    return points;
+  };
+  if (file.extension() == ".json") return with_terms(read_bench_result(file, options, s));
+  if (file.extension() == ".csv") return with_terms(read_csv_points(file, options, s));
   throw InputError(file.string(),
                    "expected a .csv file of measured serving points or a .json result of vllm "
                    "bench serve --save-result");

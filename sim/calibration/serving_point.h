@@ -8,6 +8,8 @@
 #include <variant>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/calibration/serving_metrics.h"
 
 namespace servesim {
@@ -87,6 +89,9 @@ struct ServingPoint {
   std::int64_t tp = 1;
   std::int64_t pp = 1;
   std::optional<std::string> engine;
+  // Engine terms the setup sets over the engine (key path under the engine section, JSON
+  // value), for a deployment that differs from the engine's defaults in what it measured.
+  std::vector<std::pair<std::string, nlohmann::json>> engine_terms;
   EngineKnobs knobs;
   ServingWorkload workload;
   ServingMetrics measured;
@@ -135,9 +140,6 @@ std::optional<std::filesystem::path> setup_file_for(const std::filesystem::path&
 // stage before.
 std::vector<ServingRun> group_serving_runs(std::vector<ServingPoint> points);
 
-// The model name the catalog `models/` knows a Hugging Face id by ("meta-llama/Llama-2-7b-hf"
-// -> "llama-2-7b"), case-insensitively; nothing for other names. A stopgap until the model
-// files carry their Hugging Face ids: the one place to remove then.
-std::optional<std::string> catalog_name_for_hf_id(const std::string& hf_id);
+
 
 }  // namespace servesim

@@ -180,6 +180,8 @@ RunPlan plan_run(const ServingRun& run, const ServingRunOptions& options) {
 // profiles choose the scheduler themselves.
 void add_engine(const ServingPoint& p, std::vector<ConfigOverride>& out,
                 const std::string& origin) {
+  for (const auto& [term, value] : p.engine_terms)
+    out.push_back({origin, "engine." + term + "=" + value.dump()});
   if (p.engine) {
     out.push_back({origin, "engine.name=" + nlohmann::json(*p.engine).dump()});
   } else if (std::holds_alternative<LoadStage>(p.workload) ||
@@ -238,6 +240,7 @@ ServingRunConfig serving_run_config(const ServingRun& run, const ServingRunOptio
   out.push_back({origin, "output.request_records=true"});
   out.push_back({origin, "output.iteration_records=false"});
   out.push_back({origin, "workload=" + plan.workload.dump()});
+  out.insert(out.end(), options.extra_overrides.begin(), options.extra_overrides.end());
   config.trace = std::move(plan.trace);
   config.stages = std::move(plan.stages);
   config.gpus_per_replica = p.tp * p.pp;

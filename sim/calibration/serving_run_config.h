@@ -20,7 +20,7 @@ enum class WorkloadKeys { Agreed, Existing };
 
 // The keys this build's workload parser accepts: the one place to switch to Agreed once the
 // shared-prefix workload and arrival stages are merged.
-inline constexpr WorkloadKeys kWorkloadKeysOfThisBuild = WorkloadKeys::Existing;
+inline constexpr WorkloadKeys kWorkloadKeysOfThisBuild = WorkloadKeys::Agreed;
 
 struct ServingRunOptions {
   // Simulate only a prefix of each stage: its duration cut to N / rate, so at most N requests
@@ -28,6 +28,8 @@ struct ServingRunOptions {
   std::optional<std::int64_t> max_requests_per_point;
   std::uint64_t seed = 0;
   WorkloadKeys workload_keys = kWorkloadKeysOfThisBuild;
+  // Applied after everything else (a calibration's engine terms: "engine.host.step_s=...").
+  std::vector<ConfigOverride> extra_overrides;
 };
 
 // One request of a workload written as a trace.

@@ -52,9 +52,7 @@ RelativeErrorStats relative_error_stats(
 
 ServingValidation validate_serving(const std::vector<ServingRun>& runs,
                                    const ServingPredictor& predict) {
-  ServingValidation v;
-  std::vector<std::vector<std::pair<double, double>>> pairs(kServingMetricCount);
-  std::vector<bool> measured_anywhere(kServingMetricCount, false);
+  std::vector<PointComparison> points;
   for (const ServingRun& run : runs) {
     if (run.points.empty()) continue;
     std::string reason = run.points.front().skip_reason.empty()
@@ -79,7 +77,6 @@ ServingValidation validate_serving(const std::vector<ServingRun>& runs,
       for (std::size_t m = 0; m < kServingMetricCount; ++m) {
         const auto& measured = c.point.measured.values[m];
         if (!measured) continue;
-        measured_anywhere[m] = true;
         MetricComparison mc;
         mc.metric = static_cast<ServingMetric>(m);
         mc.measured = *measured;
@@ -91,24 +88,36 @@ ServingValidation validate_serving(const std::vector<ServingRun>& runs,
         }
         c.metrics.push_back(mc);
       }
-      if (reason.empty()) {
-        c.predicted_overloaded = predicted[k].overloaded;
-        if (c.measured_overloaded()) {
-          ++v.measured_overloaded;
-          if (c.predicted_overloaded) ++v.overloaded_predicted_overloaded;
-        } else {
-          if (c.predicted_overloaded) ++v.normal_predicted_overloaded;
-          for (const MetricComparison& mc : c.metrics) {
-            if (mc.relative_error) {
-              pairs[static_cast<std::size_t>(mc.metric)].emplace_back(*mc.predicted, mc.measured);
-            }
+      if (reason.empty()) c.predicted_overloaded = predicted[k].overloaded;
+      points.push_back(std::move(c));
+    }
+  }
+  return summarize_serving(std::move(points));
+}
+
+ServingValidation summarize_serving(std::vector<PointComparison> points) {
+  ServingValidation v;
+  std::vector<std::vector<std::pair<double, double>>> pairs(kServingMetricCount);
+  std::vector<bool> measured_anywhere(kServingMetricCount, false);
+  for (PointComparison& c : points) {
+    for (const MetricComparison& mc : c.metrics)
+      measured_anywhere[static_cast<std::size_t>(mc.metric)] = true;
+    if (c.predicted()) {
+      if (c.measured_overloaded()) {
+        ++v.measured_overloaded;
+        if (c.predicted_overloaded) ++v.overloaded_predicted_overloaded;
+      } else {
+        if (c.predicted_overloaded) ++v.normal_predicted_overloaded;
+        for (const MetricComparison& mc : c.metrics) {
+          if (mc.relative_error) {
+            pairs[static_cast<std::size_t>(mc.metric)].emplace_back(*mc.predicted, mc.measured);
           }
         }
-      } else {
-        ++v.not_predicted;
       }
-      v.points.push_back(std::move(c));
+    } else {
+      ++v.not_predicted;
     }
+    v.points.push_back(std::move(c));
   }
   for (std::size_t m = 0; m < kServingMetricCount; ++m) {
     if (measured_anywhere[m]) {

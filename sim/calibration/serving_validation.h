@@ -65,6 +65,9 @@ struct ServingValidation {
 // reported with their reason and not predicted.
 ServingValidation validate_serving(const std::vector<ServingRun>& runs,
                                    const ServingPredictor& predict);
+// The counts and per-metric statistics of compared points (what validate_serving returns for
+// its points): to combine points predicted in several passes.
+ServingValidation summarize_serving(std::vector<PointComparison> points);
 
 // One row per point and measured metric (a point not predicted: one row, its reason in
 // `note`), header first: source,row,model,hardware,tp,pp,engine,workload,stage,rate_per_s,

@@ -3,12 +3,16 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/calibration/calibrate.h"
+#include "sim/calibration/engine_fit.h"
+#include "sim/calibration/serving_prediction.h"
 #include "sim/calibration/measurement_sources.h"
 #include "sim/calibration/vidur_import.h"
 #include "sim/cli/command.h"
 #include "sim/cli/format.h"
 #include "sim/cli/measurement_options.h"
 #include "sim/cli/options.h"
+#include "sim/cli/serving_options.h"
+#include "sim/config/catalog.h"
 #include "sim/core/error.h"
 
 namespace servesim::cli {
@@ -58,11 +62,95 @@ void print_report(std::ostream& out, const CalibrationReport& report) {
       << format_seconds(p.overheads.collective_latency_s) << "\n";
 }
 
+// calibrate --measured: an engine's host costs and kernel factors fitted to serving points.
+int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
+  if (vm.count("engine") == 0) throw UsageError("--measured needs --engine NAME|PATH");
+  if (vm.count("base") != 0) throw UsageError("--base is a hardware fit's; --measured fits --engine");
+  const LoadedServingRuns loaded = load_serving_runs(vm, context);
+  EngineProfile base = load_engine_file(Catalog(context.data_root / "engines", "engine", "--engine")
+                                            .resolve(vm["engine"].as<std::string>()));
+  EngineFitOptions fit_options;
+  if (vm.count("max-evaluations") != 0) {
+    fit_options.max_evaluations = static_cast<int>(*integer_flag(vm, "max-evaluations", 1));
+  }
+  if (vm.count("terms") != 0) {
+    fit_options.terms.clear();
+    for (const auto& term : vm["terms"].as<std::vector<std::string>>()) {
+      engine_term(base, term);  // refuses an unknown term
+      fit_options.terms.push_back(term);
+    }
+  }
+  // host_overhead records (vidur's cpu_overheads) give the host terms directly; the serving
+  // fit then leaves them alone.
+  if (vm.count("measurements") != 0 || vm.count("vidur") != 0) {
+    const LoadedMeasurements records = measurements_from_options(vm);
+    const EngineHostCosts host = fit_host_costs(records.records);
+    base.costs.host.step_s = host.step_s;
+    base.costs.host.per_sequence_s = host.per_sequence_s;
+    for (const char* key : {"host.step_s", "host.per_sequence_s"}) {
+      base.sources[key] = "fitted by servesim calibrate (least squares of relative errors) to "
+                          "the host_overhead records of " +
+                          std::to_string(records.files.size()) + " files";
+      std::erase(fit_options.terms, std::string(key));
+    }
+  }
+  const ScratchFolder scratch;
+  const EngineTermsPredictor predict = [&](const std::vector<ServingRun>& runs,
+                                           const std::vector<ConfigOverride>& terms) {
+    ServingRunOptions run_options = loaded.run_options;
+    run_options.extra_overrides = terms;
+    if (vm.count("engine") != 0) {
+      run_options.extra_overrides.insert(
+          run_options.extra_overrides.begin(),
+          {"--engine", "engine.name=" + nlohmann::json(base.source).dump()});
+    }
+    return validate_serving(runs, [&](const ServingRun& run) {
+      return simulate_serving_run(run, context.data_root, scratch.path(), run_options);
+    });
+  };
+  EngineFitReport report = fit_engine(loaded.runs, base, predict, fit_options, loaded.files);
+  if (vm.count("name") != 0) report.engine.name = vm["name"].as<std::string>();
+  const std::string out_path = vm["out"].as<std::string>();
+  const nlohmann::json document = engine_to_json(report.engine);
+  engine_from_json(document, out_path);  // what is written must load
+  write_atomically(out_path, document.dump(2) + "\n");
+
+  if (vm.count("json") != 0) {
+    context.out << document.at("calibration").dump(2) << '\n';
+    return 0;
+  }
+  context.out << "Fitted " << fit_options.terms.size() << " terms of " << base.name << " to "
+              << loaded.points << " measured points (" << report.evaluations
+              << " simulations of every point); wrote " << out_path << "\n\n";
+  Table terms({"term", "base", "fitted"}, {});
+  for (const auto& [term, value] : report.terms)
+    terms.add_row({term, format_fixed(engine_term(base, term), 7), format_fixed(value, 7)});
+  terms.print(context.out);
+  context.out << "\nErrors (in sample, then leave one model out) over the points not measured "
+                 "overloaded:\n";
+  Table errors({"metric", "count", "fit MAPE", "fit max", "held-out MAPE", "held-out max",
+                "held-out bias"},
+               {});
+  for (const auto& [metric, fit] : report.fitted.metrics) {
+    const RelativeErrorStats* held = nullptr;
+    for (const auto& [m, s] : report.held_out.metrics) {
+      if (m == metric) held = &s;
+    }
+    if (fit.count == 0) continue;
+    errors.add_row({std::string(serving_metric_name(metric)),
+                    format_count(static_cast<double>(fit.count)), percent(fit.mape),
+                    percent(fit.max_ape), held ? percent(held->mape) : "-",
+                    held ? percent(held->max_ape) : "-", held ? percent(held->bias) : "-"});
+  }
+  errors.print(context.out);
+  return 0;
+}
+
 }  // namespace
 
 int run_calibrate(CommandContext& context) {
   po::options_description options("Options", 100, 50);
-  options.add_options()("base", po::value<std::string>()->value_name("NAME|PATH")->required(),
+  options.add_options()("base", po::value<std::string>()->value_name("NAME|PATH"),
                         "hardware profile to start from: datasheet figures, unfitted parameters")(
       "out", po::value<std::string>()->value_name("FILE")->required(),
       "where to write the calibrated profile (JSON)")(
@@ -70,18 +158,36 @@ int run_calibrate(CommandContext& context) {
       "name of the calibrated profile (default: the base profile's)")(
       "json", "print the fit report as JSON instead of a table");
   add_measurement_options(options);
+  po::options_description serving("Engines fitted to serving points (--measured)", 100, 50);
+  add_serving_point_options(serving);
+  serving.add_options()("hw", po::value<std::string>()->value_name("NAME|PATH"),
+                        "hardware profile every measured point runs on")(
+      "terms", po::value<std::vector<std::string>>()->value_name("KEY")->multitoken(),
+      "engine terms to fit (default: host.step_s host.per_sequence_s kernels.gemm_factor "
+      "kernels.decode_attention_factor kernels.prefill_attention_factor "
+      "kernels.all_reduce_latency_s)")("max-evaluations", po::value<std::int64_t>()->value_name("N"),
+                                       "simulations of every point per fit (default 150)");
+  options.add(serving);
   const auto vm = parse_options(
       context, options,
-      "servesim calibrate --measurements FILE_OR_DIR... --base PROFILE --out FILE",
+      "servesim calibrate --measurements FILE_OR_DIR... --base PROFILE --out FILE\n"
+      "       servesim calibrate --measured FILE... --engine NAME --hw NAME --out FILE",
       "Fits a hardware profile to measured operator times (least squares of relative errors):\n"
       "achieved GEMM and attention ceilings as functions of the kernel size, fixed per-kernel\n"
       "costs and alpha-beta collectives (host costs are the engine's); reports the residuals and "
       "the\n"
       "leave-one-model-out error. Measurements: servesim-measurements JSON (docs/measurements.md)\n"
       "or vidur CSV tables.\n"
+      "With --measured, fits an engine instead: its host costs and kernel factors, on top of the\n"
+      "hardware profile, to measured serving points (docs/validation.md), by least squares of\n"
+      "log relative errors of their mean TTFT, ITL, E2E and throughput; reports the residuals\n"
+      "and leave-one-model-out errors and writes the fitted engine with its provenance.\n"
+      "host_overhead records given with it (--vidur ... --device) fit its host terms directly.\n"
       "Example: servesim calibrate --vidur ../shared/data/profiles/vidur --device a100 \\\n"
       "           --base a100-80gb --out a100-80gb.json");
   if (!vm) return 0;
+  if (vm->count("measured") != 0) return calibrate_engine(*vm, context);
+  if (vm->count("base") == 0) throw UsageError("--base is required (or --measured with --engine)");
   const LoadedMeasurements loaded = measurements_from_options(*vm);
   const HardwareProfile base = load_hardware((*vm)["base"].as<std::string>(), context);
   CalibrationReport report = calibrate(loaded.records, base, loaded.files);

@@ -19,6 +19,7 @@
 #include "sim/cli/format.h"
 #include "sim/cli/measurement_options.h"
 #include "sim/cli/options.h"
+#include "sim/cli/serving_options.h"
 #include "sim/core/error.h"
 
 namespace servesim::cli {
@@ -81,31 +82,6 @@ int validate_operators(const po::variables_map& vm, CommandContext& context) {
 
 // --- validate --measured: end-to-end serving points -----------------------------------------
 
-// Writes `text` to `path` through a temporary file beside it, so that `path` is either the
-// whole new file or what it was before.
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (!fs::is_directory(parent, ec)) {
-    throw InputError(path.string(), "cannot write: folder " + parent.string() + " not found");
-  }
-  const fs::path temporary =
-      parent / ("." + path.filename().string() + ".tmp" + std::to_string(::getpid()));
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      fs::remove(temporary, ec);
-      throw InputError(path.string(), "cannot write");
-    }
-  }
-  fs::rename(temporary, path, ec);
-  if (ec) {
-    fs::remove(temporary, ec);
-    throw InputError(path.string(), "cannot write: " + ec.message());
-  }
-}
 
 void print_serving_table(std::ostream& out, const ServingValidation& v) {
   Table points({"model", "hw", "tp", "workload", "stage", "rate", "metric", "measured", "predicted",
@@ -169,29 +145,11 @@ void print_serving_table(std::ostream& out, const ServingValidation& v) {
 }
 
 int validate_serving_points(const po::variables_map& vm, CommandContext& context) {
-  ServingPointOptions options;
-  options.data_root = context.data_root;
-  if (vm.count("setup") != 0) options.setup = vm["setup"].as<std::string>();
-  if (vm.count("hw") != 0) options.hardware = vm["hw"].as<std::string>();
-  if (vm.count("engine") != 0) options.engine = vm["engine"].as<std::string>();
-  ServingRunOptions run_options;
-  run_options.max_requests_per_point = integer_flag(vm, "max-requests-per-point", 1);
-
-  const auto files = vm["measured"].as<std::vector<std::string>>();
-  std::vector<ServingRun> runs;
-  std::size_t point_count = 0;
-  for (const auto& file : files) {
-    auto points = read_serving_points(file, options);
-    point_count += points.size();
-    for (auto& run : group_serving_runs(std::move(points)))
-      runs.push_back(std::move(run));
-  }
-  // Every point must map to a configuration before anything runs.
-  for (const ServingRun& run : runs) {
-    if (run.points.front().skip_reason.empty()) {
-      check_serving_run(run, context.data_root, run_options);
-    }
-  }
+  const LoadedServingRuns loaded = load_serving_runs(vm, context);
+  const auto& runs = loaded.runs;
+  const auto& files = loaded.files;
+  const auto& run_options = loaded.run_options;
+  const std::size_t point_count = loaded.points;
 
   const ScratchFolder scratch;
   const ServingValidation validation = validate_serving(runs, [&](const ServingRun& run) {
@@ -234,19 +192,9 @@ int run_validate(CommandContext& context) {
       "json", "print one JSON object instead of a table");
   add_measurement_options(options);
   po::options_description serving("End-to-end serving points (--measured)", 100, 50);
-  serving.add_options()(
-      "measured", po::value<std::vector<std::string>>()->value_name("FILE")->multitoken(),
-      "measured serving points: CSV files in the format of docs/validation.md, or vllm bench "
-      "serve --save-result JSON files")(
-      "setup", po::value<std::string>()->value_name("FILE"),
-      "setup JSON giving the columns the files lack (default: validation/setups/<file stem>.json "
-      "when shipped)")("engine", po::value<std::string>()->value_name("NAME"),
-                       "engine every point runs with, over the files' and setups'")(
-      "csv", po::value<std::string>()->value_name("OUT.csv"),
-      "write one row per point and metric (written whole or not at all)")(
-      "max-requests-per-point", po::value<std::int64_t>()->value_name("N"),
-      "simulate a prefix of each stage: at most N requests (its duration cut to N / rate); "
-      "bursts and replays their first N requests");
+  add_serving_point_options(serving);
+  serving.add_options()("csv", po::value<std::string>()->value_name("OUT.csv"),
+                        "write one row per point and metric (written whole or not at all)");
   options.add(serving);
   const auto vm = parse_options(
       context, options,

@@ -151,12 +151,9 @@ TEST_CASE("a shipped setup is found by the file's stem under validation/setups",
   CHECK_FALSE(setup_file_for(dir.path() / "other.csv", options));
 }
 
-TEST_CASE("a model known by its Hugging Face id but not shipped is skipped, not refused",
+TEST_CASE("a measured file's Hugging Face model ids resolve to the shipped models",
           "[serving_point]") {
-  REQUIRE(catalog_name_for_hf_id("CodeLlama/CodeLlama-34b-Instruct-hf") ==
-          std::optional<std::string>("codellama-34b"));
-  CHECK_FALSE(catalog_name_for_hf_id("llama-2-7b"));
-  const test::ScratchDir dir("serving_point_skip");
+  const test::ScratchDir dir("serving_point_hf_id");
   const auto setup = dir.write("setup.json", kSetup);
   const auto file = dir.write(
       "m.csv", kLoadHeader +
@@ -164,12 +161,8 @@ TEST_CASE("a model known by its Hugging Face id but not shipped is skipped, not 
                    "4800,574,250,46.0,3694,14.65,1992\n");
   const auto points = read_serving_points(file, options_with(setup));
   REQUIRE(points.size() == 1);
-  if (std::filesystem::exists(test::source_dir() / "models" / "codellama-34b.json")) {
-    CHECK(points[0].model == "codellama-34b");
-  } else {
-    CHECK(points[0].model.empty());
-    CHECK_THAT(points[0].skip_reason, Contains("codellama-34b") && Contains("not shipped"));
-  }
+  CHECK(points[0].model == "codellama-34b");
+  CHECK(points[0].skip_reason.empty());
 }
 
 TEST_CASE("bad measured files name file, row and column", "[serving_point]") {
