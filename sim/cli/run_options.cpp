@@ -170,7 +170,7 @@ class GivenSettings {
         throw UsageError(origin(s.name) + ": not a run setting");
       }
       if (is_switch(s.name)) {
-        if (!s.value.is_boolean()) fail(s, "true or false");
+        if (!s.value.is_boolean()) fail(s, "a boolean");
         // A switch set to false is a switch not given.
         if (!s.value.get<bool>()) continue;
       }
