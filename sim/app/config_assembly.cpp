@@ -162,10 +162,12 @@ nlohmann::json assemble_config(const ConfigSources& sources,
   document["workload"] = "sharegpt";
   bool workload_given = false;
   bool allocator_named = false;  // else it is the final scheduler's default allocator
-  if (sources.config_file) {
-    const nlohmann::json file = read_json_file(*sources.config_file);
+  if (sources.config_file || sources.config_document) {
+    const nlohmann::json file =
+        sources.config_document ? *sources.config_document : read_json_file(*sources.config_file);
     if (!file.is_object()) {
-      throw InputError(sources.config_file->string(), "expected a JSON object");
+      throw InputError(sources.config_document ? "config" : sources.config_file->string(),
+                       "expected a JSON object");
     }
     workload_given = file.contains("workload");
     allocator_named = file.contains("allocator") && file["allocator"].is_object() &&

@@ -23,6 +23,9 @@ inline constexpr char kSchedulerTokenLimitKey[] = "scheduler.@token_limit";
 
 struct ConfigSources {
   std::optional<std::filesystem::path> config_file;
+  // A configuration document given in place of the file (the Python module's dict): the same
+  // keys, merged the same way. At most one of the two.
+  std::optional<nlohmann::json> config_document;
   std::vector<ConfigOverride> overrides;  // applied in order, after the file
   // vLLM's --enable-chunked-prefill (true) or --no-enable-chunked-prefill (false): the
   // scheduler the configuration ends with must chunk prompts (sarathi), or must not.

@@ -13,8 +13,8 @@
 namespace servesim {
 namespace {
 
-DType resolve_kv_dtype(const std::string& text, DType native) {
-  if (text == "auto") return native == DType::FP32 ? DType::FP16 : native;
+DType resolve_kv_dtype(const std::string& text, const ModelSpec& model) {
+  if (text == "auto") return auto_kv_dtype(model);
   return parse_kv_dtype(text, "kv_dtype");
 }
 
@@ -62,7 +62,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   roofline.weight_dtype = config.weight_dtype == "auto"
                               ? auto_weight_dtype(model)
                               : parse_dtype(config.weight_dtype, "weight_dtype");
-  roofline.kv_dtype = resolve_kv_dtype(config.kv_dtype, model.native_dtype);
+  roofline.kv_dtype = resolve_kv_dtype(config.kv_dtype, model);
   roofline.engine = config.engine.costs;
   const std::unique_ptr<IExecutionTimeModel> time_model =
       cost_model_entry.factory(model, hardware, roofline, config.cost_model.parameters);

@@ -35,18 +35,8 @@ struct Study {
   // Runs one round of points, each the base configuration plus its overrides.
   std::vector<nlohmann::json> run(const std::vector<std::vector<ConfigOverride>>& overrides,
                                   const std::vector<std::string>& names) {
-    std::vector<nlohmann::json> configs;
-    for (std::size_t i = 0; i < overrides.size(); ++i)
-      configs.push_back(study_point_config(base, overrides[i], context.data_root, names[i]));
-    progress.expect(configs.size());
-    const auto working_dir = std::filesystem::current_path();
-    return executor.evaluate(
-        configs.size(),
-        [&](std::size_t i) {
-          return simulate_summary(configs[i], context.data_root, working_dir, names[i],
-                                  /*steady_state=*/true);
-        },
-        &progress);
+    return simulate_points(base, overrides, names, executor, context.data_root,
+                           std::filesystem::current_path(), &progress, /*steady_state=*/true);
   }
 };
 
@@ -216,30 +206,26 @@ int search_rate(Study& study, const po::variables_map& vm) {
   }
 
   std::string message;
-  std::string outcome;
+  const std::string outcome(outcome_name(result.outcome));
   const RatePoint* best = result.best();
   switch (result.outcome) {
     case RateSearchResult::Outcome::Found:
-      outcome = "found";
       message = "Highest rate meeting the SLO: " + rate_text(result.passing_rate_per_s) +
                 " req/s (" + rate_text(result.failing_rate_per_s) + " req/s fails; precision " +
                 format_9_digits(options.relative_precision * 100) + "%)";
       break;
     case RateSearchResult::Outcome::AlwaysMet:
-      outcome = "met_at_every_rate";
       message = "The SLO is met at every rate tried, up to " +
                 rate_text(result.passing_rate_per_s) +
                 " req/s (the largest tried): capacity is at least that (raise --max-rate)";
       break;
     case RateSearchResult::Outcome::Unresolved:
-      outcome = "unresolved";
       message = "Stopped after " + std::to_string(result.points.size()) +
                 " points (--max-points) with the answer between " +
                 rate_text(result.passing_rate_per_s) + " and " +
                 rate_text(result.failing_rate_per_s) + " req/s";
       break;
     case RateSearchResult::Outcome::NeverMet:
-      outcome = "never_met";
       if (best->verdict.fails_at_any_load) {
         message = "No rate meets the SLO: at " + rate_text(best->rate_per_s) + " req/s " +
                   violations_text(best->verdict) + ", and no other rate changes that";

@@ -52,13 +52,6 @@ std::string format_seconds(double seconds) {
   return format_fixed(seconds * 1e6, 2) + " us";
 }
 
-nlohmann::json json_number(double value) {
-  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9.0e15) {
-    return static_cast<std::int64_t>(value);
-  }
-  return value;
-}
-
 Table::Table(std::vector<std::string> header, std::vector<std::size_t> text_columns)
     : text_columns_(std::move(text_columns)) {
   rows_.push_back(std::move(header));

@@ -17,9 +17,6 @@ std::string format_si(double value, const std::string& unit);  // 1.23 TFLOP/s
 std::string format_seconds(double seconds);                    // 12.3 us, 4.56 ms, 1.20 s
 std::string format_fixed(double value, int decimals);
 
-// A whole number as a JSON integer, anything else as a double.
-nlohmann::json json_number(double value);
-
 // Columns sized to their widest cell; the first column and any marked text columns are
 // left-aligned, the rest (numbers) right-aligned.
 class Table {

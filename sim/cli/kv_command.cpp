@@ -1,12 +1,12 @@
-#include <cmath>
+#include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "sim/app/kv_report.h"
 #include "sim/cli/format.h"
 #include "sim/cli/options.h"
 #include "sim/core/error.h"
-#include "sim/memory/kv_capacity.h"
-#include "sim/model/model_size.h"
 
 namespace servesim::cli {
 namespace {
@@ -129,26 +129,15 @@ int run_kv(CommandContext& context) {
   if (!vm) return 0;
 
   const ModelSpec model = model_from(*vm, context);
-  const DType kv_dtype = kv_dtype_from(*vm, model);
-  const DType weight_dtype = weight_dtype_from(*vm, model);
-  const ParameterCounts params = count_parameters(model);
-
-  nlohmann::json r;
-  r["model"] = model.name;
-  r["parameters_total"] = params.total;
-  r["parameters_active"] = params.active;
-  r["kv_dtype"] = std::string(dtype_name(kv_dtype));
-  r["kv_bytes_per_token"] = json_number(kv_bytes_per_token(model, kv_dtype));
-  if (const auto tokens = integer_flag(*vm, "tokens", 0)) {
-    r["tokens"] = *tokens;
-    r["kv_bytes"] = json_number(kv_bytes_per_token(model, kv_dtype) * static_cast<double>(*tokens));
-  }
+  KvReportOptions report;
+  report.capacity.kv_dtype = kv_dtype_from(*vm, model);
+  report.capacity.weight_dtype = weight_dtype_from(*vm, model);
+  report.tokens = integer_flag(*vm, "tokens", 0);
+  std::optional<HardwareProfile> hardware;
   if (vm->count("hw") != 0) {
-    const HardwareProfile hardware = load_hardware((*vm)["hw"].as<std::string>(), context);
-    KvCapacityOptions o;
+    hardware = load_hardware((*vm)["hw"].as<std::string>(), context);
+    KvCapacityOptions& o = report.capacity;
     o.parallelism = parallelism_from(*vm);
-    o.weight_dtype = weight_dtype;
-    o.kv_dtype = kv_dtype;
     const std::string mem_util = given_flag(*vm, "mem-util", "gpu-memory-utilization");
     o.memory_utilization = (*vm)[mem_util].as<double>();
     if (!(o.memory_utilization > 0 && o.memory_utilization <= 1)) {
@@ -158,25 +147,9 @@ int run_kv(CommandContext& context) {
     o.max_batched_tokens =
         *integer_flag(*vm, given_flag(*vm, "max-batched-tokens", "max-num-batched-tokens"), 1);
     o.max_sequences = *integer_flag(*vm, "max-num-seqs", 1);
-    const KvCapacity c = plan_kv_capacity(model, hardware, o);
-    const std::int64_t max_len = integer_flag(*vm, given_flag(*vm, "max-len", "max-model-len"), 1)
-                                     .value_or(model.max_position_embeddings);
-    r["hw"] = hardware.name;
-    r["tp"] = o.parallelism.tensor;
-    r["pp"] = o.parallelism.pipeline;
-    r["weight_dtype"] = std::string(dtype_name(weight_dtype));
-    r["mem_util"] = o.memory_utilization;
-    r["memory_capacity_bytes_per_gpu"] = json_number(c.memory_capacity_bytes_per_gpu);
-    r["usable_bytes_per_gpu"] = json_number(std::floor(c.usable_bytes_per_gpu));
-    r["weight_bytes_per_gpu"] = json_number(c.weight_bytes_per_gpu);
-    r["activation_reserve_bytes_per_gpu"] =
-        json_number(std::ceil(c.activation_reserve_bytes_per_gpu));
-    r["kv_bytes_per_gpu"] = json_number(std::floor(c.kv_bytes_per_gpu));
-    r["kv_capacity_bytes"] = json_number(std::floor(c.kv_capacity_bytes));
-    r["kv_capacity_tokens"] = c.kv_capacity_tokens;
-    r["max_len"] = max_len;
-    r["max_sequences_at_max_len"] = c.kv_capacity_tokens / max_len;
+    report.max_len = integer_flag(*vm, given_flag(*vm, "max-len", "max-model-len"), 1);
   }
+  const nlohmann::json r = kv_report(model, hardware ? &*hardware : nullptr, report);
   if (vm->count("json") != 0) {
     context.out << r.dump(2) << '\n';
   } else {

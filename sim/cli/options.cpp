@@ -122,7 +122,7 @@ DType kv_dtype_from(const po::variables_map& vm, const ModelSpec& model) {
   const std::string flag = given_flag(vm, "kv-dtype", "kv-cache-dtype");
   const std::string text = flag == "kv-cache-dtype" ? kv_dtype_for_vllm(vm[flag].as<std::string>())
                                                     : vm[flag].as<std::string>();
-  if (text == "auto") return model.native_dtype == DType::FP32 ? DType::FP16 : model.native_dtype;
+  if (text == "auto") return auto_kv_dtype(model);
   return parse_kv_dtype(text, "--" + flag);
 }
 

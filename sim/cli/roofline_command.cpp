@@ -1,5 +1,4 @@
-#include <nlohmann/json.hpp>
-
+#include "sim/app/roofline_report.h"
 #include "sim/cli/format.h"
 #include "sim/cli/options.h"
 #include "sim/core/error.h"
@@ -8,26 +7,6 @@
 
 namespace servesim::cli {
 namespace {
-
-nlohmann::json cost_to_json(const IterationCost& cost) {
-  nlohmann::json operators = nlohmann::json::array();
-  for (std::size_t i = 0; i < kOperatorCount; ++i) {
-    const OperatorCost& op = cost.operators[i];
-    if (!op.present()) continue;
-    operators.push_back({{"name", operator_name(static_cast<OperatorKind>(i))},
-                         {"flops", op.flops},
-                         {"bytes", op.bytes},
-                         {"arithmetic_intensity_flops_per_byte", op.intensity_flops_per_byte()},
-                         {"balance_flops_per_byte", op.balance_flops_per_byte},
-                         {"bound", bound_name(op.bound)},
-                         {"time_s", op.time_s}});
-  }
-  return {{"operators", operators},
-          {"total_flops", cost.total_flops()},
-          {"total_bytes", cost.total_bytes()},
-          {"total_time_s", cost.total_time_s},
-          {"bound", bound_name(cost.dominant_bound())}};
-}
 
 void print_cost(std::ostream& out, const IterationCost& cost) {
   Table table({"operator", "GFLOP", "MB moved", "FLOP/B", "balance", "bound", "time", "share"});
@@ -95,42 +74,40 @@ int run_roofline(CommandContext& context) {
   o.parallelism = parallelism_from(*vm);
   o.weight_dtype = weight_dtype_from(*vm, model);
   o.kv_dtype = kv_dtype_from(*vm, model);
-  const RooflineModel roofline(model, hardware, o);
 
-  nlohmann::json r = {{"model", model.name},
-                      {"hw", hardware.name},
-                      {"tp", o.parallelism.tensor},
-                      {"pp", o.parallelism.pipeline},
-                      {"weight_dtype", dtype_name(o.weight_dtype)},
-                      {"kv_dtype", dtype_name(o.kv_dtype)},
-                      {"compute_dtype", dtype_name(roofline.compute_dtype())},
-                      {"peak_balance_flops_per_byte", roofline.peak_balance_flops_per_byte()}};
-  const bool json = vm->count("json") != 0;
+  RooflineQuery query;
+  if (const auto generate = integer_flag(*vm, "generate", 1)) {
+    query.generate =
+        RooflineQuery::Generation{integer_flag(*vm, "prefill-tokens", 1).value_or(128), *generate};
+  } else {
+    const auto decode_batch = integer_flag(*vm, "decode-batch", 0);
+    const auto prefill_tokens = integer_flag(*vm, "prefill-tokens", 0);
+    RooflineBatch& batch = query.batch;
+    batch.decode_context_tokens = *integer_flag(*vm, "context", 1);
+    batch.prefill_context_tokens = *integer_flag(*vm, "prefill-context", 0);
+    batch.decode_sequences = decode_batch.value_or(prefill_tokens ? 0 : 32);
+    batch.prefill_tokens = prefill_tokens.value_or(0);
+    if (batch.shape().empty()) {
+      throw UsageError("the batch is empty: give --decode-batch or --prefill-tokens");
+    }
+  }
   std::ostream& out = context.out;
-  if (!json) {
-    out << model.name << " on " << hardware.name << ", TP " << o.parallelism.tensor << ", PP "
-        << o.parallelism.pipeline << ", weights " << dtype_name(o.weight_dtype) << ", KV "
-        << dtype_name(o.kv_dtype) << ", compute " << dtype_name(roofline.compute_dtype())
-        << "\nPeak balance point: " << format_fixed(roofline.peak_balance_flops_per_byte(), 1)
-        << " FLOP/B (" << format_si(hardware.peak_flops(roofline.compute_dtype()), "FLOP/s")
-        << " / " << format_si(hardware.memory_bandwidth_bytes_per_s, "B/s") << ")\n";
+  if (vm->count("json") != 0) {
+    out << roofline_report(model, hardware, o, query).dump(2) << '\n';
+    return 0;
   }
 
-  if (const auto generate = integer_flag(*vm, "generate", 1)) {
-    const std::int64_t prompt = integer_flag(*vm, "prefill-tokens", 1).value_or(128);
-    const GenerationComparison g = compare_generation(roofline, prompt, *generate);
-    r["generate"] = {
-        {"prompt_tokens", g.prompt_tokens},
-        {"generated_tokens", g.generated_tokens},
-        {"with_kv_cache", {{"flops", g.with_cache.flops}, {"time_s", g.with_cache.time_s}}},
-        {"without_kv_cache",
-         {{"flops", g.without_cache.flops}, {"time_s", g.without_cache.time_s}}},
-        {"flops_ratio", g.without_cache.flops / g.with_cache.flops},
-        {"time_ratio", g.without_cache.time_s / g.with_cache.time_s}};
-    if (json) {
-      out << r.dump(2) << '\n';
-      return 0;
-    }
+  const RooflineModel roofline(model, hardware, o);
+  out << model.name << " on " << hardware.name << ", TP " << o.parallelism.tensor << ", PP "
+      << o.parallelism.pipeline << ", weights " << dtype_name(o.weight_dtype) << ", KV "
+      << dtype_name(o.kv_dtype) << ", compute " << dtype_name(roofline.compute_dtype())
+      << "\nPeak balance point: " << format_fixed(roofline.peak_balance_flops_per_byte(), 1)
+      << " FLOP/B (" << format_si(hardware.peak_flops(roofline.compute_dtype()), "FLOP/s") << " / "
+      << format_si(hardware.memory_bandwidth_bytes_per_s, "B/s") << ")\n";
+
+  if (query.generate) {
+    const GenerationComparison g = compare_generation(roofline, query.generate->prompt_tokens,
+                                                      query.generate->generated_tokens);
     out << "Generating " << format_count(static_cast<double>(g.generated_tokens))
         << " tokens after a " << format_count(static_cast<double>(g.prompt_tokens))
         << "-token prompt (one sequence):\n";
@@ -148,35 +125,16 @@ int run_roofline(CommandContext& context) {
     return 0;
   }
 
-  BatchShape shape;
-  const auto decode_batch = integer_flag(*vm, "decode-batch", 0);
-  const auto prefill_tokens = integer_flag(*vm, "prefill-tokens", 0);
-  const std::int64_t context_tokens = *integer_flag(*vm, "context", 1);
-  const std::int64_t prefill_context = *integer_flag(*vm, "prefill-context", 0);
-  const std::int64_t batch = decode_batch.value_or(prefill_tokens ? 0 : 32);
-  for (std::int64_t i = 0; i < batch; ++i)
-    shape.add_decode(context_tokens);
-  if (prefill_tokens.value_or(0) > 0) shape.add_prefill(*prefill_tokens, prefill_context);
-  if (shape.empty())
-    throw UsageError("the batch is empty: give --decode-batch or --prefill-tokens");
+  const BatchShape shape = query.batch.shape();
   const IterationCost cost = roofline.estimate(shape);
-  r["batch"] = {{"decode_sequences", shape.decode_sequences},
-                {"decode_context_tokens", context_tokens},
-                {"prefill_tokens", shape.prefill_tokens},
-                {"prefill_context_tokens", prefill_context}};
-  r.update(cost_to_json(cost));
-  if (json) {
-    out << r.dump(2) << '\n';
-    return 0;
-  }
   out << "Batch: ";
   if (shape.decode_sequences > 0) {
-    out << shape.decode_sequences << " decoding sequences at " << context_tokens
+    out << shape.decode_sequences << " decoding sequences at " << query.batch.decode_context_tokens
         << " tokens of context";
   }
   if (shape.prefill_tokens > 0) {
     out << (shape.decode_sequences > 0 ? ", " : "") << "one prefill of " << shape.prefill_tokens
-        << " tokens after " << prefill_context << " cached";
+        << " tokens after " << query.batch.prefill_context_tokens << " cached";
   }
   out << "\n\n";
   print_cost(out, cost);

@@ -127,20 +127,6 @@ constexpr VllmFlag kVllmFlags[] = {
      &weight_dtype_for_vllm_quantization},
 };
 
-std::string json_text(FlagType type, const po::variable_value& value) {
-  switch (type) {
-    case FlagType::Text:
-      return nlohmann::json(value.as<std::string>()).dump();
-    case FlagType::Integer:
-      return std::to_string(value.as<std::int64_t>());
-    case FlagType::Number:
-      return nlohmann::json(value.as<double>()).dump();
-    case FlagType::Raw:
-      return value.as<std::string>();
-  }
-  return {};
-}
-
 void add_flag(po::options_description_easy_init& add, const char* flag, FlagType type,
               const char* value_name, const std::string& help) {
   switch (type) {
@@ -157,17 +143,133 @@ void add_flag(po::options_description_easy_init& add, const char* flag, FlagType
   }
 }
 
-// Both of two flags that make the same setting is a usage error.
-void refuse_both(const po::variables_map& vm, const std::string& a, const std::string& b) {
-  if (vm.count(a) != 0 && vm.count(b) != 0) {
-    throw UsageError("--" + a + " and --" + b + " are the same setting; give one");
+// Settings that are not a flag of the tables above.
+enum class SettingKind { Text, Integer, Switch, List };
+struct OtherSetting {
+  const char* name;
+  SettingKind kind;
+};
+constexpr OtherSetting kOtherSettings[] = {
+    {"config", SettingKind::Text},
+    {"set", SettingKind::List},
+    {"prompt-tokens", SettingKind::Integer},
+    {"output-tokens", SettingKind::Integer},
+    {"no-bulk-decode", SettingKind::Switch},
+    {"enable-chunked-prefill", SettingKind::Switch},
+    {"no-enable-chunked-prefill", SettingKind::Switch},
+    {"enable-prefix-caching", SettingKind::Switch},
+    {"no-enable-prefix-caching", SettingKind::Switch},
+    {"goodput", SettingKind::List},
+};
+
+bool is_switch(std::string_view name) {
+  for (const OtherSetting& s : kOtherSettings) {
+    if (s.name == name) return s.kind == SettingKind::Switch;
   }
+  return false;
 }
+
+// The settings given, by name, with their values checked against the kind of each.
+class GivenSettings {
+ public:
+  GivenSettings(const std::vector<RunSetting>& settings, SettingNames names) : names_(names) {
+    for (const RunSetting& s : settings) {
+      if (!is_run_setting(s.name)) {
+        throw UsageError(origin(s.name) + ": not a run setting");
+      }
+      if (is_switch(s.name)) {
+        if (!s.value.is_boolean()) fail(s, "a boolean");
+        // A switch set to false is a switch not given.
+        if (!s.value.get<bool>()) continue;
+      }
+      settings_.push_back(&s);
+    }
+  }
+
+  bool has(std::string_view name) const { return find(name) != nullptr; }
+
+  // How messages name a setting: "--prompt-tokens" or "prompt_tokens".
+  std::string origin(std::string_view name) const {
+    if (names_ == SettingNames::Flags) return "--" + std::string(name);
+    std::string keyword(name);
+    std::replace(keyword.begin(), keyword.end(), '-', '_');
+    return keyword;
+  }
+
+  // The value of a given setting as the text of an override's value (JSON, or for a Raw
+  // flag a string as it was written: "4" is the number 4, "inf" the string).
+  std::string json_text(std::string_view name, FlagType type) const {
+    const RunSetting& s = *find(name);
+    const nlohmann::json& v = s.value;
+    switch (type) {
+      case FlagType::Text:
+        if (!v.is_string()) fail(s, "a string");
+        return v.dump();
+      case FlagType::Integer:
+        if (!v.is_number_integer()) fail(s, "an integer");
+        return std::to_string(v.get<std::int64_t>());
+      case FlagType::Number:
+        if (!v.is_number()) fail(s, "a number");
+        return nlohmann::json(v.get<double>()).dump();
+      case FlagType::Raw:
+        if (v.is_string()) return v.get<std::string>();
+        if (!v.is_number()) fail(s, "a number or a string");
+        return v.dump();
+    }
+    return {};
+  }
+
+  std::string text(std::string_view name) const {
+    const RunSetting& s = *find(name);
+    if (!s.value.is_string()) fail(s, "a string");
+    return s.value.get<std::string>();
+  }
+
+  std::int64_t integer(std::string_view name) const {
+    const RunSetting& s = *find(name);
+    if (!s.value.is_number_integer()) fail(s, "an integer");
+    return s.value.get<std::int64_t>();
+  }
+
+  // A repeatable setting's values: an array of strings, or one string.
+  std::vector<std::string> list(std::string_view name) const {
+    const RunSetting& s = *find(name);
+    if (s.value.is_string()) return {s.value.get<std::string>()};
+    std::vector<std::string> values;
+    if (!s.value.is_array()) fail(s, "a list of strings");
+    for (const auto& item : s.value) {
+      if (!item.is_string()) fail(s, "a list of strings");
+      values.push_back(item.get<std::string>());
+    }
+    return values;
+  }
+
+  // Both of two settings that make the same setting is a usage error.
+  void refuse_both(std::string_view a, std::string_view b) const {
+    if (has(a) && has(b)) {
+      throw UsageError(origin(a) + " and " + origin(b) + " are the same setting; give one");
+    }
+  }
+
+ private:
+  const RunSetting* find(std::string_view name) const {
+    for (const RunSetting* s : settings_) {
+      if (s->name == name) return s;
+    }
+    return nullptr;
+  }
+  [[noreturn]] void fail(const RunSetting& s, const char* expected) const {
+    throw UsageError(origin(s.name) + ": expected " + expected + ", got " + s.value.dump());
+  }
+
+  SettingNames names_;
+  std::vector<const RunSetting*> settings_;
+};
 
 // vLLM's --goodput KEY:VALUE ... (milliseconds, as vllm bench serve takes them) as the SLO
 // keys it sets, in seconds: a request is good when it meets every target given, which is
 // servesim's slo_attainment test.
-std::vector<ConfigOverride> goodput_overrides(const po::variables_map& vm) {
+std::vector<ConfigOverride> goodput_overrides(const GivenSettings& given) {
   struct Target {
     std::string_view name;
     const char* key;
@@ -176,13 +278,15 @@ std::vector<ConfigOverride> goodput_overrides(const po::variables_map& vm) {
   constexpr Target kTargets[] = {{"ttft", "slo.ttft_s", "slo-ttft"},
                                  {"tpot", "slo.tpot_s", "slo-tpot"},
                                  {"e2el", "slo.e2e_s", "slo-e2e"}};
+  const std::string origin = given.origin("goodput");
   std::vector<ConfigOverride> overrides;
   std::vector<std::string_view> seen;
-  for (const auto& pair : vm["goodput"].as<std::vector<std::string>>()) {
-    const auto fail = [&pair](const std::string& why) {
-      throw InputError("--goodput", "\"" + pair + "\": " + why +
-                                        " (expected KEY:VALUE pairs, KEY ttft, tpot or e2el, "
-                                        "VALUE milliseconds > 0, e.g. ttft:500 tpot:50)");
+  const std::vector<std::string> pairs = given.list("goodput");
+  for (const auto& pair : pairs) {
+    const auto fail = [&pair, &origin](const std::string& why) {
+      throw InputError(origin, "\"" + pair + "\": " + why +
+                                   " (expected KEY:VALUE pairs, KEY ttft, tpot or e2el, "
+                                   "VALUE milliseconds > 0, e.g. ttft:500 tpot:50)");
     };
     const std::size_t colon = pair.find(':');
     if (colon == std::string::npos) fail("no ':'");
@@ -201,12 +305,12 @@ std::vector<ConfigOverride> goodput_overrides(const po::variables_map& vm) {
         !std::isfinite(ms) || !(ms > 0)) {
       fail("\"" + std::string(text) + "\" is not a number of milliseconds > 0");
     }
-    if (vm.count(target->servesim_flag) != 0) {
-      throw UsageError(std::string("--") + target->servesim_flag + " and --goodput " +
+    if (given.has(target->servesim_flag)) {
+      throw UsageError(given.origin(target->servesim_flag) + " and " + origin + " " +
                        std::string(name) + ":... are the same setting; give one");
     }
     overrides.push_back(
-        {"--goodput", std::string(target->key) + "=" + nlohmann::json(ms / 1000).dump()});
+        {origin, std::string(target->key) + "=" + nlohmann::json(ms / 1000).dump()});
   }
   return overrides;
 }
@@ -272,65 +376,119 @@ nlohmann::json config_value_for_flag(std::string_view flag, const nlohmann::json
   return value;
 }
 
-ConfigSources run_config_sources(const po::variables_map& vm) {
+bool is_run_setting(std::string_view name) {
+  for (const OtherSetting& s : kOtherSettings) {
+    if (s.name == name) return true;
+  }
+  return config_key_for_flag(name).has_value();
+}
+
+ConfigSources run_config_sources(const std::vector<RunSetting>& settings, SettingNames names) {
+  const GivenSettings given(settings, names);
   ConfigSources sources;
-  if (vm.count("config") != 0) sources.config_file = vm["config"].as<std::string>();
+  if (given.has("config")) sources.config_file = given.text("config");
   for (const RunFlag& f : kRunFlags) {
-    if (vm.count(f.flag) != 0) {
+    if (given.has(f.flag)) {
       sources.overrides.push_back(
-          {std::string("--") + f.flag, std::string(f.key) + "=" + json_text(f.type, vm[f.flag])});
+          {given.origin(f.flag), std::string(f.key) + "=" + given.json_text(f.flag, f.type)});
     }
   }
   for (const VllmFlag& f : kVllmFlags) {
-    if (vm.count(f.flag) == 0) continue;
+    if (!given.has(f.flag)) continue;
     for (std::string_view rest = f.same_as; !rest.empty();) {
       const std::size_t comma = rest.find(',');
-      refuse_both(vm, std::string(rest.substr(0, comma)), f.flag);
+      given.refuse_both(rest.substr(0, comma), f.flag);
       rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     }
     const std::string value = f.value_of != nullptr
-                                  ? nlohmann::json(f.value_of(vm[f.flag].as<std::string>())).dump()
-                                  : json_text(f.type, vm[f.flag]);
-    sources.overrides.push_back({std::string("--") + f.flag, std::string(f.key) + "=" + value});
+                                  ? nlohmann::json(f.value_of(given.text(f.flag))).dump()
+                                  : given.json_text(f.flag, f.type);
+    sources.overrides.push_back({given.origin(f.flag), std::string(f.key) + "=" + value});
   }
-  refuse_both(vm, "enable-chunked-prefill", "no-enable-chunked-prefill");
-  if (vm.count("enable-chunked-prefill") != 0) sources.chunked_prefill = true;
-  if (vm.count("no-enable-chunked-prefill") != 0) sources.chunked_prefill = false;
-  refuse_both(vm, "enable-prefix-caching", "no-enable-prefix-caching");
+  given.refuse_both("enable-chunked-prefill", "no-enable-chunked-prefill");
+  if (given.has("enable-chunked-prefill")) sources.chunked_prefill = true;
+  if (given.has("no-enable-chunked-prefill")) sources.chunked_prefill = false;
+  given.refuse_both("enable-prefix-caching", "no-enable-prefix-caching");
   for (const char* flag : {"enable-prefix-caching", "no-enable-prefix-caching"}) {
-    if (vm.count(flag) != 0) {
+    if (given.has(flag)) {
       sources.overrides.push_back(
-          {std::string("--") + flag,
+          {given.origin(flag),
            std::string("engine.enable_prefix_caching=") + (flag[0] == 'e' ? "true" : "false")});
     }
   }
-  if (vm.count("goodput") != 0) {
-    for (auto& o : goodput_overrides(vm))
+  if (given.has("goodput")) {
+    for (auto& o : goodput_overrides(given))
       sources.overrides.push_back(std::move(o));
   }
-  const bool prompt = vm.count("prompt-tokens") != 0;
-  const bool output = vm.count("output-tokens") != 0;
+  const bool prompt = given.has("prompt-tokens");
+  const bool output = given.has("output-tokens");
   if (prompt != output) {
-    throw UsageError("--prompt-tokens and --output-tokens go together (fixed lengths)");
+    throw UsageError(given.origin("prompt-tokens") + " and " + given.origin("output-tokens") +
+                     " go together (fixed lengths)");
   }
   if (prompt) {
     const auto fixed = [](std::int64_t tokens) {
       return nlohmann::json{{"distribution", "fixed"}, {"tokens", tokens}};
     };
     const nlohmann::json lengths = {{"distribution", "independent"},
-                                    {"prompt", fixed(vm["prompt-tokens"].as<std::int64_t>())},
-                                    {"output", fixed(vm["output-tokens"].as<std::int64_t>())}};
-    sources.overrides.push_back({"--prompt-tokens", "workload.lengths=" + lengths.dump()});
+                                    {"prompt", fixed(given.integer("prompt-tokens"))},
+                                    {"output", fixed(given.integer("output-tokens"))}};
+    sources.overrides.push_back(
+        {given.origin("prompt-tokens"), "workload.lengths=" + lengths.dump()});
   }
-  if (vm.count("no-bulk-decode") != 0) {
-    sources.overrides.push_back({"--no-bulk-decode", "engine.bulk_decode=false"});
+  if (given.has("no-bulk-decode")) {
+    sources.overrides.push_back({given.origin("no-bulk-decode"), "engine.bulk_decode=false"});
   }
-  if (vm.count("set") != 0) {
-    for (const auto& assignment : vm["set"].as<std::vector<std::string>>()) {
-      sources.overrides.push_back({"--set", assignment});
+  if (given.has("set")) {
+    for (const auto& assignment : given.list("set")) {
+      sources.overrides.push_back({given.origin("set"), assignment});
     }
   }
   return sources;
+}
+
+ConfigSources run_config_sources(const po::variables_map& vm) {
+  std::vector<RunSetting> settings;
+  const auto add = [&](const char* name, nlohmann::json value) {
+    settings.push_back({name, std::move(value)});
+  };
+  const auto add_flag_value = [&](const char* name, FlagType type) {
+    if (vm.count(name) == 0) return;
+    switch (type) {
+      case FlagType::Text:
+      case FlagType::Raw:
+        add(name, vm[name].as<std::string>());
+        break;
+      case FlagType::Integer:
+        add(name, vm[name].as<std::int64_t>());
+        break;
+      case FlagType::Number:
+        add(name, vm[name].as<double>());
+        break;
+    }
+  };
+  for (const RunFlag& f : kRunFlags)
+    add_flag_value(f.flag, f.type);
+  for (const VllmFlag& f : kVllmFlags)
+    add_flag_value(f.flag, f.type);
+  for (const OtherSetting& s : kOtherSettings) {
+    if (vm.count(s.name) == 0) continue;
+    switch (s.kind) {
+      case SettingKind::Text:
+        add(s.name, vm[s.name].as<std::string>());
+        break;
+      case SettingKind::Integer:
+        add(s.name, vm[s.name].as<std::int64_t>());
+        break;
+      case SettingKind::Switch:
+        add(s.name, true);
+        break;
+      case SettingKind::List:
+        add(s.name, vm[s.name].as<std::vector<std::string>>());
+        break;
+    }
+  }
+  return run_config_sources(settings, SettingNames::Flags);
 }
 
 }  // namespace servesim::cli

@@ -15,17 +15,10 @@
 #include "sim/study/run_plots.h"
 #include "sim/study/summary_columns.h"
 #include "sim/study/sweep_result.h"
+#include "sim/study/sweep_run.h"
 
 namespace servesim::cli {
 namespace {
-
-std::string point_name(std::size_t index, const std::vector<GridAxis>& axes,
-                       const GridPoint& point) {
-  std::string name = "grid point " + std::to_string(index) + " (";
-  for (std::size_t a = 0; a < axes.size(); ++a)
-    name += (a == 0 ? "" : ", ") + axes[a].name + "=" + point.labels[a];
-  return name + ")";
-}
 
 void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
   std::vector<std::string> header{"point"};
@@ -118,32 +111,11 @@ int run_sweep(CommandContext& context) {
     for (const auto& text : (*vm)["grid"].as<std::vector<std::string>>())
       axes.push_back(parse_grid_flag(text));
   }
-  const auto points = expand_grid(axes, axis_overrides);
-  const ConfigSources base = run_config_sources(*vm);
-  std::vector<nlohmann::json> configs;
-  std::vector<std::string> names;
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    names.push_back(point_name(i, axes, points[i]));
-    configs.push_back(study_point_config(base, points[i].overrides, context.data_root, names[i]));
-  }
-
   const auto executor = executor_from(*vm, context);
-  const auto working_dir = std::filesystem::current_path();
   ProgressMeter progress(context.err, "sweep", context.terminal);
-  progress.expect(points.size());
-  const auto summaries = executor->evaluate(
-      points.size(),
-      [&](std::size_t i) {
-        return simulate_summary(configs[i], context.data_root, working_dir, names[i]);
-      },
-      &progress);
-
-  SweepResult sweep;
-  for (const auto& axis : axes)
-    sweep.axes.push_back(axis.name);
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    sweep.rows.push_back(SweepRow{points[i].labels, points[i].values, summaries[i]});
-  }
+  const SweepResult sweep =
+      run_sweep(run_config_sources(*vm), axes, axis_overrides, *executor, context.data_root,
+                std::filesystem::current_path(), &progress);
   // Points that do not fit are rows saying why; a sweep with nothing else writes nothing.
   const bool any_fits = std::any_of(sweep.rows.begin(), sweep.rows.end(),
                                     [](const SweepRow& row) { return !does_not_fit(row.summary); });

@@ -32,6 +32,10 @@ DType auto_weight_dtype(const ModelSpec& model) {
   return model.native_dtype;
 }
 
+DType auto_kv_dtype(const ModelSpec& model) {
+  return model.native_dtype == DType::FP32 ? DType::FP16 : model.native_dtype;
+}
+
 void validate_model(const ModelSpec& m, const std::string& where) {
   const auto require_positive = [&](std::int64_t value, const char* field) {
     if (value <= 0) {

@@ -58,6 +58,9 @@ struct ModelSpec {
 // naming the model file and its quantization_config field for a quantized checkpoint, whose
 // stored format servesim does not read: the weight dtype must then be given explicitly.
 DType auto_weight_dtype(const ModelSpec& model);
+// What the KV dtype "auto" means for `model`: its native 16-bit format (fp16 for an fp32
+// checkpoint, as vLLM does).
+DType auto_kv_dtype(const ModelSpec& model);
 
 // Refuses impossible architectures with an InputError naming `where` and the field.
 void validate_model(const ModelSpec& model, const std::string& where);

@@ -5,6 +5,7 @@
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
 #include "sim/metrics/summary_json.h"
+#include "sim/study/progress_meter.h"
 
 namespace servesim {
 
@@ -39,6 +40,23 @@ nlohmann::json simulate_summary(nlohmann::json config, const std::filesystem::pa
     if (error.kind() == ErrorKind::Infeasible) return {{"does_not_fit", error.what()}};
     throw Error(error.kind(), point_name + ": " + error.what());
   }
+}
+
+std::vector<nlohmann::json> simulate_points(
+    const ConfigSources& base, const std::vector<std::vector<ConfigOverride>>& point_overrides,
+    const std::vector<std::string>& names, IPointExecutor& executor,
+    const std::filesystem::path& data_root, const std::filesystem::path& working_dir,
+    ProgressMeter* progress, bool steady_state) {
+  std::vector<nlohmann::json> configs;
+  for (std::size_t i = 0; i < point_overrides.size(); ++i)
+    configs.push_back(study_point_config(base, point_overrides[i], data_root, names[i]));
+  if (progress != nullptr) progress->expect(configs.size());
+  return executor.evaluate(
+      configs.size(),
+      [&](std::size_t i) {
+        return simulate_summary(configs[i], data_root, working_dir, names[i], steady_state);
+      },
+      progress);
 }
 
 std::optional<std::string> does_not_fit(const nlohmann::json& point_result) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/app/config_assembly.h"
+#include "sim/study/point_executor.h"
 
 namespace servesim {
 
@@ -28,6 +29,15 @@ nlohmann::json study_point_config(const ConfigSources& base,
 nlohmann::json simulate_summary(nlohmann::json config, const std::filesystem::path& data_root,
                                 const std::filesystem::path& working_dir,
                                 const std::string& point_name, bool steady_state = false);
+
+// The points of a study, each the study's sources with its overrides (named by `names`,
+// one per point): checks every configuration (study_point_config), then simulates them on
+// `executor` (simulate_summary) and returns their results in order.
+std::vector<nlohmann::json> simulate_points(
+    const ConfigSources& base, const std::vector<std::vector<ConfigOverride>>& point_overrides,
+    const std::vector<std::string>& names, IPointExecutor& executor,
+    const std::filesystem::path& data_root, const std::filesystem::path& working_dir,
+    ProgressMeter* progress, bool steady_state = false);
 
 // The reason a point's result (simulate_summary's) does not fit, if it does not.
 std::optional<std::string> does_not_fit(const nlohmann::json& point_result);

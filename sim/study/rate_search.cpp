@@ -126,6 +126,20 @@ class Search {
 
 }  // namespace
 
+std::string_view outcome_name(RateSearchResult::Outcome outcome) noexcept {
+  switch (outcome) {
+    case RateSearchResult::Outcome::Found:
+      return "found";
+    case RateSearchResult::Outcome::NeverMet:
+      return "never_met";
+    case RateSearchResult::Outcome::AlwaysMet:
+      return "met_at_every_rate";
+    case RateSearchResult::Outcome::Unresolved:
+      return "unresolved";
+  }
+  return "unresolved";
+}
+
 const RatePoint* RateSearchResult::best() const {
   const RatePoint* best = nullptr;
   for (const auto& point : points) {

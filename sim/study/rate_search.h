@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -40,6 +41,10 @@ struct RateSearchResult {
   std::vector<RatePoint> points;  // in the order evaluated
   const RatePoint* best() const;  // the answer, or for NeverMet the point closest to passing
 };
+
+// The outcome as summary.json of `servesim capacity` names it: found, never_met,
+// met_at_every_rate, unresolved.
+std::string_view outcome_name(RateSearchResult::Outcome outcome) noexcept;
 
 // Runs the rates of one round (in any order, possibly in parallel) and returns one run
 // summary per rate, in the same order.

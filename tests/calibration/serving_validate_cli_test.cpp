@@ -170,8 +170,9 @@ TEST_CASE("validate --measured on the shared vLLM 0.15.1 H100 data",
       ++reasoning_overloaded;
     }
   }
-  // Llama-2-7B, Llama-2-70B and Mixtral complete fewer than 90%; CodeLlama-34B nearly all.
-  CHECK(reasoning_overloaded == 3);
+  // Llama-2-7B, Llama-2-70B and Mixtral complete fewer than 90%; CodeLlama-34B nearly all,
+  // but its mean TTFT is 120 s.
+  CHECK(reasoning_overloaded == 4);
 }
 
 TEST_CASE("validate --measured on the shared TensorRT-LLM and 2023 vLLM tables",

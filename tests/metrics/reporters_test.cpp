@@ -1,7 +1,12 @@
+#include <cmath>
+#include <cstdint>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -11,6 +16,7 @@
 #include "sim/metrics/impl/console_reporter.h"
 #include "sim/metrics/impl/csv_reporter.h"
 #include "sim/metrics/impl/json_reporter.h"
+#include "sim/metrics/record_columns.h"
 #include "sim/metrics/summary_json.h"
 #include "tests/support/metrics_fixtures.h"
 #include "tests/support/test_support.h"
@@ -270,4 +276,71 @@ TEST_CASE("Console values stay apart from their labels however large", "[metrics
     INFO(line);
     CHECK(line.size() <= 60);  // one label, one value: nothing runs together or wraps
   }
+}
+
+namespace {
+
+// Every cell of a CSV file against the column table the module builds its DataFrames from:
+// the same names in the same order, integers as written, doubles equal to the double the
+// written text reads back as (NaN for an empty cell), texts unquoted (nullopt for empty).
+void check_table_reads_back(const std::vector<std::vector<std::string>>& rows,
+                            const std::vector<servesim::ColumnValues>& table) {
+  REQUIRE(!rows.empty());
+  REQUIRE(rows[0].size() == table.size());
+  for (std::size_t c = 0; c < table.size(); ++c) {
+    INFO("column " << table[c].name);
+    CHECK(rows[0][c] == table[c].name);
+    std::visit(
+        [&](const auto& values) {
+          REQUIRE(values.size() + 1 == rows.size());
+          for (std::size_t r = 0; r < values.size(); ++r) {
+            const std::string& cell = rows[r + 1][c];
+            using Value = std::decay_t<decltype(values[r])>;
+            if constexpr (std::is_same_v<Value, std::int64_t>) {
+              CHECK(cell == std::to_string(values[r]));
+            } else if constexpr (std::is_same_v<Value, double>) {
+              if (std::isnan(values[r])) {
+                CHECK(cell.empty());
+              } else {
+                CHECK(std::stod(cell) == values[r]);
+              }
+            } else {
+              CHECK(cell == values[r].value_or(""));
+            }
+          }
+        },
+        table[c].values);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("The record tables read back as requests.csv and iterations.csv", "[metrics]") {
+  servesim::test::ScratchDir dir("metrics_tables");
+  MetricsCollector collector;
+  servesim::test::feed_scripted_run(collector);
+  // Times whose differences carry noise digits, which the files round to 9 significant ones.
+  const double arrival_s = 1.0 / 3.0;
+  const double first_token_s = 2.0 / 3.0 + 1e-12;
+  collector.on_request_finished(
+      servesim::test::finished_request(6, arrival_s, first_token_s, 7.1, 10, 3));
+  servesim::write_requests_csv(collector, dir.path() / "requests.csv");
+  servesim::write_iterations_csv(collector, dir.path() / "iterations.csv");
+
+  const auto requests = servesim::request_table(collector.request_records());
+  check_table_reads_back(read_csv(dir.path() / "requests.csv"), requests);
+  check_table_reads_back(read_csv(dir.path() / "iterations.csv"),
+                         servesim::iteration_table(collector.iteration_records()));
+
+  // Request 6 is the last row: its TTFT is the 9-digit value, not the raw difference.
+  const auto& ttft = std::get<std::vector<double>>(requests[11].values);
+  REQUIRE(requests[11].name == "ttft_s");
+  CHECK(ttft.back() == 0.333333333);
+  CHECK(ttft.back() != first_token_s - arrival_s);
+  // The rejected request 5 has no service times and its reason as text.
+  CHECK(std::isnan(std::get<std::vector<double>>(requests[3].values)[4]));
+  REQUIRE(requests[15].name == "reject_reason");
+  CHECK(std::get<std::vector<std::optional<std::string>>>(requests[15].values)[4] ==
+        "prompt too long, \"4096\" > 2048");
+  CHECK(!std::get<std::vector<std::optional<std::string>>>(requests[15].values)[0]);
 }

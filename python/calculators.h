@@ -1,0 +1,46 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <pybind11/pybind11.h>
+
+namespace servesim::python {
+
+namespace py = pybind11;
+
+// servesim.kv's arguments, as `servesim kv` takes them.
+struct KvArguments {
+  std::optional<std::string> model;  // a name or a path to a config.json, or raw dimensions:
+  std::optional<std::int64_t> layers, d_model, heads, kv_heads, kv_group, ffn_dim, vocab;
+  std::optional<std::string> hardware;
+  std::optional<std::int64_t> tokens;
+  std::int64_t tp = 1, pp = 1;
+  std::string weight_dtype = "auto", kv_dtype = "auto";
+  double mem_util = 0.9;
+  std::optional<std::int64_t> max_len;
+  std::int64_t max_batched_tokens = 8192, max_num_seqs = 256;
+};
+
+// servesim.kv: the KV-cache calculator's document (`servesim kv --json`) as a dict.
+py::dict kv(const KvArguments& arguments);
+
+// servesim.roofline's arguments, as `servesim roofline` takes them.
+struct RooflineArguments {
+  std::string model = "llama-3-8b";
+  std::string hardware = "h100-sxm";
+  std::int64_t tp = 1, pp = 1;
+  std::string weight_dtype = "auto", kv_dtype = "auto";
+  std::optional<std::int64_t> decode_batch;
+  std::int64_t context = 1024;
+  std::optional<std::int64_t> prefill_tokens;
+  std::int64_t prefill_context = 0;
+  std::optional<std::int64_t> generate;
+};
+
+// servesim.roofline: `servesim roofline --json`'s document as a dict, its operators as a
+// DataFrame.
+py::dict roofline(const RooflineArguments& arguments);
+
+}  // namespace servesim::python

@@ -1,0 +1,395 @@
+#include "python/studies.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "python/conversions.h"
+#include "python/settings.h"
+#include "sim/core/error.h"
+#include "sim/metrics/csv_format.h"
+#include "sim/study/point_simulation.h"
+#include "sim/study/rate_search.h"
+#include "sim/study/replica_search.h"
+#include "sim/study/slo.h"
+#include "sim/study/summary_columns.h"
+#include "sim/study/sweep_run.h"
+
+namespace servesim::python {
+namespace {
+
+std::unique_ptr<IPointExecutor> executor_for(int jobs) {
+  if (jobs < 1) throw UsageError("jobs: expected at least 1, got " + std::to_string(jobs));
+  return make_point_executor(jobs, ProcessGroup{});
+}
+
+// A list of values from a Python sequence (list, tuple, range, numpy array); a string is a
+// value, not a sequence of characters.
+std::vector<nlohmann::json> values_of(const py::handle& values, const std::string& where) {
+  if (py::isinstance<py::str>(values) || py::isinstance<py::dict>(values) ||
+      !py::hasattr(values, "__iter__")) {
+    throw UsageError(where + ": expected a list of values, got " +
+                     py::repr(values).cast<std::string>());
+  }
+  std::vector<nlohmann::json> list;
+  for (const auto& item : values)
+    list.push_back(to_json(item, where));
+  return list;
+}
+
+// Columns of float64 for the summaries' metrics (NaN where a point has none), after the
+// columns already in `data`, named by summary_columns.
+void add_metric_columns(py::dict& data, py::list& names,
+                        const std::vector<const nlohmann::json*>& summaries) {
+  std::vector<std::string> metrics;
+  std::vector<std::vector<std::pair<std::string, double>>> values;
+  for (const nlohmann::json* summary : summaries) {
+    values.push_back(summary_columns(*summary));
+    for (const auto& [name, value] : values.back()) {
+      if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) {
+        metrics.push_back(name);
+      }
+    }
+  }
+  for (const auto& metric : metrics) {
+    std::vector<double> column(summaries.size(), std::numeric_limits<double>::quiet_NaN());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      for (const auto& [name, value] : values[i]) {
+        if (name == metric) column[i] = value;
+      }
+    }
+    data[py::str(metric)] = float_array(column);
+    names.append(py::str(metric));
+  }
+}
+
+py::object frame(const py::dict& data, const py::list& names) {
+  return py::module_::import("pandas").attr("DataFrame")(data, py::arg("columns") = names);
+}
+
+// The SLO terms: a dict {"ttft_p99": 0.5}, one term "ttft_p99=0.5" or a list of terms.
+SloTarget slo_target(const py::object& slo) {
+  SloTarget target;
+  if (py::isinstance<py::dict>(slo)) {
+    for (const auto& [key, value] : slo.cast<py::dict>()) {
+      const std::string name = py::str(key).cast<std::string>();
+      add_slo_term(target, name + "=" + to_json(value, "slo." + name).dump(), "slo");
+    }
+  } else if (py::isinstance<py::str>(slo)) {
+    add_slo_term(target, slo.cast<std::string>(), "slo");
+  } else if (!slo.is_none()) {
+    for (const auto& term : values_of(slo, "slo")) {
+      if (!term.is_string()) throw UsageError("slo: expected terms such as \"ttft_p99=0.5\"");
+      add_slo_term(target, term.get<std::string>(), "slo");
+    }
+  }
+  if (target.empty()) throw UsageError("slo: give at least one term (e.g. {\"ttft_p99\": 0.5})");
+  return target;
+}
+
+py::list slo_texts(const SloTarget& slo) {
+  py::list terms;
+  for (const auto& limit : slo.limits)
+    terms.append(limit.text());
+  if (slo.attainment) terms.append("attainment >= " + format_9_digits(*slo.attainment));
+  return terms;
+}
+
+std::string violations_text(const SloVerdict& verdict) {
+  std::string text;
+  for (const auto& v : verdict.violations)
+    text += (text.empty() ? "" : "; ") + v;
+  return text;
+}
+
+ConfigOverride rate_override(double rate_per_s) {
+  return {"capacity", "workload.arrival.rate_per_s=" + nlohmann::json(rate_per_s).dump()};
+}
+
+// The arrival rate of a rate-driven workload; a rate search needs one.
+double configured_rate(const nlohmann::json& config) {
+  const auto& arrival = config["workload"]["arrival"];
+  const std::string process = arrival.value("process", "");
+  if (process != "poisson" && process != "gamma" && process != "constant") {
+    throw UsageError(
+        "capacity searches the arrival rate, so the workload needs a poisson, gamma or constant "
+        "arrival process (this one is \"" +
+        process + "\"; set arrival=\"poisson\")");
+  }
+  if (!arrival.contains("rate_per_s") || !arrival["rate_per_s"].is_number()) {
+    throw UsageError("capacity: give start_rate (the workload's rate is not a number)");
+  }
+  return arrival["rate_per_s"].get<double>();
+}
+
+// "h100-sxm", "h100-sxm:2", "h100-sxm:2:1", ("h100-sxm", 2) or ("h100-sxm", 2, 1).
+ReplicaShape shape_of(const py::handle& item) {
+  const std::string text = py::repr(item).cast<std::string>();
+  const auto fail = [&text]() -> ReplicaShape {
+    throw UsageError("shapes: " + text +
+                     ": expected \"HARDWARE[:TP[:PP]]\" or (HARDWARE, TP[, PP]) with degrees >= 1");
+  };
+  std::vector<nlohmann::json> parts;
+  if (py::isinstance<py::str>(item)) {
+    const std::string s = item.cast<std::string>();
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t colon = s.find(':', start);
+      const std::string part = s.substr(start, colon - start);
+      if (parts.empty()) {
+        parts.emplace_back(part);
+      } else {
+        try {
+          std::size_t end = 0;
+          const long long value = std::stoll(part, &end);
+          if (end != part.size()) return fail();
+          parts.emplace_back(value);
+        } catch (const std::exception&) {
+          return fail();
+        }
+      }
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+  } else {
+    parts = values_of(item, "shapes");
+  }
+  if (parts.empty() || parts.size() > 3 || !parts[0].is_string() ||
+      parts[0].get<std::string>().empty()) {
+    return fail();
+  }
+  ReplicaShape shape{parts[0].get<std::string>(), 1, 1};
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    if (!parts[i].is_number_integer() || parts[i].get<std::int64_t>() < 1) return fail();
+    (i == 1 ? shape.tp : shape.pp) = parts[i].get<std::int64_t>();
+  }
+  return shape;
+}
+
+py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
+                     const CapacityOptions& options) {
+  RateSearchOptions search;
+  search.relative_precision = options.precision;
+  search.points_per_round = options.points_per_round;
+  search.max_points = options.max_points;
+  search.min_rate_per_s = options.min_rate_per_s;
+  search.max_rate_per_s = options.max_rate_per_s;
+  const std::filesystem::path root = data_root();
+  const std::filesystem::path working_dir = std::filesystem::current_path();
+  const auto executor = executor_for(options.jobs);
+  RateSearchResult result;
+  {
+    const py::gil_scoped_release release;
+    const double configured = configured_rate(study_point_config(base, {}, root, "capacity"));
+    search.start_rate_per_s = options.start_rate_per_s.value_or(configured);
+    result = search_highest_rate(slo, search, [&](const std::vector<double>& rates) {
+      std::vector<std::vector<ConfigOverride>> overrides;
+      std::vector<std::string> names;
+      for (const double rate : rates) {
+        overrides.push_back({rate_override(rate)});
+        names.push_back("capacity point (rate=" + format_9_digits(rate) + ")");
+      }
+      return simulate_points(base, overrides, names, *executor, root, working_dir, nullptr,
+                             /*steady_state=*/true);
+    });
+  }
+
+  py::dict data;
+  py::list names;
+  py::list rates, met, violations;
+  std::vector<const nlohmann::json*> summaries;
+  for (const auto& point : result.points) {
+    rates.append(point.rate_per_s);
+    met.append(point.verdict.met);
+    violations.append(violations_text(point.verdict));
+    summaries.push_back(&point.summary);
+  }
+  for (const auto& [name, column] : {std::pair{"rate_per_s", rates}, std::pair{"met", met},
+                                     std::pair{"violations", violations}}) {
+    data[name] = column;
+    names.append(name);
+  }
+  add_metric_columns(data, names, summaries);
+
+  py::dict document;
+  document["mode"] = "rate";
+  document["slo"] = slo_texts(slo);
+  document["outcome"] = std::string(outcome_name(result.outcome));
+  const bool never_met = result.outcome == RateSearchResult::Outcome::NeverMet;
+  document["rate_per_s"] =
+      never_met ? py::object(py::none()) : py::float_(result.passing_rate_per_s);
+  document["failing_rate_per_s"] = result.failing_rate_per_s > 0
+                                       ? py::object(py::float_(result.failing_rate_per_s))
+                                       : py::object(py::none());
+  document["relative_precision"] = options.precision;
+  document["points"] = frame(data, names);
+  return document;
+}
+
+py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
+                         const CapacityOptions& options) {
+  const double rate = *options.target_rate_per_s;
+  if (!(rate > 0) || !std::isfinite(rate)) {
+    throw UsageError("target_rate: expected a positive number of requests/s");
+  }
+  std::vector<ReplicaShape> shapes;
+  if (!options.shapes.is_none()) {
+    if (py::isinstance<py::str>(options.shapes)) {
+      shapes.push_back(shape_of(options.shapes));
+    } else {
+      for (const auto& item : options.shapes)
+        shapes.push_back(shape_of(item));
+    }
+  }
+  const std::filesystem::path root = data_root();
+  const std::filesystem::path working_dir = std::filesystem::current_path();
+  const auto executor = executor_for(options.jobs);
+  std::vector<ReplicaSearchResult> results;
+  {
+    const py::gil_scoped_release release;
+    const nlohmann::json config = study_point_config(base, {}, root, "capacity");
+    (void)configured_rate(config);
+    if (shapes.empty()) {
+      shapes.push_back({config["hardware"].get<std::string>(), config["tp"].get<std::int64_t>(),
+                        config["pp"].get<std::int64_t>()});
+    }
+    results = search_fewest_replicas(
+        slo, shapes, options.max_replicas, [&](const std::vector<ReplicaTrial>& trials) {
+          std::vector<std::vector<ConfigOverride>> overrides;
+          std::vector<std::string> names;
+          for (const auto& trial : trials) {
+            const auto& shape = shapes[trial.shape];
+            overrides.push_back({rate_override(rate),
+                                 {"shapes", "hardware=" + nlohmann::json(shape.hardware).dump()},
+                                 {"shapes", "tp=" + std::to_string(shape.tp)},
+                                 {"shapes", "pp=" + std::to_string(shape.pp)},
+                                 {"capacity", "replicas=" + std::to_string(trial.replicas)}});
+            names.push_back("capacity point (" + shape.label() + ", " +
+                            std::to_string(trial.replicas) + " replicas)");
+          }
+          return simulate_points(base, overrides, names, *executor, root, working_dir, nullptr,
+                                 /*steady_state=*/true);
+        });
+  }
+
+  py::list hardware, tp, pp, replicas, gpus, unfit;
+  py::list point_hardware, point_tp, point_pp, point_replicas, met, violations;
+  std::vector<const nlohmann::json*> summaries;
+  for (const auto& result : results) {
+    const ReplicaShape& shape = result.shape;
+    for (const auto& point : result.points) {
+      point_hardware.append(shape.hardware);
+      point_tp.append(shape.tp);
+      point_pp.append(shape.pp);
+      point_replicas.append(point.replicas);
+      met.append(point.verdict.met);
+      violations.append(violations_text(point.verdict));
+      summaries.push_back(&point.summary);
+    }
+    hardware.append(shape.hardware);
+    tp.append(shape.tp);
+    pp.append(shape.pp);
+    const ReplicaPoint* answer = result.answer();
+    replicas.append(answer != nullptr ? py::object(py::int_(answer->replicas))
+                                      : py::object(py::none()));
+    gpus.append(answer != nullptr
+                    ? py::object(py::int_(answer->replicas * shape.gpus_per_replica()))
+                    : py::object(py::none()));
+    const auto reason =
+        result.points.empty() ? std::nullopt : does_not_fit(result.points.back().summary);
+    unfit.append(answer == nullptr && reason ? py::object(py::str(*reason))
+                                             : py::object(py::none()));
+  }
+  py::dict shape_data;
+  py::list shape_names;
+  for (const auto& [name, column] : {std::pair{"hardware", hardware}, std::pair{"tp", tp},
+                                     std::pair{"pp", pp}, std::pair{"replicas", replicas},
+                                     std::pair{"gpus", gpus}, std::pair{"does_not_fit", unfit}}) {
+    shape_data[name] = column;
+    shape_names.append(name);
+  }
+  py::dict data;
+  py::list names;
+  for (const auto& [name, column] :
+       {std::pair{"hardware", point_hardware}, std::pair{"tp", point_tp}, std::pair{"pp", point_pp},
+        std::pair{"replicas", point_replicas}, std::pair{"met", met},
+        std::pair{"violations", violations}}) {
+    data[name] = column;
+    names.append(name);
+  }
+  add_metric_columns(data, names, summaries);
+
+  py::dict document;
+  document["mode"] = "replicas";
+  document["slo"] = slo_texts(slo);
+  document["target_rate_per_s"] = rate;
+  document["max_replicas"] = options.max_replicas;
+  document["shapes"] = frame(shape_data, shape_names);
+  document["points"] = frame(data, names);
+  return document;
+}
+
+}  // namespace
+
+py::object sweep(const py::object& config, const py::dict& grid, int jobs,
+                 const py::kwargs& settings) {
+  const ConfigSources base = config_sources(config, settings);
+  std::vector<GridAxis> axes;
+  for (const auto& [key, values] : grid) {
+    const std::string name = py::str(key).cast<std::string>();
+    axes.push_back({name, values_of(values, "grid " + name)});
+  }
+  const std::filesystem::path root = data_root();
+  const std::filesystem::path working_dir = std::filesystem::current_path();
+  const auto executor = executor_for(jobs);
+  SweepResult result;
+  {
+    const py::gil_scoped_release release;
+    result = run_sweep(base, axes, python_axis_overrides(), *executor, root, working_dir, nullptr);
+  }
+
+  py::dict data;
+  py::list names;
+  py::list points;
+  for (std::size_t i = 0; i < result.rows.size(); ++i)
+    points.append(i);
+  data["point"] = points;
+  names.append("point");
+  for (std::size_t a = 0; a < result.axes.size(); ++a) {
+    py::list column;
+    for (const auto& row : result.rows)
+      column.append(to_python(row.values[a]));
+    data[py::str(result.axes[a])] = column;
+    names.append(result.axes[a]);
+  }
+  std::vector<const nlohmann::json*> summaries;
+  bool any_unfit = false;
+  for (const auto& row : result.rows) {
+    summaries.push_back(&row.summary);
+    any_unfit = any_unfit || does_not_fit(row.summary).has_value();
+  }
+  add_metric_columns(data, names, summaries);
+  if (any_unfit) {
+    py::list column;
+    for (const auto& row : result.rows) {
+      const auto reason = does_not_fit(row.summary);
+      column.append(reason ? py::object(py::str(*reason)) : py::object(py::none()));
+    }
+    data["does_not_fit"] = column;
+    names.append("does_not_fit");
+  }
+  return frame(data, names);
+}
+
+py::dict capacity(const py::object& config, const CapacityOptions& options,
+                  const py::kwargs& settings) {
+  const ConfigSources base = config_sources(config, settings);
+  const SloTarget slo = slo_target(options.slo);
+  return options.target_rate_per_s ? search_replicas(base, slo, options)
+                                   : search_rate(base, slo, options);
+}
+
+}  // namespace servesim::python

@@ -1,0 +1,80 @@
+"""servesim.sweep and servesim.capacity against the CLI's sweep and capacity."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import servesim
+
+
+def test_sweep_equals_the_cli_sweep_csv(cli, tmp_path):
+    out = tmp_path / "sweep"
+    code, _, err = cli("sweep", "--grid", "rate=4,16", "--grid", "scheduler=vllm,orca",
+                       "--num-requests", "150", "--seed", "5", "--out", str(out), "--no-plots")
+    assert code == 0, err
+    expected = pd.read_csv(out / "sweep.csv", float_precision="round_trip")
+    frame = servesim.sweep(grid={"rate": [4, 16], "scheduler": ["vllm", "orca"]},
+                           num_requests=150, seed=5)
+    assert list(frame.columns) == list(expected.columns)
+    assert frame["point"].tolist() == [0, 1, 2, 3]
+    assert frame["scheduler"].tolist() == ["vllm", "orca", "vllm", "orca"]
+    assert frame["rate"].tolist() == [4, 4, 16, 16]
+    for name in frame.columns[3:]:
+        np.testing.assert_array_equal(frame[name].to_numpy(dtype=float),
+                                      expected[name].to_numpy(dtype=float), err_msg=name)
+
+
+def test_sweep_point_that_does_not_fit_is_a_row():
+    frame = servesim.sweep(grid={"tp": [1, 4]}, model="llama-3-70b", num_requests=50)
+    assert frame["does_not_fit"].isna().tolist() == [False, True]
+    assert "does not fit on H100-SXM at TP 1" in frame["does_not_fit"][0]
+    assert np.isnan(frame["throughput_requests_per_s"][0])
+    assert frame["throughput_requests_per_s"][1] > 0
+
+
+def test_sweep_takes_flag_names_with_underscores():
+    frame = servesim.sweep(grid={"num_requests": [50, 100]}, rate=10)
+    assert frame["requests_completed"].tolist() == [50, 100]
+
+
+def test_capacity_rate_equals_the_cli(cli_json):
+    flags = ["--num-requests", "300", "--seed", "2", "--slo", "ttft_p99=0.2", "--slo",
+             "tpot_p99=0.03", "--precision", "0.1"]
+    expected = cli_json("capacity", *flags)
+    result = servesim.capacity(slo={"ttft_p99": 0.2, "tpot_p99": 0.03}, precision=0.1,
+                               num_requests=300, seed=2)
+    assert result["mode"] == "rate"
+    assert result["outcome"] == expected["outcome"] == "found"
+    assert result["rate_per_s"] == expected["rate_per_s"]
+    assert result["failing_rate_per_s"] == expected["failing_rate_per_s"]
+    assert result["slo"] == expected["slo"]
+    points = result["points"]
+    assert points["rate_per_s"].tolist() == [p["rate_per_s"] for p in expected["points"]]
+    assert points["met"].tolist() == [p["verdict"]["met"] for p in expected["points"]]
+    assert points["ttft_s.p99"].tolist() == [p["summary"]["ttft_s"]["p99"]
+                                              for p in expected["points"]]
+
+
+def test_capacity_replicas_equals_the_cli(cli_json):
+    flags = ["--num-requests", "300", "--slo", "ttft_p99=0.5", "--target-rate", "30",
+             "--shapes", "h100-sxm:1,a100-80gb:2"]
+    expected = cli_json("capacity", *flags)
+    result = servesim.capacity(slo=["ttft_p99=0.5"], target_rate=30,
+                               shapes=["h100-sxm:1", ("a100-80gb", 2)], num_requests=300)
+    assert result["mode"] == "replicas"
+    shapes = result["shapes"]
+
+    def counts(column):
+        return [None if pd.isna(x) else int(x) for x in shapes[column]]
+
+    assert shapes["hardware"].tolist() == [s["hardware"] for s in expected["shapes"]]
+    assert counts("replicas") == [s["replicas"] for s in expected["shapes"]]
+    assert counts("gpus") == [s.get("gpus") for s in expected["shapes"]]
+    assert all(r is not None for r in counts("replicas"))
+    replicas_tried = [p["replicas"] for s in expected["shapes"] for p in s["points"]]
+    assert result["points"]["replicas"].tolist() == replicas_tried
+
+
+def test_capacity_needs_an_slo():
+    with pytest.raises(servesim.UsageError, match="^slo: give at least one term"):
+        servesim.capacity(slo={})

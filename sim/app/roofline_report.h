@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/hardware/batch_shape.h"
+#include "sim/hardware/hardware_profile.h"
+#include "sim/hardware/impl/roofline_model.h"
+#include "sim/model/model_spec.h"
+
+namespace servesim {
+
+// The iteration `servesim roofline` prices: `decode_sequences` sequences decoding one token
+// at `decode_context_tokens` of context each (new token included), plus one prefill chunk of
+// `prefill_tokens` after `prefill_context_tokens` cached ones when prefill_tokens > 0.
+struct RooflineBatch {
+  std::int64_t decode_sequences = 0;
+  std::int64_t decode_context_tokens = 1024;
+  std::int64_t prefill_tokens = 0;
+  std::int64_t prefill_context_tokens = 0;
+  BatchShape shape() const;
+};
+
+// Either one iteration, or (generate) generating `generated_tokens` after a prompt of
+// `prompt_tokens` with and without a KV cache.
+struct RooflineQuery {
+  RooflineBatch batch;
+  struct Generation {
+    std::int64_t prompt_tokens = 128;
+    std::int64_t generated_tokens = 1;
+  };
+  std::optional<Generation> generate;
+};
+
+// The document `servesim roofline --json` prints (README, "servesim roofline"): the model,
+// hardware, parallelism, dtypes and peak balance, then "generate" for a generation, or
+// "batch" and the iteration's "operators" (name, flops, bytes, intensity, balance, bound,
+// time_s) with its totals and dominant bound. Throws UsageError for an empty batch.
+nlohmann::json roofline_report(const ModelSpec& model, const HardwareProfile& hardware,
+                               const RooflineOptions& options, const RooflineQuery& query);
+
+}  // namespace servesim

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "sim/metrics/records.h"
+
+namespace servesim {
+
+// The columns of requests.csv and iterations.csv, defined once: the CSV and JSON-lines
+// writers print them, and the Python module builds its DataFrames from them, so the two carry
+// the same columns with the same values. docs/metrics.md describes each column.
+
+// How a column's values are written (docs/metrics.md, "Number formats").
+enum class CellFormat {
+  Integer,     // an integer
+  RoundTrip,   // a double in the shortest form that reads back as exactly it (timestamps)
+  NineDigits,  // a derived double with 9 significant digits (latencies, ratios)
+  Text,        // a string, quoted in the CSV when RFC 4180 asks for it
+};
+
+// One cell: empty (an undefined value, such as the TTFT of a rejected request), an integer,
+// a double or a text.
+using Cell = std::variant<std::monostate, std::int64_t, double, std::string>;
+
+template <class Record>
+struct RecordColumn {
+  const char* name;
+  CellFormat format;
+  Cell (*cell)(const Record& record);  // the value, before the format rounds it
+};
+
+std::span<const RecordColumn<RequestRecord>> request_columns();
+std::span<const RecordColumn<IterationRecord>> iteration_columns();
+
+// The order the files list records in, as indices into `records`: requests by id, iterations
+// by start time, then replica (how replicas' reports interleave is not part of the result).
+std::vector<std::size_t> request_file_order(const std::vector<RequestRecord>& records);
+std::vector<std::size_t> iteration_file_order(const std::vector<IterationRecord>& records);
+
+// The cell as the CSV writes it: empty text for an empty cell, a text unquoted.
+std::string cell_text(const Cell& cell, CellFormat format);
+
+// The double that reading the written cell back gives: `value` itself, except that
+// NineDigits rounds it to 9 significant digits.
+double written_value(double value, CellFormat format);
+
+// One column of a whole file, as a reader of the file gets it back (pandas.read_csv, say):
+// integers when no cell is empty, else doubles with NaN for the empty cells; doubles as
+// written_value gives them (NaN when empty); texts (nullopt when empty).
+struct ColumnValues {
+  std::string name;
+  std::variant<std::vector<std::int64_t>, std::vector<double>,
+               std::vector<std::optional<std::string>>>
+      values;
+};
+
+// requests.csv and iterations.csv as columns, rows in the files' order.
+std::vector<ColumnValues> request_table(const std::vector<RequestRecord>& records);
+std::vector<ColumnValues> iteration_table(const std::vector<IterationRecord>& records);
+
+}  // namespace servesim
