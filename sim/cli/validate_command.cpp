@@ -133,7 +133,8 @@ void print_serving_table(std::ostream& out, const ServingValidation& v) {
   }
   stats.print(out);
   out << "\nMeasured overloaded (fewer than " << percent(kOverloadedCompletedShare)
-      << " of the requests completed; left out above): " << v.measured_overloaded
+      << " of the requests completed, or a mean TTFT over " << format_fixed(kOverloadedTtftS, 0)
+      << " s; left out above): " << v.measured_overloaded
       << " points, predicted overloaded: " << v.overloaded_predicted_overloaded << " of them.\n"
       << "Predicted overloaded but not measured so: " << v.normal_predicted_overloaded
       << " points.\n";
