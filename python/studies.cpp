@@ -109,22 +109,6 @@ ConfigOverride rate_override(double rate_per_s) {
   return {"capacity", "workload.arrival.rate_per_s=" + nlohmann::json(rate_per_s).dump()};
 }
 
-// The arrival rate of a rate-driven workload; a rate search needs one.
-double configured_rate(const nlohmann::json& config) {
-  const auto& arrival = config["workload"]["arrival"];
-  const std::string process = arrival.value("process", "");
-  if (process != "poisson" && process != "gamma" && process != "constant") {
-    throw UsageError(
-        "capacity searches the arrival rate, so the workload needs a poisson, gamma or constant "
-        "arrival process (this one is \"" +
-        process + "\"; set arrival=\"poisson\")");
-  }
-  if (!arrival.contains("rate_per_s") || !arrival["rate_per_s"].is_number()) {
-    throw UsageError("capacity: give start_rate (the workload's rate is not a number)");
-  }
-  return arrival["rate_per_s"].get<double>();
-}
-
 // "h100-sxm", "h100-sxm:2", "h100-sxm:2:1", ("h100-sxm", 2) or ("h100-sxm", 2, 1).
 ReplicaShape shape_of(const py::handle& item) {
   const std::string text = py::repr(item).cast<std::string>();
@@ -183,7 +167,8 @@ py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
   RateSearchResult result;
   {
     const py::gil_scoped_release release;
-    const double configured = configured_rate(study_point_config(base, {}, root, "capacity"));
+    const double configured = configured_rate(study_point_config(base, {}, root, "capacity"),
+                                              "set arrival=\"poisson\"", "start_rate");
     search.start_rate_per_s = options.start_rate_per_s.value_or(configured);
     result = search_highest_rate(slo, search, [&](const std::vector<double>& rates) {
       std::vector<std::vector<ConfigOverride>> overrides;
@@ -251,7 +236,7 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
   {
     const py::gil_scoped_release release;
     const nlohmann::json config = study_point_config(base, {}, root, "capacity");
-    (void)configured_rate(config);
+    (void)configured_rate(config, "set arrival=\"poisson\"", "start_rate");
     if (shapes.empty()) {
       shapes.push_back({config["hardware"].get<std::string>(), config["tp"].get<std::int64_t>(),
                         config["pp"].get<std::int64_t>()});

@@ -48,22 +48,6 @@ ConfigOverride rate_override(double rate_per_s) {
   return {"capacity", "workload.arrival.rate_per_s=" + nlohmann::json(rate_per_s).dump()};
 }
 
-// The workload's arrival process must be driven by a rate for a rate search.
-double configured_rate(const nlohmann::json& config) {
-  const auto& arrival = config["workload"]["arrival"];
-  const std::string process = arrival.value("process", "");
-  if (process != "poisson" && process != "gamma" && process != "constant") {
-    throw UsageError(
-        "capacity searches the arrival rate, so the workload needs a poisson, gamma "
-        "or constant arrival process (this one is \"" +
-        process + "\"; use --arrival poisson)");
-  }
-  if (!arrival.contains("rate_per_s") || !arrival["rate_per_s"].is_number()) {
-    throw UsageError("capacity: give --start-rate (the workload's rate is not a number)");
-  }
-  return arrival["rate_per_s"].get<double>();
-}
-
 nlohmann::json verdict_json(const SloVerdict& verdict) {
   return {{"met", verdict.met}, {"violations", verdict.violations}};
 }
@@ -166,7 +150,7 @@ int search_rate(Study& study, const po::variables_map& vm) {
   options.min_rate_per_s = vm["min-rate"].as<double>();
   const nlohmann::json base =
       study_point_config(study.base, {}, study.context.data_root, "capacity");
-  const double configured = configured_rate(base);
+  const double configured = configured_rate(base, "use --arrival poisson", "--start-rate");
   options.start_rate_per_s =
       vm.count("start-rate") != 0 ? vm["start-rate"].as<double>() : configured;
 
@@ -305,7 +289,7 @@ int search_replicas(Study& study, const po::variables_map& vm) {
   }
   const nlohmann::json base =
       study_point_config(study.base, {}, study.context.data_root, "capacity");
-  (void)configured_rate(base);
+  (void)configured_rate(base, "use --arrival poisson", "--start-rate");
   const auto shapes =
       parse_shapes(vm.count("shapes") != 0 ? vm["shapes"].as<std::string>() : "", base);
   const auto max_replicas = vm["max-replicas"].as<std::int64_t>();

@@ -5,6 +5,24 @@
 #include "sim/core/error.h"
 
 namespace servesim {
+
+double configured_rate(const nlohmann::json& config, std::string_view arrival_hint,
+                       std::string_view start_rate_hint) {
+  const auto& arrival = config["workload"]["arrival"];
+  const std::string process = arrival.value("process", "");
+  if (process != "poisson" && process != "gamma" && process != "constant") {
+    throw UsageError(
+        "capacity searches the arrival rate, so the workload needs a poisson, gamma or constant "
+        "arrival process (this one is \"" +
+        process + "\"; " + std::string(arrival_hint) + ")");
+  }
+  if (!arrival.contains("rate_per_s") || !arrival["rate_per_s"].is_number()) {
+    throw UsageError("capacity: give " + std::string(start_rate_hint) +
+                     " (the workload's rate is not a number)");
+  }
+  return arrival["rate_per_s"].get<double>();
+}
+
 namespace {
 
 class Search {

@@ -11,6 +11,13 @@
 
 namespace servesim {
 
+// The arrival rate of a rate-driven workload (poisson, gamma or constant arrivals), which a
+// rate search starts from; otherwise a UsageError whose hints name how to fix it in the
+// caller's terms (`arrival_hint`: e.g. "use --arrival poisson"; `start_rate_hint`: the option
+// that gives the start rate).
+double configured_rate(const nlohmann::json& config, std::string_view arrival_hint,
+                       std::string_view start_rate_hint);
+
 struct RateSearchOptions {
   double start_rate_per_s = 1;
   // Stop when the lowest failing rate is within this fraction above the highest passing one.
