@@ -1,7 +1,9 @@
 #include "sim/app/roofline_report.h"
 #include "sim/cli/format.h"
 #include "sim/cli/options.h"
+#include "sim/config/catalog.h"
 #include "sim/core/error.h"
+#include "sim/engine/engine_profile.h"
 #include "sim/hardware/generation_cost.h"
 #include "sim/hardware/impl/roofline_model.h"
 
@@ -58,7 +60,9 @@ int run_roofline(CommandContext& context) {
                               "tokens already cached before the prefill chunk (chunked prefill)")(
       "generate", po::value<std::int64_t>()->value_name("M"),
       "compare generating this many tokens with and without a KV cache")(
-      "json", "print one JSON object instead of tables");
+      "engine", po::value<std::string>()->value_name("NAME|PATH"),
+      "add an engine's costs (engines/): its host work, CUDA-graph padding and kernel factors "
+      "(default: none, the device time alone)")("json", "print one JSON object instead of tables");
   add_parallelism_options(options);
   add_dtype_options(options);
   const auto vm = parse_options(
@@ -74,6 +78,11 @@ int run_roofline(CommandContext& context) {
   o.parallelism = parallelism_from(*vm);
   o.weight_dtype = weight_dtype_from(*vm, model);
   o.kv_dtype = kv_dtype_from(*vm, model);
+  if (vm->count("engine") != 0) {
+    o.engine = load_engine_file(Catalog(context.data_root / "engines", "engine", "--engine")
+                                    .resolve((*vm)["engine"].as<std::string>()))
+                   .costs;
+  }
 
   RooflineQuery query;
   if (const auto generate = integer_flag(*vm, "generate", 1)) {

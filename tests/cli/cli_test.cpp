@@ -77,6 +77,10 @@ TEST_CASE("servesim roofline reports operators and totals as JSON", "[cli]") {
   const auto decode = run({"roofline", "--decode-batch", "1", "--json"}).json();
   CHECK(decode["bound"] == "memory");
   CHECK(decode["model"] == "meta-llama/Meta-Llama-3-8B");
+  // With an engine its host work adds to the step: vllm-v0's 1.18 ms + 43 us per sequence.
+  const auto v0 = run({"roofline", "--decode-batch", "1", "--engine", "vllm-v0", "--json"}).json();
+  CHECK(v0["total_time_s"].get<double>() >
+        decode["total_time_s"].get<double>() + 1.1e-3);
 }
 
 TEST_CASE("servesim roofline --generate compares with and without a KV cache", "[cli]") {
