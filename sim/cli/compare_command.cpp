@@ -13,6 +13,8 @@
 #include "sim/metrics/csv_format.h"
 #include "sim/metrics/output_file.h"
 #include "sim/metrics/summary_json.h"
+#include "sim/study/compare_plots.h"
+#include "sim/study/plot_title.h"
 #include "sim/study/summary_columns.h"
 
 namespace servesim::cli {
@@ -103,11 +105,17 @@ int run_compare(CommandContext& context) {
                         "e.g. orca:contiguous:max,vllm:paged:16");
   add_run_options(options);
   options.add_options()("out", po::value<std::string>()->value_name("DIR"),
-                        "write one folder per combination and compare.csv here");
+                        "write one folder per combination, compare.csv and the comparison's "
+                        "plots (kv_breakdown, latency_bars .png/.svg) here")(
+      "json", "print {policy: summary.json} to stdout instead of the table")(
+      "no-plots",
+      "with --out: write no plots, scripts or plot data (`servesim plot DIR` draws "
+      "each policy's run too)");
   const auto vm = parse_options(
       context, options, "servesim compare --policies LIST [run options]",
       "Runs the same requests (same seed: identical arrivals and lengths) through several\n"
-      "scheduler and KV-allocator combinations and prints them side by side.\n"
+      "scheduler and KV-allocator combinations and prints them side by side. With --out it\n"
+      "draws the KV memory breakdown per policy (stacked bars) and the mean latencies.\n"
       "Example: servesim compare --config workloads/scenarios/vllm-paper-opt13b.json \\\n"
       "  --policies orca:contiguous:max,orca:contiguous:pow2,orca:contiguous:oracle,vllm:paged:16");
   if (!vm) return 0;
@@ -115,32 +123,43 @@ int run_compare(CommandContext& context) {
   const auto policies = parse_policy_list((*vm)["policies"].as<std::string>());
   const ConfigSources base = run_config_sources(*vm);
   std::vector<Compared> runs;
+  std::string title;  // the policies share model, hardware, engine and workload
   for (const auto& policy : policies) {
     ConfigSources sources = base;
     sources.overrides.insert(sources.overrides.end(), policy.overrides.begin(),
                              policy.overrides.end());
     const nlohmann::json document = assemble_config(sources, context.data_root);
+    if (title.empty()) title = plot_title(document, sources);
     SimulationOutcome outcome =
         run_simulation(document, context.data_root, std::filesystem::current_path());
     nlohmann::json summary = summary_to_json(outcome.result.summary);
     runs.push_back({policy, std::move(outcome), std::move(summary)});
   }
+  const bool plots = vm->count("no-plots") == 0;
+  nlohmann::json combined = nlohmann::json::object();
+  for (const auto& run : runs)
+    combined[run.policy.label] = run.summary;
   if (vm->count("out") != 0) {
     publish_output((*vm)["out"].as<std::string>(), [&](const std::filesystem::path& staging) {
+      std::vector<ComparedSummary> compared;
       for (const auto& run : runs) {
         write_run_outputs(run.outcome, staging / folder_for(run.policy.label));
+        compared.push_back({run.policy.label, run.summary});
       }
       write_combined_csv(runs, staging / "compare.csv");
       const auto marker = staging / "summary.json";  // marks the folder as servesim output
       auto out = open_output_file(marker);
-      nlohmann::json combined = nlohmann::json::object();
-      for (const auto& run : runs)
-        combined[run.policy.label] = run.summary;
       out << combined.dump(2) << '\n';
       close_output_file(out, marker);
+      if (plots)
+        render_figures(staging, write_compare_figures(compared, staging, title), context.err);
     });
   }
-  print_table(context.out, runs);
+  if (vm->count("json") != 0) {
+    context.out << combined.dump(2) << '\n';
+  } else {
+    print_table(context.out, runs);
+  }
   return 0;
 }
 

@@ -10,10 +10,11 @@
 #include "sim/core/error.h"
 #include "sim/metrics/output_file.h"
 #include "sim/study/grid.h"
+#include "sim/study/plot_title.h"
 #include "sim/study/point_simulation.h"
 #include "sim/study/progress_meter.h"
-#include "sim/study/run_plots.h"
 #include "sim/study/summary_columns.h"
+#include "sim/study/sweep_plots.h"
 #include "sim/study/sweep_result.h"
 #include "sim/study/sweep_run.h"
 
@@ -67,16 +68,21 @@ void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
 }
 
 // Writes a sweep's files (and renders its plots) into `dir`.
+// The curves' options and title travel in summary.json ("plot"), so `servesim plot` redraws
+// the same figure.
 void write_sweep_outputs(const SweepResult& sweep, const std::filesystem::path& dir, bool plots,
-                         std::ostream& warnings) {
+                         const CurveOptions& curves, std::ostream& warnings) {
   write_sweep_csv(sweep, dir / "sweep.csv");
   const auto json_path = dir / "summary.json";
   auto out = open_output_file(json_path);
   nlohmann::json document = sweep_to_json(sweep);
   document["command"] = "sweep";
+  document["plot"] = {{"title", curves.title},
+                      {"x", curves.x == CurveX::OfferedRate ? "offered_rate" : "throughput"},
+                      {"log_y", curves.force_log_y}};
   out << document.dump(2) << '\n';
   close_output_file(out, json_path);
-  if (const auto figure = write_curve_figure(sweep, dir); figure && plots) {
+  if (const auto figure = write_curve_figure(sweep, dir, curves); figure && plots) {
     render_figures(dir, {*figure}, warnings);
   }
 }
@@ -93,6 +99,10 @@ int run_sweep(CommandContext& context) {
       "out", po::value<std::string>()->value_name("DIR"),
       "write sweep.csv, summary.json and plots (latency_throughput.png/.svg) here")(
       "no-plots", "write the plot data and gnuplot scripts but do not render them")(
+      "x", po::value<std::string>()->value_name("AXIS")->default_value("throughput"),
+      "x axis of the latency curves: throughput (achieved req/s) or offered_rate (the rate "
+      "axis)")("log-y",
+               "log y axes on every curve panel (else only on a panel whose values span > 30x)")(
       "json", "print the sweep's summary.json to stdout instead of the table");
   add_jobs_option(options);
   add_run_options(options);
@@ -111,11 +121,25 @@ int run_sweep(CommandContext& context) {
     for (const auto& text : (*vm)["grid"].as<std::vector<std::string>>())
       axes.push_back(parse_grid_flag(text));
   }
+  CurveOptions curves;
+  curves.x = parse_curve_x((*vm)["x"].as<std::string>(), "--x");
+  curves.force_log_y = vm->count("log-y") != 0;
+  const ConfigSources base = run_config_sources(*vm);
+  {
+    std::vector<std::string> varied;
+    for (const auto& axis : axes)
+      varied.push_back(axis.name);
+    // The title is what the base configuration holds; a base that only the axes make valid
+    // (their points report for themselves) gets no title.
+    try {
+      curves.title = plot_title(assemble_config(base, context.data_root), base, varied);
+    } catch (const Error&) {
+    }
+  }
   const auto executor = executor_from(*vm, context);
   ProgressMeter progress(context.err, "sweep", context.terminal);
-  const SweepResult sweep =
-      run_sweep(run_config_sources(*vm), axes, axis_overrides, *executor, context.data_root,
-                std::filesystem::current_path(), &progress);
+  const SweepResult sweep = run_sweep(base, axes, axis_overrides, *executor, context.data_root,
+                                      std::filesystem::current_path(), &progress);
   // Points that do not fit are rows saying why; a sweep with nothing else writes nothing.
   const bool any_fits = std::any_of(sweep.rows.begin(), sweep.rows.end(),
                                     [](const SweepRow& row) { return !does_not_fit(row.summary); });
@@ -129,7 +153,7 @@ int run_sweep(CommandContext& context) {
   if (!context.processes.leader()) return 0;
   if (vm->count("out") != 0) {
     publish_output((*vm)["out"].as<std::string>(), [&](const std::filesystem::path& staging) {
-      write_sweep_outputs(sweep, staging, vm->count("no-plots") == 0, context.err);
+      write_sweep_outputs(sweep, staging, vm->count("no-plots") == 0, curves, context.err);
     });
   }
   if (vm->count("json") != 0) {

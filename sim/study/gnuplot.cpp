@@ -72,8 +72,8 @@ void write_figure_script(const std::filesystem::path& dir, const Figure& figure)
   const struct {
     const char* terminal;
     const char* extension;
-  } formats[] = {{"pngcairo noenhanced font \"sans,11\"", "png"},
-                 {"svg dynamic noenhanced font \"sans,11\"", "svg"}};
+  } formats[] = {{"pngcairo noenhanced font \"sans,15\" linewidth 1.5", "png"},
+                 {"svg dynamic noenhanced font \"sans,15\" linewidth 1.5", "svg"}};
   for (const auto& format : formats) {
     out << "reset\nset terminal " << format.terminal << " size " << size << "\nset output \""
         << figure.name << '.' << format.extension << "\"\n"

@@ -7,8 +7,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/study/gnuplot.h"
-
 namespace servesim {
 
 struct SweepRow {
@@ -32,11 +30,5 @@ void write_sweep_csv(const SweepResult& sweep, const std::filesystem::path& path
 // sweep.json: {"axes": [...], "points": [{"point": i, "values": {...}, "summary": {...}}]}.
 nlohmann::json sweep_to_json(const SweepResult& sweep);
 SweepResult sweep_from_json(const nlohmann::json& document, const std::string& source_name);
-
-// With a rate axis: curves.dat and the latency_throughput figure, one curve per combination
-// of the other axes (a "policy"): normalized latency, P99 TTFT and P99 TPOT against the
-// achieved throughput. Returns nothing when the sweep has no rate axis.
-std::optional<Figure> write_curve_figure(const SweepResult& sweep,
-                                         const std::filesystem::path& dir);
 
 }  // namespace servesim

@@ -350,3 +350,151 @@ TEST_CASE("capacity prices the offered load over the steady state, whatever the 
     }
   }
 }
+
+TEST_CASE("sweep curves are titled with model, hardware, engine and workload", "[study][cli]") {
+  servesim::test::ScratchDir dir("sweep_title");
+  const auto out = dir.path() / "sweep";
+  const auto result = run_servesim({"sweep", "--grid", "rate=2,8", "--num-requests", "60",
+                                    "--model", "llama-3-8b", "--hw", "h100-sxm", "--engine", "vllm",
+                                    "--workload", "alpaca", "--no-plots", "--out", out.string()});
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  const std::string title =
+      "model llama-3-8b, hardware h100-sxm (TP 1), engine vllm, workload alpaca";
+  CHECK_THAT(read_file(out / "latency_throughput.gp"),
+             Catch::Contains("\"" + title + "\"") && Catch::Contains("throughput (requests/s)"));
+  CHECK_FALSE(std::filesystem::exists(out / "latency_throughput.png"));  // --no-plots
+  const auto summary = nlohmann::json::parse(read_file(out / "summary.json"));
+  CHECK(summary["plot"]["title"] == title);
+
+  // `plot` redraws with the same title, against the offered rate when asked.
+  const auto plotted = run_servesim({"plot", out.string(), "--no-render", "--x", "offered_rate"});
+  REQUIRE(plotted.exit_code == 0);
+  CHECK_THAT(read_file(out / "latency_throughput.gp"),
+             Catch::Contains(title) && Catch::Contains("offered rate (requests/s)"));
+  const auto bad = run_servesim({"plot", out.string(), "--x", "rate"});
+  CHECK(bad.exit_code == 3);
+  CHECK_THAT(bad.err, Catch::Contains("--x") && Catch::Contains("offered_rate"));
+
+  // A swept axis is left out of the title: the legend names it.
+  const auto by_hw = dir.path() / "by_hw";
+  REQUIRE(run_servesim({"sweep", "--grid", "rate=2,8", "--grid", "hw=h100-sxm,a100-80gb",
+                        "--num-requests", "40", "--no-plots", "--out", by_hw.string()})
+              .exit_code == 0);
+  const std::string varied =
+      nlohmann::json::parse(read_file(by_hw / "summary.json"))["plot"]["title"];
+  CHECK_THAT(varied, Catch::Contains("model llama-3-8b") && Catch::Contains("workload sharegpt"));
+  CHECK_THAT(varied, !Catch::Contains("hardware"));
+}
+
+namespace {
+
+std::vector<std::string> small_compare(const std::filesystem::path& out,
+                                       std::vector<std::string> extra) {
+  std::vector<std::string> args{"compare",
+                                "--policies",
+                                "vllm:paged:16,orca:contiguous:max",
+                                "--num-requests",
+                                "60",
+                                "--rate",
+                                "10",
+                                "--out",
+                                out.string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// The rows of kv_breakdown.dat: the policy label and its five shares (%).
+std::vector<std::pair<std::string, std::vector<double>>> kv_breakdown_rows(
+    const std::filesystem::path& path) {
+  std::vector<std::pair<std::string, std::vector<double>>> rows;
+  for (const auto& line : lines_of(read_file(path))) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    int index = 0;
+    std::string label;
+    in >> index >> label;
+    std::vector<double> shares;
+    for (double share = 0; in >> share;)
+      shares.push_back(share);
+    rows.emplace_back(label, shares);
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("compare draws the KV breakdown per policy and mean latencies", "[study][cli]") {
+  servesim::test::ScratchDir dir("compare_plots");
+  SECTION("without gnuplot: the data and scripts, with a warning") {
+    const auto out = dir.path() / "no_gnuplot";
+    std::optional<servesim::test::CliResult> ran;
+    {
+      const PathOverride no_gnuplot(dir.path().string());
+      ran = run_servesim(small_compare(out, {}));
+    }
+    INFO(ran->err);
+    REQUIRE(ran->exit_code == 0);
+    CHECK_THAT(ran->err, Catch::Contains("gnuplot not found"));
+    for (const char* name : {"kv_breakdown", "latency_bars"}) {
+      INFO(name);
+      CHECK(std::filesystem::exists(out / (std::string(name) + ".gp")));
+      CHECK(std::filesystem::exists(out / (std::string(name) + ".dat")));
+      CHECK_FALSE(std::filesystem::exists(out / (std::string(name) + ".png")));
+    }
+    const std::string script = read_file(out / "kv_breakdown.gp");
+    CHECK_THAT(script, Catch::Contains("rowstacked") && Catch::Contains("external fragmentation") &&
+                           Catch::Contains("model llama-3-8b") &&
+                           Catch::Contains("workload sharegpt"));
+    // One bar per policy, in the order given, whose shares of KV memory sum to 100.
+    const auto rows = kv_breakdown_rows(out / "kv_breakdown.dat");
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].first == "\"vllm:paged:16\"");
+    CHECK(rows[1].first == "\"orca:contiguous:max\"");
+    for (const auto& [label, shares] : rows) {
+      INFO(label);
+      REQUIRE(shares.size() == 5);
+      double total = 0;
+      for (const double share : shares)
+        total += share;
+      CHECK(total == Approx(100).margin(1e-6));
+    }
+    // Max reservations hold more memory reserved than paging does.
+    CHECK(rows[1].second[1] > rows[0].second[1]);
+  }
+  SECTION("--no-plots writes none, --json prints every policy's summary") {
+    const auto out = dir.path() / "no_plots";
+    const auto result = run_servesim(small_compare(out, {"--no-plots", "--json"}));
+    REQUIRE(result.exit_code == 0);
+    for (const char* name : {"kv_breakdown.gp", "kv_breakdown.dat", "kv_breakdown.png",
+                             "latency_bars.gp", "latency_bars.png"}) {
+      CHECK_FALSE(std::filesystem::exists(out / name));
+    }
+    CHECK(std::filesystem::exists(out / "compare.csv"));
+    const auto document = nlohmann::json::parse(result.out);
+    CHECK(document["vllm:paged:16"]["requests_completed"] == 60);
+    CHECK(document.contains("orca:contiguous:max"));
+  }
+  SECTION("with gnuplot: PNG and SVG files") {
+    if (!gnuplot_installed()) {
+      WARN("gnuplot is not installed: skipping the rendering check");
+      return;
+    }
+    const auto out = dir.path() / "rendered";
+    const auto result = run_servesim(small_compare(out, {}));
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    for (const char* name : {"kv_breakdown", "latency_bars"}) {
+      INFO(name);
+      const std::string png = read_file(out / (std::string(name) + ".png"));
+      REQUIRE(png.size() > 1000);
+      CHECK(png.substr(1, 3) == "PNG");
+      CHECK_THAT(read_file(out / (std::string(name) + ".svg")), Catch::Contains("<svg"));
+    }
+    CHECK_THAT(read_file(out / "kv_breakdown.svg"), Catch::Contains("KV token states"));
+    std::filesystem::remove(out / "kv_breakdown.png");
+    const auto plotted = run_servesim({"plot", out.string()});
+    REQUIRE(plotted.exit_code == 0);
+    CHECK(std::filesystem::exists(out / "kv_breakdown.png"));
+  }
+}

@@ -1,0 +1,109 @@
+#include "sim/study/sweep_plots.h"
+
+#include <algorithm>
+#include <map>
+
+#include "sim/core/error.h"
+#include "sim/metrics/csv_format.h"
+#include "sim/metrics/output_file.h"
+#include "sim/study/point_simulation.h"
+#include "sim/study/summary_columns.h"
+
+namespace servesim {
+
+CurveX parse_curve_x(const std::string& text, const std::string& origin) {
+  if (text == "throughput") return CurveX::Throughput;
+  if (text == "offered_rate") return CurveX::OfferedRate;
+  throw InputError(origin, "expected throughput or offered_rate, got \"" + text + "\"");
+}
+
+bool spans_log_range(const std::vector<double>& values) {
+  double low = 0, high = 0;
+  for (const double v : values) {
+    if (!(v > 0)) continue;
+    low = low == 0 ? v : std::min(low, v);
+    high = std::max(high, v);
+  }
+  return low > 0 && high > kLogSpan * low;
+}
+
+std::optional<Figure> write_curve_figure(const SweepResult& sweep, const std::filesystem::path& dir,
+                                         const CurveOptions& options) {
+  const auto rate = sweep.rate_axis();
+  if (!rate) return std::nullopt;
+  // Points grouped by the labels of every other axis, series in first-seen order.
+  std::vector<std::string> series_names;
+  std::map<std::string, std::vector<const SweepRow*>> series;
+  for (const auto& row : sweep.rows) {
+    if (does_not_fit(row.summary)) continue;  // no point on a curve
+    std::string name;
+    for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
+      if (a == *rate) continue;
+      if (!name.empty()) name += ", ";
+      name += sweep.axes.size() == 2 ? row.labels[a] : sweep.axes[a] + "=" + row.labels[a];
+    }
+    if (name.empty()) name = "all points";
+    if (!series.contains(name)) series_names.push_back(name);
+    series[name].push_back(&row);
+  }
+  struct Panel {
+    const char* metric;
+    double scale;
+    const char* title;
+    const char* ylabel;
+    std::vector<double> values{};
+  };
+  Panel panels[] = {{"normalized_latency_s_per_token", 1e3, "Normalized latency",
+                     "mean E2E / output tokens (ms/token)"},
+                    {"ttft_s.p99", 1e3, "P99 TTFT", "P99 time to first token (ms)"},
+                    {"tpot_s.p99", 1e3, "P99 TPOT", "P99 time per output token (ms)"}};
+  const auto data = dir / "curves.dat";
+  auto out = open_output_file(data);
+  out << "# one block per series: rate_per_s throughput_req_per_s normalized_latency_ms_per_token "
+         "ttft_p99_ms tpot_p99_ms\n";
+  for (const auto& name : series_names) {
+    out << "# " << name << '\n';
+    for (const SweepRow* row : series[name]) {
+      const auto& offered = row->values[*rate];
+      out << format_9_digits(offered.is_number() ? offered.get<double>() : 0.0) << ' '
+          << format_9_digits(summary_value(row->summary, "throughput_requests_per_s"));
+      for (auto& panel : panels) {
+        const double value = summary_value(row->summary, panel.metric) * panel.scale;
+        panel.values.push_back(value);
+        out << ' ' << format_9_digits(value);
+      }
+      out << '\n';
+    }
+    out << "\n\n";
+  }
+  close_output_file(out, data);
+
+  const bool offered = options.x == CurveX::OfferedRate;
+  std::string body =
+      "set multiplot layout 1,3 title " +
+      gnuplot_quote(options.title.empty() ? std::string("Latency against ") +
+                                                (offered ? "offered rate" : "achieved throughput")
+                                          : options.title) +
+      "\nset grid\nset key outside below horizontal\nset xlabel " +
+      (offered ? "\"offered rate (requests/s)\"" : "\"throughput (requests/s)\"") + "\n";
+  const std::string x_column = offered ? "1" : "2";
+  for (std::size_t p = 0; p < std::size(panels); ++p) {
+    const Panel& panel = panels[p];
+    body += options.force_log_y || spans_log_range(panel.values)
+                ? "set logscale y\nset yrange [*:*]\n"
+                : "unset logscale y\nset yrange [0:*]\n";
+    body += "set title \"" + std::string(panel.title) + "\"\nset ylabel \"" + panel.ylabel +
+            "\"\nplot ";
+    for (std::size_t s = 0; s < series_names.size(); ++s) {
+      body += (s == 0 ? "" : ", \\\n     ") + std::string("\"curves.dat\" index ") +
+              std::to_string(s) + " using " + x_column + ":" + std::to_string(p + 3) +
+              " with linespoints lw 2 pt 7 ps 1.2 title " + gnuplot_quote(series_names[s]);
+    }
+    body += '\n';
+  }
+  Figure figure{"latency_throughput", body, 1800, 640};
+  write_figure_script(dir, figure);
+  return figure;
+}
+
+}  // namespace servesim
