@@ -79,12 +79,19 @@ std::optional<Figure> write_curve_figure(const SweepResult& sweep, const std::fi
   close_output_file(out, data);
 
   const bool offered = options.x == CurveX::OfferedRate;
+  // Fixed margins keep the three panels the same size; one legend, centred below them all,
+  // one series a line, for which the figure grows 30 px a series.
+  const int line_px = 30;
+  const int height_px = 560 + line_px * static_cast<int>(series_names.size());
+  const double bottom = (100.0 + line_px * static_cast<double>(series_names.size())) / height_px;
+  const double top = 1.0 - 100.0 / height_px;
   std::string body =
       "set multiplot layout 1,3 title " +
       gnuplot_quote(options.title.empty() ? std::string("Latency against ") +
                                                 (offered ? "offered rate" : "achieved throughput")
                                           : options.title) +
-      "\nset grid\nset key outside below horizontal\nset xlabel " +
+      " margins 0.06,0.98," + format_9_digits(bottom) + "," + format_9_digits(top) +
+      " spacing 0.09\n" + "set grid\nset xlabel " +
       (offered ? "\"offered rate (requests/s)\"" : "\"throughput (requests/s)\"") + "\n";
   const std::string x_column = offered ? "1" : "2";
   for (std::size_t p = 0; p < std::size(panels); ++p) {
@@ -92,6 +99,7 @@ std::optional<Figure> write_curve_figure(const SweepResult& sweep, const std::fi
     body += options.force_log_y || spans_log_range(panel.values)
                 ? "set logscale y\nset yrange [*:*]\n"
                 : "unset logscale y\nset yrange [0:*]\n";
+    body += p == 0 ? "set key at screen 0.5,0.01 center bottom vertical\n" : "unset key\n";
     body += "set title \"" + std::string(panel.title) + "\"\nset ylabel \"" + panel.ylabel +
             "\"\nplot ";
     for (std::size_t s = 0; s < series_names.size(); ++s) {
@@ -101,7 +109,7 @@ std::optional<Figure> write_curve_figure(const SweepResult& sweep, const std::fi
     }
     body += '\n';
   }
-  Figure figure{"latency_throughput", body, 1800, 640};
+  Figure figure{"latency_throughput", body, 1800, height_px};
   write_figure_script(dir, figure);
   return figure;
 }

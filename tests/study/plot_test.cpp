@@ -66,7 +66,7 @@ TEST_CASE("sweep curves use a log y axis only where a curve spans over 30x", "[s
     CHECK(count_of(script, "\nset logscale y") == 2);
     CHECK(count_of(script, "unset logscale y") == 4);
     CHECK_THAT(script, Contains(gnuplot_quote(options.title)));
-    CHECK_THAT(script, Contains("set key outside"));
+    CHECK_THAT(script, Contains("set key at screen") && Contains("center bottom"));
     CHECK_THAT(script, Contains("font \"sans,15\""));
     CHECK_THAT(script, Contains("throughput (requests/s)") && Contains("using 2:4"));
   }
