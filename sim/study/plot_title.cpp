@@ -9,10 +9,15 @@
 namespace servesim {
 namespace {
 
-// A name given as a path is shown by its file name ("traces/azure.csv" -> "azure.csv").
+// A name given as a path is shown by its file name ("traces/azure.csv" -> "azure.csv"), a
+// Hugging Face config.json by its folder's ("models/opt-13b/config.json" -> "opt-13b").
 std::string short_name(const std::string& name) {
   if (name.find('/') == std::string::npos) return name;
-  return std::filesystem::path(name).filename().string();
+  const std::filesystem::path path(name);
+  if (path.filename() == "config.json" && path.has_parent_path()) {
+    return path.parent_path().filename().string();
+  }
+  return path.filename().string();
 }
 
 std::string workload_name_of(const nlohmann::json& workload) {

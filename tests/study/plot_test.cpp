@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/core/error.h"
+#include "sim/study/plot_title.h"
 #include "sim/study/sweep_plots.h"
 #include "tests/support/test_support.h"
 
@@ -87,4 +88,21 @@ TEST_CASE("sweep curves use a log y axis only where a curve spans over 30x", "[s
   }
   CHECK_THROWS_AS(parse_curve_x("rate", "--x"), InputError);
   CHECK_THROWS_WITH(parse_curve_x("rate", "--x"), Contains("--x") && Contains("offered_rate"));
+}
+
+TEST_CASE("a study's title names the model, hardware, engine and workload held fixed",
+          "[study][plot]") {
+  const nlohmann::json document = {{"model", "models/opt-13b/config.json"},
+                                   {"hardware", "a100-40gb"},
+                                   {"tp", 2},
+                                   {"engine", {{"name", "sglang"}}}};
+  ConfigSources sources;
+  sources.overrides.push_back({"--workload", "workload=\"azure-conv-2023\""});
+  CHECK(plot_title(document, sources) ==
+        "model opt-13b, hardware a100-40gb (TP 2), engine sglang, workload azure-conv-2023");
+  // What an axis varies is the legend's to name.
+  CHECK(plot_title(document, sources, {"tp", "engine"}) ==
+        "model opt-13b, hardware a100-40gb, workload azure-conv-2023");
+  CHECK(plot_title(document, ConfigSources{}, {"hw", "model"}) ==
+        "engine sglang, workload sharegpt");
 }
