@@ -151,14 +151,31 @@ Fit fit_terms(const std::vector<ServingRun>& runs, const std::vector<double>& st
               const EngineTermsPredictor& predict, const EngineFitOptions& options) {
   Fit fit;
   fit.log_values = nelder_mead(
-      [&](const std::vector<double>& x) { return loss(predict(runs, overrides_of(options.terms, x))); },
+      [&](const std::vector<double>& x) {
+        return loss(predict(runs, overrides_of(options.terms, x)));
+      },
       start, std::log(2.0), options.max_evaluations, fit.evaluations);
   return fit;
 }
 
-std::string model_of(const ServingRun& run) { return run.points.front().model; }
+std::string model_of(const ServingRun& run) {
+  return run.points.front().model;
+}
 
 }  // namespace
+
+bool is_fittable_term(const std::string& term) {
+  static const std::set<std::string> kTerms = {"host.schedule_s",
+                                               "host.step_s",
+                                               "host.per_sequence_s",
+                                               "host.per_token_s",
+                                               "host.kernel_launch_s",
+                                               "kernels.gemm_factor",
+                                               "kernels.decode_attention_factor",
+                                               "kernels.prefill_attention_factor",
+                                               "kernels.all_reduce_latency_s"};
+  return kTerms.count(term) != 0;
+}
 
 double engine_term(const EngineProfile& engine, const std::string& term) {
   const nlohmann::json j = engine_to_json(engine);
@@ -166,7 +183,8 @@ double engine_term(const EngineProfile& engine, const std::string& term) {
   if (!j.contains(pointer)) throw InputError("calibrate", "unknown engine term \"" + term + "\"");
   const nlohmann::json& value = j.at(pointer);
   if (value.is_null()) return 0;
-  if (!value.is_number()) throw InputError("calibrate", "engine term \"" + term + "\" is not a number");
+  if (!value.is_number())
+    throw InputError("calibrate", "engine term \"" + term + "\" is not a number");
   return value.get<double>();
 }
 
@@ -175,6 +193,13 @@ EngineFitReport fit_engine(const std::vector<ServingRun>& runs, const EngineProf
                            const std::vector<std::string>& files) {
   std::vector<double> start;
   for (const std::string& term : options.terms) {
+    if (!is_fittable_term(term)) {
+      throw InputError("--terms", "\"" + term +
+                                      "\" is not a term a fit sets (host.schedule_s, host.step_s, "
+                                      "host.per_sequence_s, host.per_token_s, "
+                                      "host.kernel_launch_s, kernels.*_factor, "
+                                      "kernels.all_reduce_latency_s)");
+    }
     const auto [low, high] = range_of(term);
     const double value = engine_term(base, term);
     start.push_back(std::log(std::clamp(value > 0 ? value : kStartOfUnsetTerm, low, high)));
@@ -242,9 +267,11 @@ EngineFitReport fit_engine(const std::vector<ServingRun>& runs, const EngineProf
   const auto stats_json = [](const ServingValidation& v) {
     nlohmann::json out = nlohmann::json::object();
     for (const auto& [metric, s] : v.metrics) {
-      out[std::string(serving_metric_name(metric))] = {
-          {"count", s.count}, {"mape", s.mape}, {"median_ape", s.median_ape},
-          {"max_ape", s.max_ape}, {"bias", s.bias}};
+      out[std::string(serving_metric_name(metric))] = {{"count", s.count},
+                                                       {"mape", s.mape},
+                                                       {"median_ape", s.median_ape},
+                                                       {"max_ape", s.max_ape},
+                                                       {"bias", s.bias}};
     }
     return out;
   };

@@ -15,10 +15,12 @@ namespace servesim {
 // engine profile: the host's work per step and per request, and factors on the hardware's
 // GEMM, decode- and prefill-attention kernels and the all-reduce latency. The hardware
 // profile's per-operator fits stay as they are: these terms go on top of them.
-inline const std::vector<std::string> kEngineFitTerms = {
-    "host.step_s",          "host.per_sequence_s",           "kernels.gemm_factor",
-    "kernels.decode_attention_factor", "kernels.prefill_attention_factor",
-    "kernels.all_reduce_latency_s"};
+inline const std::vector<std::string> kEngineFitTerms = {"host.step_s",
+                                                         "host.per_sequence_s",
+                                                         "kernels.gemm_factor",
+                                                         "kernels.decode_attention_factor",
+                                                         "kernels.prefill_attention_factor",
+                                                         "kernels.all_reduce_latency_s"};
 
 // Predicts `runs` with these engine terms set over the engine the points name (each
 // override sets "engine.<term>" of the run configuration).
@@ -31,9 +33,9 @@ struct EngineFitOptions {
 };
 
 struct EngineFitReport {
-  EngineProfile engine;          // the base with the fitted terms, their sources, its calibration
+  EngineProfile engine;  // the base with the fitted terms, their sources, its calibration
   std::map<std::string, double> terms;  // fitted values by term
-  ServingValidation fitted;      // every point predicted with the fitted engine (in sample)
+  ServingValidation fitted;             // every point predicted with the fitted engine (in sample)
   // Every point predicted by the engine fitted to the other models' points alone (one fold per
   // model; points of a model with no other model to fit on are not predicted).
   ServingValidation held_out;
@@ -51,6 +53,10 @@ struct EngineFitReport {
 EngineFitReport fit_engine(const std::vector<ServingRun>& runs, const EngineProfile& base,
                            const EngineTermsPredictor& predict, const EngineFitOptions& options,
                            const std::vector<std::string>& files);
+
+// Whether `term` is one a fit may set: the host's times and the kernel factors (numbers the
+// run configuration's engine section takes, with a range each).
+bool is_fittable_term(const std::string& term);
 
 // The value of `term` in `engine` (a key path such as "host.step_s").
 double engine_term(const EngineProfile& engine, const std::string& term);

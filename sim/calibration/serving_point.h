@@ -140,6 +140,4 @@ std::optional<std::filesystem::path> setup_file_for(const std::filesystem::path&
 // stage before.
 std::vector<ServingRun> group_serving_runs(std::vector<ServingPoint> points);
 
-
-
 }  // namespace servesim

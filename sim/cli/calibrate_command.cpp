@@ -4,8 +4,8 @@
 
 #include "sim/calibration/calibrate.h"
 #include "sim/calibration/engine_fit.h"
-#include "sim/calibration/serving_prediction.h"
 #include "sim/calibration/measurement_sources.h"
+#include "sim/calibration/serving_prediction.h"
 #include "sim/calibration/vidur_import.h"
 #include "sim/cli/command.h"
 #include "sim/cli/format.h"
@@ -65,7 +65,8 @@ void print_report(std::ostream& out, const CalibrationReport& report) {
 // calibrate --measured: an engine's host costs and kernel factors fitted to serving points.
 int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
   if (vm.count("engine") == 0) throw UsageError("--measured needs --engine NAME|PATH");
-  if (vm.count("base") != 0) throw UsageError("--base is a hardware fit's; --measured fits --engine");
+  if (vm.count("base") != 0)
+    throw UsageError("--base is a hardware fit's; --measured fits --engine");
   const LoadedServingRuns loaded = load_serving_runs(vm, context);
   EngineProfile base = load_engine_file(Catalog(context.data_root / "engines", "engine", "--engine")
                                             .resolve(vm["engine"].as<std::string>()));
@@ -75,10 +76,8 @@ int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
   }
   if (vm.count("terms") != 0) {
     fit_options.terms.clear();
-    for (const auto& term : vm["terms"].as<std::vector<std::string>>()) {
-      engine_term(base, term);  // refuses an unknown term
-      fit_options.terms.push_back(term);
-    }
+    for (const auto& term : vm["terms"].as<std::vector<std::string>>())
+      fit_options.terms.push_back(term);  // fit_engine refuses a term it cannot set
   }
   // host_overhead records (vidur's cpu_overheads) give the host terms directly; the serving
   // fit then leaves them alone.
@@ -88,9 +87,10 @@ int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
     base.costs.host.step_s = host.step_s;
     base.costs.host.per_sequence_s = host.per_sequence_s;
     for (const char* key : {"host.step_s", "host.per_sequence_s"}) {
-      base.sources[key] = "fitted by servesim calibrate (least squares of relative errors) to "
-                          "the host_overhead records of " +
-                          std::to_string(records.files.size()) + " files";
+      base.sources[key] =
+          "fitted by servesim calibrate (least squares of relative errors) to "
+          "the host_overhead records of " +
+          std::to_string(records.files.size()) + " files";
       std::erase(fit_options.terms, std::string(key));
     }
   }
@@ -128,9 +128,9 @@ int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
   terms.print(context.out);
   context.out << "\nErrors (in sample, then leave one model out) over the points not measured "
                  "overloaded:\n";
-  Table errors({"metric", "count", "fit MAPE", "fit max", "held-out MAPE", "held-out max",
-                "held-out bias"},
-               {});
+  Table errors(
+      {"metric", "count", "fit MAPE", "fit max", "held-out MAPE", "held-out max", "held-out bias"},
+      {});
   for (const auto& [metric, fit] : report.fitted.metrics) {
     const RelativeErrorStats* held = nullptr;
     for (const auto& [m, s] : report.held_out.metrics) {
@@ -165,7 +165,8 @@ int run_calibrate(CommandContext& context) {
       "terms", po::value<std::vector<std::string>>()->value_name("KEY")->multitoken(),
       "engine terms to fit (default: host.step_s host.per_sequence_s kernels.gemm_factor "
       "kernels.decode_attention_factor kernels.prefill_attention_factor "
-      "kernels.all_reduce_latency_s)")("max-evaluations", po::value<std::int64_t>()->value_name("N"),
+      "kernels.all_reduce_latency_s)")("max-evaluations",
+                                       po::value<std::int64_t>()->value_name("N"),
                                        "simulations of every point per fit (default 150)");
   options.add(serving);
   const auto vm = parse_options(

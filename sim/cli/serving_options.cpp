@@ -49,7 +49,8 @@ LoadedServingRuns load_serving_runs(const po::variables_map& vm, const CommandCo
 // Writes `text` to `path` through a temporary file beside it, so that `path` is either the
 // whole new file or what it was before.
 void write_atomically(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path parent = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const std::filesystem::path parent =
+      path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::error_code ec;
   if (!std::filesystem::is_directory(parent, ec)) {
     throw InputError(path.string(), "cannot write: folder " + parent.string() + " not found");

@@ -82,7 +82,6 @@ int validate_operators(const po::variables_map& vm, CommandContext& context) {
 
 // --- validate --measured: end-to-end serving points -----------------------------------------
 
-
 void print_serving_table(std::ostream& out, const ServingValidation& v) {
   Table points({"model", "hw", "tp", "workload", "stage", "rate", "metric", "measured", "predicted",
                 "error", "overloaded meas/pred"},

@@ -87,7 +87,7 @@ TEST_CASE("calibrate --measured: bad input", "[engine_fit_cli]") {
   const auto unknown_term =
       test::run_servesim({"calibrate", "--measured", file.string(), "--setup", setup.string(),
                           "--engine", "vllm", "--terms", "kernels.nope", "--out", out.string()});
-  test::require_error(unknown_term, 3, "unknown engine term \"kernels.nope\"");
+  test::require_error(unknown_term, 3, "--terms: \"kernels.nope\" is not a term a fit sets");
 
   const auto unknown_engine =
       test::run_servesim({"calibrate", "--measured", file.string(), "--setup", setup.string(),

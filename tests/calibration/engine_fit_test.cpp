@@ -303,6 +303,11 @@ TEST_CASE("fit_engine refuses unknown terms and having nothing to fit", "[engine
   CHECK_THROWS_AS(fit_engine(runs, base, synthetic_predictor(base, calls), options, {"s.csv"}),
                   InputError);
   CHECK(calls == 0);  // refused before anything is predicted
+  // A number of the engine that the run configuration does not take from a fit.
+  options.terms = {"scheduling.block_size"};
+  CHECK_THROWS_WITH(fit_engine(runs, base, synthetic_predictor(base, calls), options, {"s.csv"}),
+                    Contains("--terms") && Contains("not a term a fit sets"));
+  CHECK(calls == 0);
 
   std::vector<ServingRun> skipped_only;
   ServingPoint skipped = point("model-a", 8, 1);

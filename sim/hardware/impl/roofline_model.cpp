@@ -41,7 +41,7 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
   elementwise_ = {hardware.efficiency.gemm_compute, 0, hardware.efficiency.memory_bandwidth, 0,
                   hardware.overheads.kernel_launch_s};
   const EngineKernelFactors& factors = options.engine.kernels;
-  collective_latency_s_ =
+  all_reduce_latency_s_ =
       factors.all_reduce_latency_s.value_or(hardware.overheads.collective_latency_s);
   // A factor f on a class's time: every term of KernelCeilings::kernel_s scales by f.
   const auto scaled = [](KernelCeilings k, double f) {
@@ -104,10 +104,10 @@ void RooflineModel::record(OperatorCost& op, double flops, double bytes, const K
 }
 
 void RooflineModel::price_collective(OperatorCost& op, double calls, double bytes_per_rank,
-                                     double ring_factor) const noexcept {
+                                     double ring_factor, double latency_s) const noexcept {
   const double link = hardware_.gpu_link_bandwidth_bytes_per_s * hardware_.efficiency.gpu_link;
   op.bytes = calls * ring_factor * bytes_per_rank;
-  op.time_s = calls * collective_latency_s_ + op.bytes / link;
+  op.time_s = calls * latency_s + op.bytes / link;
   op.bound = Bound::Network;
 }
 
@@ -200,10 +200,11 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   if (tp > 1) {
     // Ring all-reduce after attention and after the MLP of every layer.
     price_collective(cost.at(OperatorKind::TpAllReduce), 2 * l, tokens * hidden_ * a,
-                     2 * (tp - 1) / tp);
+                     2 * (tp - 1) / tp, all_reduce_latency_s_);
   }
   if (options_.parallelism.pipeline > 1) {
-    price_collective(cost.at(OperatorKind::PpSend), 1, tokens * hidden_ * a, 1);
+    price_collective(cost.at(OperatorKind::PpSend), 1, tokens * hidden_ * a, 1,
+                     hardware_.overheads.collective_latency_s);
   }
 
   // The host's share: what the engine's host work and launches add beyond the device time.

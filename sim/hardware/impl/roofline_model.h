@@ -56,8 +56,9 @@ class RooflineModel final : public IExecutionTimeModel {
   // Fills `op` with the work and time of a kernel timed as `t`.
   void record(OperatorCost& op, double flops, double bytes, const KernelTime& t,
               const KernelCeilings& ceilings, double size) const noexcept;
-  void price_collective(OperatorCost& op, double calls, double bytes_per_rank,
-                        double ring_factor) const noexcept;
+  // `latency_s` per call: the engine's all-reduce latency for TP, the hardware's for PP sends.
+  void price_collective(OperatorCost& op, double calls, double bytes_per_rank, double ring_factor,
+                        double latency_s) const noexcept;
   KernelTime kernel_time(double flops, double bytes, const KernelCeilings& ceilings, double size,
                          double kernels, double masked_flops, double idle_flops) const noexcept;
   // Decode attention of a batch of decoding sequences as a function of their summed
@@ -117,9 +118,9 @@ class RooflineModel final : public IExecutionTimeModel {
   double experts_, experts_per_token_;
   double weight_bytes_, other_weight_bytes_, activation_bytes_, kv_bytes_;
   double compute_flops_per_s_, memory_bytes_per_s_;
-  double collective_latency_s_;
-  KernelClasses kernels_;  // the hardware's, scaled by the engine's kernel factors
-  double layer_kernels_;   // kernels of one layer without attention, for the launch floor
+  double all_reduce_latency_s_;  // the engine's custom all-reduce, else the hardware's
+  KernelClasses kernels_;        // the hardware's, scaled by the engine's kernel factors
+  double layer_kernels_;         // kernels of one layer without attention, for the launch floor
 };
 
 }  // namespace servesim
