@@ -82,11 +82,7 @@ void read_costs(JsonObjectReader& r, EngineCosts& costs) {
 
 SchedulerDefaultsRule read_rule(const nlohmann::json& rule, const std::string& source_name,
                                 const std::string& key_prefix) {
-  if (!rule.is_object()) {
-    JsonObjectReader(nlohmann::json::object(), source_name, key_prefix)
-        .fail("", "expected an object of scheduler keys");
-  }
-  JsonObjectReader r(rule, source_name, key_prefix);
+  JsonObjectReader r(rule, source_name, key_prefix);  // refuses a rule that is no object
   SchedulerDefaultsRule out;
   if (auto when = r.optional_object("when")) {
     out.min_memory_gib = when->optional_positive_number("min_memory_gib");
@@ -156,9 +152,6 @@ void read_engine_costs(const nlohmann::json& document, const std::string& source
 }
 
 EngineProfile engine_from_json(const nlohmann::json& document, const std::string& source_name) {
-  if (!document.is_object()) {
-    JsonObjectReader(nlohmann::json::object(), source_name).fail("", "expected a JSON object");
-  }
   JsonObjectReader r(document, source_name);
   EngineProfile e;
   e.source = source_name;
