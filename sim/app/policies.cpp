@@ -25,13 +25,12 @@ namespace servesim {
 namespace {
 
 // A reservation sized before the request arrives must fit the cache, or it could never be
-// granted.
+// granted: the deployment cannot serve with this policy (infeasible, as a study reports it).
 void require_fits(std::int64_t reservation_tokens, std::int64_t capacity_tokens) {
   if (reservation_tokens > capacity_tokens) {
-    throw InputError("allocator.reservation", "a reservation of " +
-                                                  std::to_string(reservation_tokens) +
-                                                  " tokens exceeds the KV capacity of " +
-                                                  std::to_string(capacity_tokens) + " tokens");
+    throw InfeasibleError(
+        "allocator.reservation: a reservation of " + std::to_string(reservation_tokens) +
+        " tokens exceeds the KV capacity of " + std::to_string(capacity_tokens) + " tokens");
   }
 }
 

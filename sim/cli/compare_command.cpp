@@ -10,6 +10,7 @@
 #include "sim/app/simulation.h"
 #include "sim/cli/format.h"
 #include "sim/cli/run_options.h"
+#include "sim/core/error.h"
 #include "sim/metrics/csv_format.h"
 #include "sim/metrics/output_file.h"
 #include "sim/metrics/summary_json.h"
@@ -123,6 +124,9 @@ int run_compare(CommandContext& context) {
   const auto policies = parse_policy_list((*vm)["policies"].as<std::string>());
   const ConfigSources base = run_config_sources(*vm);
   std::vector<Compared> runs;
+  // A policy that cannot serve the run (its reservation exceeds the KV capacity, every request
+  // rejected) is reported with its reason; the others are compared. None served: the error.
+  std::vector<std::pair<std::string, std::string>> not_fitting;
   std::string title;  // the policies share model, hardware, engine and workload
   for (const auto& policy : policies) {
     ConfigSources sources = base;
@@ -130,15 +134,27 @@ int run_compare(CommandContext& context) {
                              policy.overrides.end());
     const nlohmann::json document = assemble_config(sources, context.data_root);
     if (title.empty()) title = plot_title(document, sources);
-    SimulationOutcome outcome =
-        run_simulation(document, context.data_root, std::filesystem::current_path());
-    nlohmann::json summary = summary_to_json(outcome.result.summary);
-    runs.push_back({policy, std::move(outcome), std::move(summary)});
+    try {
+      SimulationOutcome outcome =
+          run_simulation(document, context.data_root, std::filesystem::current_path());
+      require_served(outcome.result);
+      nlohmann::json summary = summary_to_json(outcome.result.summary);
+      runs.push_back({policy, std::move(outcome), std::move(summary)});
+    } catch (const InfeasibleError& e) {
+      if (policies.size() == 1) throw;
+      not_fitting.emplace_back(policy.label, e.what());
+    }
+  }
+  if (runs.empty()) {
+    throw InfeasibleError("no policy fits: " + not_fitting.front().first + ": " +
+                          not_fitting.front().second);
   }
   const bool plots = vm->count("no-plots") == 0;
   nlohmann::json combined = nlohmann::json::object();
   for (const auto& run : runs)
     combined[run.policy.label] = run.summary;
+  for (const auto& [label, reason] : not_fitting)
+    combined[label] = {{"does_not_fit", reason}};
   if (vm->count("out") != 0) {
     publish_output((*vm)["out"].as<std::string>(), [&](const std::filesystem::path& staging) {
       std::vector<ComparedSummary> compared;
@@ -159,6 +175,8 @@ int run_compare(CommandContext& context) {
     context.out << combined.dump(2) << '\n';
   } else {
     print_table(context.out, runs);
+    for (const auto& [label, reason] : not_fitting)
+      context.out << label << ": does not fit: " << reason << '\n';
   }
   return 0;
 }

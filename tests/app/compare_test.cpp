@@ -113,6 +113,46 @@ TEST_CASE("scheduler and allocator pairs that cannot work are refused", "[app]")
   const auto oversized =
       test::run_servesim({"run", "--scheduler", "orca", "--allocator", "contiguous",
                           "--kv-capacity-tokens", "1000", "--max-len", "2048"});
-  CHECK(oversized.exit_code == 3);
+  CHECK(oversized.exit_code == 4);  // infeasible: the cache cannot hold one reservation
   CHECK_THAT(oversized.err, Contains("exceeds the KV capacity of 1000 tokens"));
+}
+
+TEST_CASE("compare reports a policy that does not fit and compares the others", "[app]") {
+  test::ScratchDir dir("compare_not_fitting");
+  const auto out = dir.path() / "out";
+  // Max-length reservations of 2,048 tokens exceed a 1,500-token cache; paging fits.
+  const std::vector<std::string> args = {"compare",
+                                         "--policies",
+                                         "orca:contiguous:max,vllm:paged:16",
+                                         "--num-requests",
+                                         "40",
+                                         "--rate",
+                                         "10",
+                                         "--max-len",
+                                         "2048",
+                                         "--kv-capacity-tokens",
+                                         "1500",
+                                         "--no-plots"};
+  auto with_out = args;
+  with_out.insert(with_out.end(), {"--out", out.string()});
+  const auto r = test::run_servesim(with_out);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("orca:contiguous:max: does not fit:"));
+  const auto summary = nlohmann::json::parse(test::read_file(out / "summary.json"));
+  CHECK(summary["orca:contiguous:max"].contains("does_not_fit"));
+  CHECK(summary["vllm:paged:16"]["requests_completed"].get<int>() > 0);
+  CHECK(std::filesystem::exists(out / "compare.csv"));
+
+  auto json = args;
+  json.push_back("--json");
+  const auto j = test::run_servesim(json);
+  REQUIRE(j.exit_code == 0);
+  CHECK(j.json()["orca:contiguous:max"].contains("does_not_fit"));
+  // No policy fits: the run's own error, exit code 4.
+  test::require_error(
+      test::run_servesim({"compare", "--policies", "orca:contiguous:max,orca:contiguous:fixed-2048",
+                          "--num-requests", "10", "--max-len", "2048", "--kv-capacity-tokens",
+                          "1000", "--no-plots"}),
+      4, "no policy fits");
 }
