@@ -145,7 +145,7 @@ ReplicaShape shape_of(const py::handle& item) {
       parts[0].get<std::string>().empty()) {
     return fail();
   }
-  ReplicaShape shape{parts[0].get<std::string>(), 1, 1};
+  ReplicaShape shape{parts[0].get<std::string>(), 1, 1, std::nullopt};
   for (std::size_t i = 1; i < parts.size(); ++i) {
     if (!parts[i].is_number_integer() || parts[i].get<std::int64_t>() < 1) return fail();
     (i == 1 ? shape.tp : shape.pp) = parts[i].get<std::int64_t>();
@@ -239,7 +239,7 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
     (void)configured_rate(config, "set arrival=\"poisson\"", "start_rate");
     if (shapes.empty()) {
       shapes.push_back({config["hardware"].get<std::string>(), config["tp"].get<std::int64_t>(),
-                        config["pp"].get<std::int64_t>()});
+                        config["pp"].get<std::int64_t>(), std::nullopt});
     }
     results = search_fewest_replicas(
         slo, shapes, options.max_replicas, [&](const std::vector<ReplicaTrial>& trials) {

@@ -251,14 +251,31 @@ std::vector<ReplicaShape> parse_shapes(const std::string& list, const nlohmann::
   std::vector<ReplicaShape> shapes;
   if (list.empty()) {
     shapes.push_back({base["hardware"].get<std::string>(), base["tp"].get<std::int64_t>(),
-                      base["pp"].get<std::int64_t>()});
+                      base["pp"].get<std::int64_t>(), std::nullopt});
     return shapes;
   }
   std::stringstream items(list);
   std::string item;
   while (std::getline(items, item, ',')) {
+    // An optional price per GPU-hour after '@'.
+    std::optional<double> price;
+    const std::string::size_type at = item.find('@');
+    if (at != std::string::npos) {
+      const std::string text = item.substr(at + 1);
+      try {
+        std::size_t end = 0;
+        const double value = std::stod(text, &end);
+        if (end == text.size() && value > 0 && std::isfinite(value)) price = value;
+      } catch (const std::exception&) {
+      }
+      if (!price) {
+        throw UsageError("--shapes \"" + item +
+                         "\": expected a positive price in USD per GPU-hour after '@'");
+      }
+    }
+    const std::string shape_text = item.substr(0, at);
     std::vector<std::string> parts;
-    std::stringstream fields(item);
+    std::stringstream fields(shape_text);
     std::string field;
     while (std::getline(fields, field, ':'))
       parts.push_back(field);
@@ -271,13 +288,13 @@ std::vector<ReplicaShape> parse_shapes(const std::string& list, const nlohmann::
       } catch (const std::exception&) {
       }
       throw UsageError("--shapes \"" + item +
-                       "\": expected HARDWARE[:TP[:PP]] with positive "
+                       "\": expected HARDWARE[:TP[:PP]][@PRICE] with positive "
                        "integer degrees");
     };
     if (parts.empty() || parts[0].empty() || parts.size() > 3) {
-      throw UsageError("--shapes \"" + item + "\": expected HARDWARE[:TP[:PP]]");
+      throw UsageError("--shapes \"" + item + "\": expected HARDWARE[:TP[:PP]][@PRICE]");
     }
-    shapes.push_back({parts[0], degree(1), degree(2)});
+    shapes.push_back({parts[0], degree(1), degree(2), price});
   }
   return shapes;
 }
@@ -338,8 +355,10 @@ int search_replicas(Study& study, const po::variables_map& vm) {
       summaries.push_back(&point.summary);
       verdicts.push_back(&point.verdict);
     }
+    // The shape's own price, else --gpu-cost-per-hour, else the profile's list price.
     std::optional<double> price =
-        vm.count("gpu-cost-per-hour") != 0
+        shape.price_per_gpu_hour_usd ? shape.price_per_gpu_hour_usd
+        : vm.count("gpu-cost-per-hour") != 0
             ? std::optional(vm["gpu-cost-per-hour"].as<double>())
             : load_hardware(shape.hardware, study.context).price_per_gpu_hour_usd;
     nlohmann::json entry{
@@ -437,8 +456,9 @@ int run_capacity(CommandContext& context) {
       "highest rate tried")("target-rate", po::value<double>()->value_name("REQ_PER_S"),
                             "instead: fewest replicas that meet the SLO at this rate")(
       "shapes", po::value<std::string>()->value_name("LIST"),
-      "with --target-rate: replica shapes HARDWARE[:TP[:PP]],... to compare (default the "
-      "configured one), e.g. h100-sxm:1,h100-sxm:2,a100-80gb:4")(
+      "with --target-rate: replica shapes HARDWARE[:TP[:PP]][@PRICE],... to compare (default "
+      "the configured one), e.g. h100-sxm:1,h100-sxm:2@3.10,a100-80gb:4; PRICE is USD per "
+      "GPU-hour, over --gpu-cost-per-hour and the profile's price")(
       "max-replicas", po::value<std::int64_t>()->value_name("N")->default_value(1024),
       "with --target-rate: most replicas tried")(
       "gpu-cost-per-hour", po::value<double>()->value_name("USD"),

@@ -17,6 +17,8 @@ struct ReplicaShape {
   std::string hardware;
   std::int64_t tp = 1;
   std::int64_t pp = 1;
+  // The price of one of its GPUs for an hour, when the shape gives one ("h100-sxm:4@3.10").
+  std::optional<double> price_per_gpu_hour_usd;
   std::int64_t gpus_per_replica() const { return tp * pp; }
   std::string label() const;  // "h100-sxm tp2 pp1"
 };

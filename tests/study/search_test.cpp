@@ -117,7 +117,8 @@ TEST_CASE("Rate search stops at its point budget", "[study]") {
 }
 
 TEST_CASE("Replica search finds the fewest replicas of each shape", "[study]") {
-  const std::vector<servesim::ReplicaShape> shapes{{"fast", 1, 1}, {"slow", 2, 1}};
+  const std::vector<servesim::ReplicaShape> shapes{{"fast", 1, 1, std::nullopt},
+                                                   {"slow", 2, 1, std::nullopt}};
   const auto evaluate = [&](const std::vector<servesim::ReplicaTrial>& trials) {
     std::vector<nlohmann::json> out;
     for (const auto& trial : trials) {
@@ -182,7 +183,8 @@ TEST_CASE("A point that does not fit fails at any load and ends its shape's sear
   CHECK(verdict.fails_at_any_load);
   CHECK(verdict.violations == std::vector<std::string>{"does not fit: the model does not fit on "
                                                        "one GPU"});
-  const std::vector<servesim::ReplicaShape> shapes{{"small", 1, 1}, {"big", 4, 1}};
+  const std::vector<servesim::ReplicaShape> shapes{{"small", 1, 1, std::nullopt},
+                                                   {"big", 4, 1, std::nullopt}};
   const auto results = servesim::search_fewest_replicas(
       ttft_p99(0.5), shapes, 64, [&](const std::vector<servesim::ReplicaTrial>& trials) {
         std::vector<nlohmann::json> out;

@@ -183,8 +183,8 @@ TEST_CASE("capacity says when no rate or every rate meets the SLO", "[study][cli
 TEST_CASE("capacity finds the fewest replicas and prices them", "[study][cli]") {
   const auto result =
       run_servesim({"capacity", "--target-rate", "24", "--num-requests", "1500", "--shapes",
-                    "h100-sxm:1,a100-80gb:1", "--slo", "ttft_p99=2", "--gpu-cost-per-hour", "2.5",
-                    "--json", "--max-replicas", "16"});
+                    "h100-sxm:1@3.1,a100-80gb:1", "--slo", "ttft_p99=2", "--gpu-cost-per-hour",
+                    "2.5", "--json", "--max-replicas", "16"});
   REQUIRE(result.exit_code == 0);
   const auto document = result.json();
   REQUIRE(document["shapes"].size() == 2);
@@ -200,7 +200,10 @@ TEST_CASE("capacity finds the fewest replicas and prices them", "[study][cli]") 
     }
     CHECK(fewer_failed);
     CHECK(shape["gpus"] == replicas);
-    CHECK(shape["usd_per_hour"].get<double>() == Approx(2.5 * static_cast<double>(replicas)));
+    // The shape's own price (h100-sxm:1@3.1) over --gpu-cost-per-hour.
+    const double price = shape["hardware"] == "h100-sxm" ? 3.1 : 2.5;
+    CHECK(shape["usd_per_gpu_hour"].get<double>() == price);
+    CHECK(shape["usd_per_hour"].get<double>() == Approx(price * static_cast<double>(replicas)));
     CHECK(shape["usd_per_million_output_tokens"].get<double>() > 0);
   }
   // A slower GPU never needs fewer replicas.
