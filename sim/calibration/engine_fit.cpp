@@ -220,31 +220,19 @@ EngineFitReport fit_engine(const std::vector<ServingRun>& runs, const EngineProf
   std::set<std::string> models;
   for (const ServingRun& run : served)
     models.insert(model_of(run));
-  std::map<std::string, std::vector<ConfigOverride>> folds;
   if (models.size() >= 2) {
+    std::vector<PointComparison> held_out;
     for (const std::string& held : models) {
-      std::vector<ServingRun> train;
-      for (const ServingRun& run : served) {
-        if (model_of(run) != held) train.push_back(run);
-      }
+      std::vector<ServingRun> train, test;
+      for (const ServingRun& run : served)
+        (model_of(run) == held ? test : train).push_back(run);
       const Fit fold = fit_terms(train, all.log_values, predict, options);
       report.evaluations += fold.evaluations;
-      folds[held] = overrides_of(options.terms, fold.log_values);
-    }
-    std::vector<ServingRun> held_runs;
-    for (const ServingRun& run : served)
-      held_runs.push_back(run);
-    ServingValidation combined;
-    for (const std::string& held : models) {
-      std::vector<ServingRun> of_model;
-      for (const ServingRun& run : held_runs) {
-        if (model_of(run) == held) of_model.push_back(run);
-      }
-      ServingValidation v = predict(of_model, folds[held]);
+      ServingValidation v = predict(test, overrides_of(options.terms, fold.log_values));
       for (auto& point : v.points)
-        combined.points.push_back(std::move(point));
+        held_out.push_back(std::move(point));
     }
-    report.held_out = summarize_serving(std::move(combined.points));
+    report.held_out = summarize_serving(std::move(held_out));
   }
 
   // The fitted engine: the base with the terms set, each with its source.
