@@ -207,6 +207,14 @@ nlohmann::json assemble_config(const ConfigSources& sources,
   const RunConfig defaults;
   const EngineProfile engine = engine_of_document(document, data_root);
   const auto schedulers = scheduler_registry();
+  // An engine's chunked_prefill says what its scheduler does: the two must agree.
+  if ((chunked_prefill_budget_key(schedulers, engine.scheduling.scheduler) != nullptr) !=
+      engine.scheduling.chunked_prefill) {
+    throw InputError(
+        engine.source,
+        "field \"scheduling.chunked_prefill\": scheduler \"" + engine.scheduling.scheduler + "\" " +
+            (engine.scheduling.chunked_prefill ? "runs whole prompts" : "chunks prompts"));
+  }
   // --enable-chunked-prefill alone keeps an engine scheduler that chunks, else takes sarathi.
   if (sources.chunked_prefill == true && !document["scheduler"].contains("name") &&
       chunked_prefill_budget_key(schedulers, engine.scheduling.scheduler) == nullptr) {
