@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 #include "sim/hardware/kernel_work.h"
 
@@ -115,9 +116,8 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   IterationCost cost;
   if (shape.empty()) return cost;
   // The dense layers compute the tokens of the graph that runs the step (padding included).
-  bool graphed = false;
-  const double padded_tokens = graph_tokens(shape, graphed);
-  const double tokens = graphed ? padded_tokens : static_cast<double>(shape.tokens());
+  const std::optional<double> graph = graph_tokens(shape);
+  const double tokens = graph.value_or(static_cast<double>(shape.tokens()));
   const double prefill_tokens = static_cast<double>(shape.prefill_tokens);
   const double a = activation_bytes_;
   const double l = layers_;
@@ -210,25 +210,24 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   // The host's share: what the engine's host work and launches add beyond the device time.
   const double device_s =
       device_without_decode_attention(cost) + cost.at(OperatorKind::AttentionDecode).time_s;
-  cost.total_time_s = step_time_s(device_s, step_overheads(shape));
+  cost.total_time_s = step_time_s(device_s, step_overheads(shape, graph.has_value()));
   OperatorCost& overhead = cost.at(OperatorKind::Overhead);
   overhead.time_s = cost.total_time_s - device_s;
   overhead.bound = Bound::Overhead;
   return cost;
 }
 
-double RooflineModel::graph_tokens(const BatchShape& shape, bool& graphed) const noexcept {
+std::optional<double> RooflineModel::graph_tokens(const BatchShape& shape) const noexcept {
   const auto& sizes = options_.engine.cuda_graph_capture_sizes;
-  graphed = false;
   if (sizes.empty() || (shape.prefill_sequences > 0 && !options_.engine.cuda_graphs_mixed_batches))
-    return 0;
+    return std::nullopt;
   const auto it = std::lower_bound(sizes.begin(), sizes.end(), shape.tokens());
-  if (it == sizes.end()) return 0;
-  graphed = true;
+  if (it == sizes.end()) return std::nullopt;
   return static_cast<double>(*it);
 }
 
-RooflineModel::StepOverheads RooflineModel::step_overheads(const BatchShape& shape) const noexcept {
+RooflineModel::StepOverheads RooflineModel::step_overheads(const BatchShape& shape,
+                                                           bool graphed) const noexcept {
   const EngineHostCosts& host = options_.engine.host;
   StepOverheads o;
   // Multi-step scheduling plans decode-only steps several at a time.
@@ -237,8 +236,6 @@ RooflineModel::StepOverheads RooflineModel::step_overheads(const BatchShape& sha
   o.host_s = host.schedule_s * schedules_per_step + host.step_s +
              host.per_sequence_s * static_cast<double>(shape.sequences()) +
              host.per_token_s * static_cast<double>(shape.tokens());
-  bool graphed = false;
-  graph_tokens(shape, graphed);
   if (!graphed && host.kernel_launch_s > 0) {
     const double attention_kernels =
         (shape.prefill_sequences > 0 ? 1.0 : 0.0) + (shape.decode_sequences > 0 ? 1.0 : 0.0);
@@ -295,7 +292,7 @@ void RooflineModel::estimate_decode_run(const BatchShape& first,
   }
   const double others_s = device_without_decode_attention(estimate(first));
   // Every step of the run has the same sequences and tokens: the same host work and launches.
-  const StepOverheads overheads = step_overheads(first);
+  const StepOverheads overheads = step_overheads(first, graph_tokens(first).has_value());
   // A local copy, so that nothing the loop reads can alias the durations it writes, and the
   // context worked out in doubles from a 32-bit step (exact: integers below 2^53), so that
   // the compiler vectorises the loop (a run longer than 2^31 steps takes the general path).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "sim/engine/engine_costs.h"
 #include "sim/hardware/execution_time_model.h"
@@ -96,16 +97,17 @@ class RooflineModel final : public IExecutionTimeModel {
     double host_s = 0;          // the host's work for the step
     double launch_floor_s = 0;  // CPU launches of a step no graph covers
   };
-  StepOverheads step_overheads(const BatchShape& shape) const noexcept;
+  // `graphed`: a CUDA graph runs the step (see graph_tokens), so it launches nothing.
+  StepOverheads step_overheads(const BatchShape& shape, bool graphed) const noexcept;
   // The one formula of a step's time from its device time.
   double step_time_s(double device_s, const StepOverheads& o) const noexcept {
     const double launched_s = std::max(device_s, o.launch_floor_s);
     return options_.engine.host.overlaps_device ? std::max(launched_s, o.host_s)
                                                 : launched_s + o.host_s;
   }
-  // The tokens a step's GEMMs compute: `tokens` padded to a captured graph's size when one
-  // covers the step, else `tokens`; 0 when no graph does (`graphed` says which).
-  double graph_tokens(const BatchShape& shape, bool& graphed) const noexcept;
+  // The tokens a step's GEMMs compute when a captured graph covers the step: its token count
+  // padded to the graph's size; empty when no graph does (the step's own tokens then).
+  std::optional<double> graph_tokens(const BatchShape& shape) const noexcept;
 
   HardwareProfile hardware_;
   KernelCeilings elementwise_;  // norms, activations, residual adds: flat ceilings
