@@ -15,6 +15,8 @@ Cluster::Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr
       router_reads_views_(router_->reads_views()),
       last_completion_(replicas_.size()) {
   if (replicas_.empty()) throw InputError("replicas", "expected at least one replica");
+  // Replicas are identical: the first one's block size names every replica's blocks.
+  prefix_block_tokens_ = replicas_.front()->allocator().prefix_block_tokens();
   if (replicas_.size() >= static_cast<std::size_t>(kReplicaSlots)) {
     throw InputError("replicas", "expected fewer than " + std::to_string(kReplicaSlots));
   }
@@ -77,11 +79,14 @@ void Cluster::schedule_next_arrival() {
   if (const auto next = source_.next()) {
     push(next->arrival, Event{EventPhase::Arrival, 0, 0, *next});
     arrival_pending_ = true;
+    if (prefix_block_tokens_ > 0) pending_content_ = source_.last_content();
   }
 }
 
 void Cluster::on_arrival(const RequestSpec& spec) {
   ++stats_.arrived;
+  const std::shared_ptr<const TokenContent> content = std::move(pending_content_);
+  pending_content_.reset();
   // Replicas are identical, so one answers for all whether the request can ever fit, and
   // with how many output tokens.
   const LengthAdmission admission = replicas_.front()->admission(spec);
@@ -111,6 +116,10 @@ void Cluster::on_arrival(const RequestSpec& spec) {
   Request* request = requests_.acquire();
   request->spec = admission.served;
   request->requested_output_tokens = spec.output_tokens;
+  if (content) {
+    request->block_hashes = std::make_shared<const std::vector<std::uint64_t>>(
+        block_hashes(*content, prefix_block_tokens_));
+  }
   replicas_[static_cast<std::size_t>(target)]->enqueue(request);
   refresh_view(target);
   request_launch(target);

@@ -78,6 +78,9 @@ class Cluster {
   std::vector<bool> launch_pending_;
   std::vector<ReplicaView> views_;  // current only when router_reads_views_
   bool router_reads_views_;
+  // The prefix cache's block size (0: none runs), and what the pending arrival is made of.
+  std::int64_t prefix_block_tokens_ = 0;
+  std::shared_ptr<const TokenContent> pending_content_;
   // Each replica's last batch-completion event pushed, and the batch it completes: a decode
   // run's, while one is in flight (runs are launched only where one batch is in flight at a
   // time), which a cut cancels.

@@ -55,6 +55,10 @@ class IKvCacheAllocator {
   virtual std::int64_t capacity_tokens() const = 0;
   virtual std::int64_t sequences() const = 0;
 
+  // The block size it identifies cached prefixes by (requests' block_hashes are computed at
+  // it); 0 when it caches no prefixes.
+  virtual std::int64_t prefix_block_tokens() const { return 0; }
+
   // The decode-round fast path (see decode_round_allocator.h), for an allocator that
   // implements it; nullptr otherwise.
   virtual IDecodeRoundAllocator* decode_rounds() { return nullptr; }

@@ -2,6 +2,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "sim/core/sim_time.h"
 #include "sim/workload/workload_source.h"
@@ -47,6 +49,10 @@ struct alignas(64) Request {
   // The output the workload asked for; spec.output_tokens is what is served, less when the
   // maximum sequence length cut it (sim/cluster/max_len_admission.h). Set on arrival.
   std::int64_t requested_output_tokens = 0;
+  // The identities of its full blocks at the prefix cache's block size (block_hashes in
+  // sim/workload/token_content.h), as far as the workload describes its tokens; null when
+  // no prefix cache runs or the workload does not say. Set on arrival.
+  std::shared_ptr<const std::vector<std::uint64_t>> block_hashes;
 
   std::int64_t tokens() const { return spec.prompt_tokens + generated_tokens; }
   // Tokens a step may still compute before the request samples its next token.

@@ -1,9 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "sim/core/sim_time.h"
+#include "sim/workload/token_content.h"
 
 namespace servesim {
 
@@ -25,6 +27,9 @@ class IWorkloadSource {
   virtual std::optional<RequestSpec> next() = 0;
   // True once no request will ever be emitted again.
   virtual bool exhausted() const = 0;
+  // What the request next() returned last is made of (token_content.h), for a prefix cache;
+  // nullptr when the workload does not say, and then its tokens are its own.
+  virtual std::shared_ptr<const TokenContent> last_content() const { return nullptr; }
   // A request of this source finished (or was rejected) at `now`.
   virtual void on_request_done(const RequestSpec& request, SimTime now) {
     (void)request;
