@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <regex>
+
 #include "sim/config/catalog.h"
 #include "sim/config/json_reader.h"
 #include "sim/core/error.h"
@@ -37,6 +40,26 @@ TEST_CASE("every shipped profile loads and cites a source for every number", "[h
     }
     REQUIRE(p.supports(DType::BF16));
     REQUIRE(p.memory_capacity_bytes > p.runtime_reserved_bytes);
+  }
+}
+
+TEST_CASE("shipped profiles carry a list price with its source and date", "[hardware]") {
+  // The H20 is sold in China only and has no public per-hour price (docs/studies.md).
+  const std::regex dated(R"(\b20[0-9]{2}-[01][0-9]\b)");
+  for (const auto& entry :
+       std::filesystem::directory_iterator(test::source_dir() / "hw_profiles")) {
+    const std::string name = entry.path().stem().string();
+    INFO(name);
+    const HardwareProfile p = load_hardware_file(entry.path());
+    if (name == "h20") {
+      CHECK_FALSE(p.price_per_gpu_hour_usd);
+      continue;
+    }
+    REQUIRE(p.price_per_gpu_hour_usd);
+    CHECK(*p.price_per_gpu_hour_usd > 0.1);
+    CHECK(*p.price_per_gpu_hour_usd < 50);
+    REQUIRE(p.sources.count("price_per_gpu_hour_usd") == 1);
+    CHECK(std::regex_search(p.sources.at("price_per_gpu_hour_usd"), dated));
   }
 }
 
