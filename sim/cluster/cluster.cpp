@@ -77,7 +77,8 @@ EventQueue<Cluster::Event>::EventId Cluster::push(SimTime time, const Event& eve
 void Cluster::schedule_next_arrival() {
   if (arrival_pending_) return;
   if (const auto next = source_.next()) {
-    push(next->arrival, Event{EventPhase::Arrival, 0, 0, *next});
+    pending_arrival_event_ = push(next->arrival, Event{EventPhase::Arrival, 0, 0, *next});
+    pending_arrival_ = *next;
     arrival_pending_ = true;
     if (prefix_block_tokens_ > 0) pending_content_ = source_.last_content();
   }
@@ -93,7 +94,7 @@ void Cluster::on_arrival(const RequestSpec& spec) {
   if (admission.reject_reason) {
     ++stats_.rejected;
     observer_.on_request_rejected(spec, *admission.reject_reason, queue_.now());
-    on_request_done(spec);
+    on_request_done(spec, /*rejected=*/true);
     return;
   }
   const std::int32_t target = router_->route(admission.served, views_);
@@ -171,8 +172,18 @@ void Cluster::on_batch_done(std::int32_t replica, std::int64_t batch) {
   request_launch(replica);
 }
 
-void Cluster::on_request_done(const RequestSpec& spec) {
-  source_.on_request_done(spec, queue_.now());
+void Cluster::on_request_done(const RequestSpec& spec, bool rejected) {
+  if (rejected) {
+    source_.on_request_rejected(spec, queue_.now());
+  } else {
+    source_.on_request_done(spec, queue_.now());
+  }
+  // A closed-loop source may now know of an arrival earlier than the one pending.
+  if (arrival_pending_ && source_.take_back(pending_arrival_)) {
+    queue_.cancel(pending_arrival_event_);
+    arrival_pending_ = false;
+    pending_content_.reset();
+  }
   schedule_next_arrival();
 }
 

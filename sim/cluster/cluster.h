@@ -66,7 +66,7 @@ class Cluster {
   // spares every arrival a pass over all replicas.
   void refresh_view(std::int32_t replica);
   void push_batch_done(SimTime time, std::int32_t replica, std::int64_t batch);
-  void on_request_done(const RequestSpec& spec);
+  void on_request_done(const RequestSpec& spec, bool rejected = false);
 
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::unique_ptr<IRouter> router_;
@@ -90,6 +90,9 @@ class Cluster {
   };
   std::vector<PendingCompletion> last_completion_;
   bool arrival_pending_ = false;
+  // The pending arrival, which a closed-loop source may take back (IWorkloadSource::take_back).
+  EventQueue<Event>::EventId pending_arrival_event_;
+  RequestSpec pending_arrival_;
   ClusterRunStats stats_;
 };
 

@@ -45,6 +45,7 @@ std::optional<RequestSpec> ComposedWorkloadSource::next() {
   look_ahead();
   if (!lookahead_) return std::nullopt;
   const LengthPair lengths = lengths_->sample(length_rng_);
+  last_content_ = lengths_->last_content();
   RequestSpec request{emitted_++, *lookahead_, lengths.prompt_tokens, lengths.output_tokens};
   last_arrival_ = *lookahead_;
   lookahead_.reset();

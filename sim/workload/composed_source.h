@@ -28,6 +28,8 @@ class ComposedWorkloadSource final : public IWorkloadSource {
 
   std::optional<RequestSpec> next() override;
   bool exhausted() const override { return stopped_; }
+  // The length distribution's content of the request next() returned last.
+  std::shared_ptr<const TokenContent> last_content() const override { return last_content_; }
   void on_request_done(const RequestSpec& request, SimTime now) override;
 
  private:
@@ -40,6 +42,7 @@ class ComposedWorkloadSource final : public IWorkloadSource {
   Rng length_rng_;
   StopConditions stop_;
   std::optional<SimTime> lookahead_;
+  std::shared_ptr<const TokenContent> last_content_;
   SimTime last_arrival_;
   std::int64_t emitted_ = 0;
   bool stopped_ = false;

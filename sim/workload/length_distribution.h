@@ -1,9 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "sim/core/rng.h"
+#include "sim/workload/token_content.h"
 
 namespace servesim {
 
@@ -24,6 +26,9 @@ class ILengthDistribution {
   // The most pairs this distribution can ever produce (a trace's rows); nullopt if unlimited.
   // The workload source stops when it is reached.
   virtual std::optional<std::int64_t> capacity() const { return std::nullopt; }
+  // What the pair sample() returned last is made of (token_content.h), for a prefix cache;
+  // nullptr when the distribution does not say (the tokens are the request's own).
+  virtual std::shared_ptr<const TokenContent> last_content() const { return nullptr; }
 };
 
 }  // namespace servesim

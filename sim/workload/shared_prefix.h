@@ -2,6 +2,9 @@
 
 #include <cstdint>
 
+#include "sim/workload/content_namespaces.h"
+#include "sim/workload/token_content.h"
+
 namespace servesim {
 
 // The shared-prefix workload of inference-perf (its `shared_prefix` data generator): `groups`
@@ -31,6 +34,13 @@ inline std::int64_t shared_prefix_user(const SharedPrefixSpec& spec,
 inline std::int64_t shared_prefix_group(const SharedPrefixSpec& spec,
                                         std::int64_t request_id) noexcept {
   return shared_prefix_user(spec, request_id) / spec.users_per_group;
+}
+
+// What request i is made of, for a prefix cache: its group's system prompt as one segment
+// (id mix_ids(kSharedPrefixContent, group)); the question and the output are its own.
+inline TokenContent shared_prefix_content(const SharedPrefixSpec& spec, std::int64_t request_id) {
+  const auto group = static_cast<std::uint64_t>(shared_prefix_group(spec, request_id));
+  return {{mix_ids(kSharedPrefixContent, group), spec.system_prompt_tokens}};
 }
 
 }  // namespace servesim

@@ -11,6 +11,7 @@
 #include "sim/workload/arrival_process.h"
 #include "sim/workload/azure_timestamp.h"
 #include "sim/workload/csv_cursor.h"
+#include "sim/workload/mooncake_trace.h"
 
 namespace servesim {
 namespace {
@@ -36,58 +37,6 @@ TraceFormat detect_format(const CsvCursor& csv) {
       "unrecognised trace header; expected \"TIMESTAMP,ContextTokens,GeneratedTokens\" (Azure "
       "LLM inference trace), \"arrival_time_s,prompt_tokens,output_tokens\" (plain) or JSON "
       "lines with timestamp, input_length and output_length (Mooncake)");
-}
-
-// A positive whole token count of a Mooncake line.
-std::int64_t mooncake_tokens(const CsvCursor& csv, const nlohmann::json& row, const char* key) {
-  const auto it = row.find(key);
-  if (it == row.end()) csv.fail(std::string("missing \"") + key + "\"");
-  if (!it->is_number_integer() || it->get<std::int64_t>() < 1) {
-    csv.fail(std::string(key) + ": expected a positive token count, got " + it->dump());
-  }
-  return it->get<std::int64_t>();
-}
-
-// Mooncake's traces (kvcache-ai/Mooncake, FAST 2025): one JSON object a line with the
-// arrival "timestamp" in milliseconds, "input_length" and "output_length" in tokens, and
-// "hash_ids", the prompt's 512-token blocks chained over the prefix (read for its form only:
-// servesim has no prefix cache yet). Arrivals are the timestamps as written, to the ns.
-Trace parse_mooncake(CsvCursor& csv, const std::string& source_name, std::size_t reserve) {
-  Trace trace;
-  trace.source_name = source_name;
-  trace.arrivals.reserve(reserve);
-  trace.lengths.reserve(reserve);
-  do {
-    const nlohmann::json row = nlohmann::json::parse(csv.line(), nullptr, false);
-    if (!row.is_object()) csv.fail("expected one JSON object a line (Mooncake trace)");
-    for (const auto& [key, value] : row.items()) {
-      if (key != "timestamp" && key != "input_length" && key != "output_length" &&
-          key != "hash_ids") {
-        csv.fail("unknown key \"" + key +
-                 "\" (a Mooncake line has timestamp, input_length, output_length, hash_ids)");
-      }
-    }
-    const auto timestamp = row.find("timestamp");
-    if (timestamp == row.end()) csv.fail("missing \"timestamp\"");
-    const double ms = timestamp->is_number() ? timestamp->get<double>() : -1;
-    if (!(ms >= 0 && ms <= kMaxArrivalTimeS * 1e3)) {
-      csv.fail("timestamp: expected milliseconds in [0, 1e12], got " + timestamp->dump());
-    }
-    const std::int64_t ns = timestamp->is_number_integer()
-                                ? timestamp->get<std::int64_t>() * 1'000'000
-                                : std::llround(ms * 1e6);
-    if (const auto ids = row.find("hash_ids"); ids != row.end() && !ids->is_array()) {
-      csv.fail("hash_ids: expected an array of block ids");
-    }
-    if (!trace.arrivals.empty() && ns < trace.arrivals.back().ns()) {
-      csv.fail("timestamp goes backwards: " + std::to_string(ms) + " ms, the line before was at " +
-               std::to_string(trace.arrivals.back().seconds() * 1e3) + " ms");
-    }
-    trace.arrivals.push_back(SimTime::from_ns(ns));
-    trace.lengths.push_back(
-        {mooncake_tokens(csv, row, "input_length"), mooncake_tokens(csv, row, "output_length")});
-  } while (csv.next_line());
-  return trace;
 }
 
 // Arrival of the current row in ns: since the first row (Azure) or as written (plain).
@@ -120,7 +69,8 @@ Trace parse_trace_text(std::string_view text, const std::string& source_name) {
   if (!csv.next_line()) throw InputError(source_name, "empty trace (no header, no rows)");
   const TraceFormat format = detect_format(csv);
   // About 40 bytes a CSV row, 100 a Mooncake line: reserving avoids regrowing the vectors.
-  if (format == TraceFormat::Mooncake) return parse_mooncake(csv, source_name, text.size() / 100);
+  if (format == TraceFormat::Mooncake)
+    return parse_mooncake_lines(csv, source_name, text.size() / 100);
   const auto& header = format == TraceFormat::Azure ? kAzureHeader : kPlainHeader;
 
   Trace trace;
@@ -142,6 +92,46 @@ Trace parse_trace_text(std::string_view text, const std::string& source_name) {
   }
   if (trace.arrivals.empty()) throw InputError(source_name, "trace has a header but no rows");
   return trace;
+}
+
+TokenContent Trace::content(std::size_t row) const {
+  if (!has_content()) return {};
+  return mooncake_content(row_hash_ids(row), lengths[row].prompt_tokens);
+}
+
+Trace trace_rows(Trace trace, std::int64_t first_row, std::optional<std::int64_t> end_row,
+                 const std::string& where) {
+  const auto rows = static_cast<std::int64_t>(trace.size());
+  const std::string count = " (" + trace.source_name + " has " + std::to_string(rows) + " rows)";
+  if (first_row < 0 || first_row >= rows) {
+    throw InputError(where, "field \"trace.first_row\": expected a row in [0, " +
+                                std::to_string(rows) + "), got " + std::to_string(first_row) +
+                                count);
+  }
+  const std::int64_t end = end_row.value_or(rows);
+  if (end <= first_row || end > rows) {
+    throw InputError(where, "field \"trace.end_row\": expected a row in [" +
+                                std::to_string(first_row + 1) + ", " + std::to_string(rows) +
+                                "], got " + std::to_string(end) + count);
+  }
+  if (first_row == 0 && end == rows) return trace;
+  const auto first = static_cast<std::size_t>(first_row);
+  const auto last = static_cast<std::size_t>(end);
+  Trace kept;
+  kept.source_name = trace.source_name;
+  const SimTime origin = first > 0 ? trace.arrivals[first] : SimTime();
+  kept.arrivals.reserve(last - first);
+  for (std::size_t row = first; row < last; ++row)
+    kept.arrivals.push_back(SimTime::from_ns(trace.arrivals[row].ns() - origin.ns()));
+  kept.lengths.assign(trace.lengths.begin() + first_row, trace.lengths.begin() + end);
+  if (trace.has_content()) {
+    kept.hash_ids.assign(
+        trace.hash_ids.begin() + static_cast<std::ptrdiff_t>(trace.hash_begin[first]),
+        trace.hash_ids.begin() + static_cast<std::ptrdiff_t>(trace.hash_begin[last]));
+    for (std::size_t row = first; row <= last; ++row)
+      kept.hash_begin.push_back(trace.hash_begin[row] - trace.hash_begin[first]);
+  }
+  return kept;
 }
 
 Trace read_trace_file(const std::filesystem::path& path) {

@@ -15,6 +15,7 @@
 #include "sim/workload/impl/trace_arrivals.h"
 #include "sim/workload/impl/trace_lengths.h"
 #include "sim/workload/lengths_csv.h"
+#include "sim/workload/session_source.h"
 
 namespace servesim {
 namespace {
@@ -67,6 +68,9 @@ std::unique_ptr<ILengthDistribution> make_lengths(const WorkloadSpec& spec,
     case LengthsKind::SharedPrefix:
       lengths = std::make_unique<SharedPrefixLengths>(l.shared_prefix);
       break;
+    case LengthsKind::MultiTurn:
+    case LengthsKind::Agentic:
+      throw InvariantError("session workloads have no length distribution of their own");
   }
   if (l.max_prompt_tokens || l.max_total_tokens) {
     lengths = std::make_unique<FilteredLengths>(std::move(lengths), l.max_prompt_tokens,
@@ -81,11 +85,21 @@ std::unique_ptr<IWorkloadSource> make_workload_source(const WorkloadSpec& spec,
                                                       const RngStreams& streams) {
   // Read once and shared, so trace arrivals and trace lengths walk the same rows.
   std::shared_ptr<const Trace> trace;
-  if (spec.uses_trace()) trace = std::make_shared<const Trace>(read_trace_file(spec.trace->path));
+  if (spec.uses_trace()) {
+    trace = std::make_shared<const Trace>(trace_rows(read_trace_file(spec.trace->path),
+                                                     spec.trace->first_row, spec.trace->end_row,
+                                                     spec.source_name));
+  }
 
   StopConditions stop;
   stop.max_requests = spec.num_requests;
   if (spec.duration_s) stop.end_time = SimTime::from_seconds(*spec.duration_s);
+  if (spec.sessions()) {
+    // Arrivals start sessions; each session draws from its own stream, derived from this one.
+    return std::make_unique<SessionWorkloadSource>(spec.lengths.session, make_arrivals(spec, trace),
+                                                   streams.stream("arrivals"),
+                                                   streams.stream("sessions").next_u64(), stop);
+  }
   return std::make_unique<ComposedWorkloadSource>(
       make_arrivals(spec, trace), make_lengths(spec, trace), streams.stream("arrivals"),
       streams.stream("lengths"), stop);

@@ -30,10 +30,24 @@ class IWorkloadSource {
   // What the request next() returned last is made of (token_content.h), for a prefix cache;
   // nullptr when the workload does not say, and then its tokens are its own.
   virtual std::shared_ptr<const TokenContent> last_content() const { return nullptr; }
-  // A request of this source finished (or was rejected) at `now`.
+  // A request of this source finished at `now`; `request` is the request as served (its
+  // output cut where the maximum sequence length cut it).
   virtual void on_request_done(const RequestSpec& request, SimTime now) {
     (void)request;
     (void)now;
+  }
+  // A request of this source was rejected at `now`, its arrival: by default as if done.
+  virtual void on_request_rejected(const RequestSpec& request, SimTime now) {
+    on_request_done(request, now);
+  }
+  // `pending`, the request next() returned last, has not arrived yet. A closed-loop source
+  // that has since learnt of an earlier arrival (a completion releasing a next request sooner)
+  // takes `pending` back and returns true: the caller drops it and calls next() again, which
+  // hands out the earlier request under pending's id, so ids stay in arrival order; `pending`
+  // comes again later. Open-loop sources know their arrivals in order: false.
+  virtual bool take_back(const RequestSpec& pending) {
+    (void)pending;
+    return false;
   }
 };
 

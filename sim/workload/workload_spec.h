@@ -22,7 +22,8 @@ namespace servesim {
 
 enum class ArrivalProcessKind { Poisson, Gamma, Constant, ClosedLoop, Trace };
 enum class TokenCountKind { Fixed, Uniform, Normal, Lognormal };
-enum class LengthsKind { JointEmpirical, Trace, Independent, SharedPrefix };
+enum class LengthsKind { JointEmpirical, Trace, Independent, SharedPrefix, MultiTurn, Agentic };
+enum class DurationKind { Fixed, Uniform, Exponential, Lognormal };
 
 // The spellings used in workload JSON, in the order error messages list them.
 inline constexpr std::array<std::pair<std::string_view, ArrivalProcessKind>, 5>
@@ -37,11 +38,19 @@ inline constexpr std::array<std::pair<std::string_view, TokenCountKind>, 4> kTok
     {"normal", TokenCountKind::Normal},
     {"lognormal", TokenCountKind::Lognormal},
 }};
-inline constexpr std::array<std::pair<std::string_view, LengthsKind>, 4> kLengthsNames{{
+inline constexpr std::array<std::pair<std::string_view, LengthsKind>, 6> kLengthsNames{{
     {"joint_empirical", LengthsKind::JointEmpirical},
     {"trace", LengthsKind::Trace},
     {"independent", LengthsKind::Independent},
     {"shared_prefix", LengthsKind::SharedPrefix},
+    {"multi_turn", LengthsKind::MultiTurn},
+    {"agentic", LengthsKind::Agentic},
+}};
+inline constexpr std::array<std::pair<std::string_view, DurationKind>, 4> kDurationNames{{
+    {"fixed", DurationKind::Fixed},
+    {"uniform", DurationKind::Uniform},
+    {"exponential", DurationKind::Exponential},
+    {"lognormal", DurationKind::Lognormal},
 }};
 
 template <typename Kind, std::size_t N>
@@ -82,12 +91,41 @@ struct TokenCountSpec {
   bool operator==(const TokenCountSpec&) const = default;
 };
 
+// A time drawn for each use (a user's think time, a tool's latency), in seconds. JSON keys:
+// seconds (fixed), min_s and max_s (uniform; lognormal clip, min_s defaulting to 0), mean_s
+// (exponential, lognormal) and std_s (lognormal: of the distribution itself, as for tokens).
+struct DurationSpec {
+  DurationKind distribution = DurationKind::Fixed;
+  double seconds = 0.0;
+  double mean_s = 0.0;
+  double std_s = 0.0;
+  double min_s = 0.0;
+  double max_s = 0.0;
+  bool operator==(const DurationSpec&) const = default;
+};
+
+// multi_turn and agentic: sessions of turns, each turn's prompt the whole session so far plus
+// new input tokens, the next turn sent a gap after the previous one finished (session_source.h).
+// The JSON names differ by kind (multi_turn / agentic), the model is one.
+struct SessionSpec {
+  TokenCountSpec turns;        // "turns" / "steps": tool calls, each session has steps + 1 turns
+  TokenCountSpec first_input;  // "user" / "task": the first turn's new tokens
+  TokenCountSpec next_input;   // "user" / "tool_result": the new tokens of every later turn
+  TokenCountSpec output;       // "output" / "tool_call": every turn's output but the last
+  TokenCountSpec last_output;  // "output" / "final_answer": the last turn's output
+  DurationSpec gap;            // "think_time" / "tool_latency": a turn's end to the next turn
+  std::int64_t system_prompt_tokens = 0;  // one system prompt shared by every session (>= 0)
+  std::int64_t extra_turns = 0;           // agentic: 1, the answer after the last tool call
+  bool operator==(const SessionSpec&) const = default;
+};
+
 struct LengthsSpec {
   LengthsKind distribution = LengthsKind::Independent;
   TokenCountSpec prompt;           // independent
   TokenCountSpec output;           // independent
   std::filesystem::path path;      // joint_empirical: CSV of (prompt, output) pairs, resolved
   SharedPrefixSpec shared_prefix;  // shared_prefix
+  SessionSpec session;             // multi_turn, agentic
   // Sampled pairs that break a limit are drawn again (the vLLM benchmark's ShareGPT filter).
   std::optional<std::int64_t> max_prompt_tokens;
   std::optional<std::int64_t> max_total_tokens;
@@ -97,6 +135,10 @@ struct LengthsSpec {
 struct TraceSpec {
   std::filesystem::path path;  // resolved
   double time_scale = 1.0;     // multiplies arrival times: 2 stretches the trace to half the rate
+  // Data rows [first_row, end_row) are replayed (0-based; end_row defaults to the trace's end);
+  // with first_row > 0 arrivals count from the first row kept.
+  std::int64_t first_row = 0;
+  std::optional<std::int64_t> end_row;
   bool operator==(const TraceSpec&) const = default;
 };
 
@@ -120,6 +162,10 @@ struct WorkloadSpec {
            (arrival.process == ArrivalProcessKind::Poisson ||
             arrival.process == ArrivalProcessKind::Gamma ||
             arrival.process == ArrivalProcessKind::Constant);
+  }
+  bool sessions() const {
+    return lengths.distribution == LengthsKind::MultiTurn ||
+           lengths.distribution == LengthsKind::Agentic;
   }
   bool uses_trace() const {
     return arrival.process == ArrivalProcessKind::Trace ||

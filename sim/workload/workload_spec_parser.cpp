@@ -19,7 +19,7 @@ using Keys = std::initializer_list<std::string_view>;
 constexpr std::array<std::string_view, 5> kArrivalKeys{"rate_per_s", "cv", "users", "think_time_s",
                                                        "stages"};
 constexpr std::array<std::string_view, 5> kTokenCountKeys{"tokens", "mean", "std", "min", "max"};
-constexpr std::array<std::string_view, 10> kLengthsKeys{"prompt",
+constexpr std::array<std::string_view, 19> kLengthsKeys{"prompt",
                                                         "output",
                                                         "path",
                                                         "max_prompt_tokens",
@@ -28,7 +28,18 @@ constexpr std::array<std::string_view, 10> kLengthsKeys{"prompt",
                                                         "users_per_group",
                                                         "system_prompt_tokens",
                                                         "question_tokens",
-                                                        "output_tokens"};
+                                                        "output_tokens",
+                                                        "turns",
+                                                        "user",
+                                                        "think_time",
+                                                        "task",
+                                                        "steps",
+                                                        "tool_call",
+                                                        "tool_result",
+                                                        "tool_latency",
+                                                        "final_answer"};
+constexpr std::array<std::string_view, 5> kDurationKeys{"seconds", "mean_s", "std_s", "min_s",
+                                                        "max_s"};
 // What a staged workload says of the keys a single rate or a run length would take.
 constexpr std::string_view kStagesOwnRates =
     "arrival.stages: each stage gives its own rate_per_s (so --rate does not apply)";
@@ -132,24 +143,27 @@ ArrivalSpec parse_arrival(JsonObjectReader r) {
   return a;
 }
 
-TokenCountSpec parse_token_count(JsonObjectReader r) {
+// `fixed_key` names the value of a fixed count: "tokens" for lengths, "count" for turns.
+TokenCountSpec parse_token_count(JsonObjectReader r, std::string_view fixed_key = "tokens") {
   TokenCountSpec t;
   t.distribution = read_choice(r, "distribution", kTokenCountNames);
   const std::string kind =
       "distribution \"" + std::string(name_of(kTokenCountNames, t.distribution)) + "\"";
+  const std::array<std::string_view, 5> keys{fixed_key, kTokenCountKeys[1], kTokenCountKeys[2],
+                                             kTokenCountKeys[3], kTokenCountKeys[4]};
   switch (t.distribution) {
     case TokenCountKind::Fixed:
-      refuse_unused(r, kTokenCountKeys, {"tokens"}, kind);
-      t.tokens = r.positive_integer("tokens");
+      refuse_unused(r, keys, {fixed_key}, kind);
+      t.tokens = r.positive_integer(fixed_key);
       break;
     case TokenCountKind::Uniform:
-      refuse_unused(r, kTokenCountKeys, {"min", "max"}, kind);
+      refuse_unused(r, keys, {"min", "max"}, kind);
       t.min_tokens = r.positive_integer("min");
       t.max_tokens = r.positive_integer("max");
       break;
     case TokenCountKind::Normal:
     case TokenCountKind::Lognormal:
-      refuse_unused(r, kTokenCountKeys, {"mean", "std", "min", "max"}, kind);
+      refuse_unused(r, keys, {"mean", "std", "min", "max"}, kind);
       t.mean_tokens = r.positive_number("mean");
       t.std_tokens = r.number("std");
       if (t.std_tokens < 0) r.fail("std", "expected a standard deviation >= 0");
@@ -163,6 +177,86 @@ TokenCountSpec parse_token_count(JsonObjectReader r) {
   }
   r.reject_unknown_keys();
   return t;
+}
+
+// A time in [0, 1e9] s.
+double read_seconds(JsonObjectReader& r, std::string_view key, bool positive) {
+  const double value = positive ? r.positive_number(key) : r.number(key);
+  if (!(value >= 0 && value <= kMaxArrivalTimeS)) r.fail(key, "expected a time in [0, 1e9] s");
+  return value;
+}
+
+DurationSpec parse_duration(JsonObjectReader r) {
+  DurationSpec d;
+  d.distribution = read_choice(r, "distribution", kDurationNames);
+  const std::string kind =
+      "distribution \"" + std::string(name_of(kDurationNames, d.distribution)) + "\"";
+  switch (d.distribution) {
+    case DurationKind::Fixed:
+      refuse_unused(r, kDurationKeys, {"seconds"}, kind);
+      d.seconds = read_seconds(r, "seconds", false);
+      break;
+    case DurationKind::Uniform:
+      refuse_unused(r, kDurationKeys, {"min_s", "max_s"}, kind);
+      d.min_s = read_seconds(r, "min_s", false);
+      d.max_s = read_seconds(r, "max_s", false);
+      break;
+    case DurationKind::Exponential:
+      refuse_unused(r, kDurationKeys, {"mean_s"}, kind);
+      d.mean_s = read_seconds(r, "mean_s", true);
+      break;
+    case DurationKind::Lognormal:
+      refuse_unused(r, kDurationKeys, {"mean_s", "std_s", "min_s", "max_s"}, kind);
+      d.mean_s = read_seconds(r, "mean_s", true);
+      d.std_s = read_seconds(r, "std_s", false);
+      d.min_s = r.has("min_s") ? read_seconds(r, "min_s", false) : 0.0;
+      d.max_s = read_seconds(r, "max_s", false);
+      break;
+  }
+  if (d.min_s > d.max_s) r.fail("min_s", "min_s exceeds max_s");
+  r.reject_unknown_keys();
+  return d;
+}
+
+// A length of a session, or its default where the kind has one.
+TokenCountSpec session_count(JsonObjectReader& r, std::string_view key,
+                             std::optional<TokenCountSpec> fallback,
+                             std::string_view fixed_key = "tokens") {
+  if (r.has(key) || !fallback) return parse_token_count(r.object(key), fixed_key);
+  return *fallback;
+}
+
+TokenCountSpec lognormal_tokens(double mean, double std, std::int64_t min, std::int64_t max) {
+  return TokenCountSpec{TokenCountKind::Lognormal, 1, mean, std, min, max};
+}
+
+SessionSpec parse_multi_turn(JsonObjectReader& r) {
+  SessionSpec s;
+  s.turns = parse_token_count(r.object("turns"), "count");
+  s.first_input = parse_token_count(r.object("user"));
+  s.next_input = s.first_input;
+  s.output = parse_token_count(r.object("output"));
+  s.last_output = s.output;
+  if (r.has("think_time")) s.gap = parse_duration(r.object("think_time"));
+  s.system_prompt_tokens = r.optional_nonnegative_integer("system_prompt_tokens").value_or(0);
+  return s;
+}
+
+// The defaults of an agentic session (docs/workloads.md names their sources): TraceLab's coding
+// agent trace (Zhu et al., 2026) for the tool calls per request and the output per step; the
+// rest are assumptions, stated as such.
+SessionSpec parse_agentic(JsonObjectReader& r) {
+  SessionSpec s;
+  s.extra_turns = 1;
+  s.turns = session_count(r, "steps", lognormal_tokens(7.8, 29.4, 1, 100), "count");
+  s.first_input = session_count(r, "task", lognormal_tokens(500, 500, 16, 8192));
+  s.next_input = session_count(r, "tool_result", lognormal_tokens(2000, 4000, 1, 32768));
+  s.output = session_count(r, "tool_call", lognormal_tokens(523, 1046, 1, 8192));
+  s.last_output = session_count(r, "final_answer", lognormal_tokens(523, 1046, 1, 8192));
+  s.gap = r.has("tool_latency") ? parse_duration(r.object("tool_latency"))
+                                : DurationSpec{DurationKind::Lognormal, 0.0, 2.0, 6.0, 0.0, 600.0};
+  s.system_prompt_tokens = r.optional_nonnegative_integer("system_prompt_tokens").value_or(2000);
+  return s;
 }
 
 fs::path resolve_path(JsonObjectReader& r, std::string_view key, const fs::path& base_dir) {
@@ -216,6 +310,19 @@ LengthsSpec parse_lengths(JsonObjectReader r, const fs::path& base_dir) {
           kind);
       l.shared_prefix = parse_shared_prefix(r);
       break;
+    case LengthsKind::MultiTurn:
+      // A session's lengths follow from its turns: a filter would cut sessions apart.
+      refuse_unused(r, kLengthsKeys,
+                    {"turns", "user", "output", "think_time", "system_prompt_tokens"}, kind);
+      l.session = parse_multi_turn(r);
+      break;
+    case LengthsKind::Agentic:
+      refuse_unused(r, kLengthsKeys,
+                    {"steps", "task", "tool_call", "tool_result", "tool_latency", "final_answer",
+                     "system_prompt_tokens"},
+                    kind);
+      l.session = parse_agentic(r);
+      break;
   }
   l.max_prompt_tokens = r.optional_positive_integer("max_prompt_tokens");
   l.max_total_tokens = r.optional_positive_integer("max_total_tokens");
@@ -227,6 +334,12 @@ TraceSpec parse_trace(JsonObjectReader r, const fs::path& base_dir) {
   TraceSpec t;
   t.path = resolve_path(r, "path", base_dir);
   t.time_scale = r.optional_positive_number("time_scale").value_or(1.0);
+  t.first_row = r.optional_nonnegative_integer("first_row").value_or(0);
+  t.end_row = r.optional_positive_integer("end_row");
+  if (t.end_row && *t.end_row <= t.first_row) {
+    r.fail("end_row", "expected a row after first_row (" + std::to_string(t.first_row) +
+                          "): the rows replayed are [first_row, end_row)");
+  }
   r.reject_unknown_keys();
   return t;
 }

@@ -39,11 +39,11 @@ json arrival_to_json(const ArrivalSpec& a) {
   return out;
 }
 
-json token_count_to_json(const TokenCountSpec& t) {
+json token_count_to_json(const TokenCountSpec& t, const char* fixed_key = "tokens") {
   json out{{"distribution", name(kTokenCountNames, t.distribution)}};
   switch (t.distribution) {
     case TokenCountKind::Fixed:
-      out["tokens"] = t.tokens;
+      out[fixed_key] = t.tokens;
       break;
     case TokenCountKind::Normal:
     case TokenCountKind::Lognormal:
@@ -53,6 +53,27 @@ json token_count_to_json(const TokenCountSpec& t) {
     case TokenCountKind::Uniform:
       out["min"] = t.min_tokens;
       out["max"] = t.max_tokens;
+      break;
+  }
+  return out;
+}
+
+json duration_to_json(const DurationSpec& d) {
+  json out{{"distribution", name(kDurationNames, d.distribution)}};
+  switch (d.distribution) {
+    case DurationKind::Fixed:
+      out["seconds"] = d.seconds;
+      break;
+    case DurationKind::Exponential:
+      out["mean_s"] = d.mean_s;
+      break;
+    case DurationKind::Lognormal:
+      out["mean_s"] = d.mean_s;
+      out["std_s"] = d.std_s;
+      [[fallthrough]];
+    case DurationKind::Uniform:
+      out["min_s"] = d.min_s;
+      out["max_s"] = d.max_s;
       break;
   }
   return out;
@@ -75,6 +96,22 @@ json lengths_to_json(const LengthsSpec& l) {
       out["question_tokens"] = l.shared_prefix.question_tokens;
       out["output_tokens"] = l.shared_prefix.output_tokens;
       break;
+    case LengthsKind::MultiTurn:
+      out["turns"] = token_count_to_json(l.session.turns, "count");
+      out["user"] = token_count_to_json(l.session.first_input);
+      out["output"] = token_count_to_json(l.session.output);
+      out["think_time"] = duration_to_json(l.session.gap);
+      out["system_prompt_tokens"] = l.session.system_prompt_tokens;
+      break;
+    case LengthsKind::Agentic:
+      out["steps"] = token_count_to_json(l.session.turns, "count");
+      out["task"] = token_count_to_json(l.session.first_input);
+      out["tool_result"] = token_count_to_json(l.session.next_input);
+      out["tool_call"] = token_count_to_json(l.session.output);
+      out["final_answer"] = token_count_to_json(l.session.last_output);
+      out["tool_latency"] = duration_to_json(l.session.gap);
+      out["system_prompt_tokens"] = l.session.system_prompt_tokens;
+      break;
     case LengthsKind::Trace:
       break;
   }
@@ -92,6 +129,8 @@ json workload_spec_to_json(const WorkloadSpec& spec) {
            {"lengths", lengths_to_json(spec.lengths)}};
   if (spec.trace) {
     out["trace"] = {{"path", spec.trace->path.string()}, {"time_scale", spec.trace->time_scale}};
+    if (spec.trace->first_row > 0) out["trace"]["first_row"] = spec.trace->first_row;
+    if (spec.trace->end_row) out["trace"]["end_row"] = *spec.trace->end_row;
   }
   if (spec.num_requests) out["num_requests"] = *spec.num_requests;
   if (spec.duration_s) out["duration_s"] = *spec.duration_s;

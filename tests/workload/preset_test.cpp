@@ -6,6 +6,7 @@
 #include "sim/config/catalog.h"
 #include "tests/support/test_support.h"
 #include "tests/support/workload_test_support.h"
+#include "tests/workload/session_test_support.h"
 
 using namespace servesim;
 
@@ -48,6 +49,9 @@ const std::vector<SharedPrefixTarget>& shared_prefix_presets() {
   return presets;
 }
 
+// The session presets (multi_turn, agentic): closed loop within a session.
+constexpr const char* kSessionPresets[] = {"agentic-coding", "multi-turn-chat"};
+
 WorkloadSpec preset(const std::string& name) {
   return load_workload_file(test::source_dir() / "workloads" / (name + ".json"));
 }
@@ -61,6 +65,8 @@ TEST_CASE("the shipped presets are exactly the documented ones", "[workload]") {
     expected.emplace_back(p.name);
   for (const auto& p : shared_prefix_presets())
     expected.emplace_back(p.name);
+  for (const char* name : kSessionPresets)
+    expected.emplace_back(name);
   std::sort(expected.begin(), expected.end());
   CHECK(catalog.names() == expected);
 }
@@ -94,6 +100,34 @@ TEST_CASE("every preset parses, cites a source and meets its stated means", "[wo
     const double tolerance = 4 * target.arrival_cv / std::sqrt(1999.0);
     if (tolerance < 0.5) CHECK(1999 / span_s == Approx(target.rate_per_s).epsilon(tolerance));
   }
+}
+
+TEST_CASE("the session presets parse, cite a source and meet their stated means", "[workload]") {
+  for (const char* name : kSessionPresets) {
+    INFO(name);
+    WorkloadSpec spec = preset(name);
+    CHECK(spec.description.size() > 40);
+    CHECK(spec.source.size() > 80);
+    CHECK(spec.num_requests == 1000);
+    CHECK(parse_workload_spec(workload_spec_to_json(spec), spec.source_name, "/") == spec);
+  }
+  // Multi-turn chat: LMSYS-Chat-1M's 2.0 turns, 69.5 prompt and 214.5 response tokens.
+  WorkloadSpec chat = preset("multi-turn-chat");
+  chat.num_requests = 20000;
+  const auto source = make_workload_source(chat, RngStreams(2024));
+  const auto served = test::serve(*source, SimTime::from_seconds(5));
+  REQUIRE(served.size() == 20000);
+  std::vector<double> outputs;
+  std::vector<double> new_tokens;
+  std::int64_t first_turns = 0;
+  for (const auto& s : served) {
+    outputs.push_back(static_cast<double>(s.request.output_tokens));
+    new_tokens.push_back(static_cast<double>(s.content[s.content.size() - 2].tokens));
+    first_turns += s.content.size() == 2 ? 1 : 0;
+  }
+  CHECK(test::stats_of(outputs).mean == Approx(214.5).epsilon(0.10));
+  CHECK(test::stats_of(new_tokens).mean == Approx(69.5).epsilon(0.10));
+  CHECK(20000.0 / static_cast<double>(first_turns) == Approx(2.0).epsilon(0.10));
 }
 
 TEST_CASE("sharegpt lengths obey the vLLM benchmark filter", "[workload]") {

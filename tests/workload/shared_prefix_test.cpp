@@ -99,3 +99,26 @@ TEST_CASE("shared_prefix: bad keys are refused naming the key", "[workload]") {
                   "output": {"distribution": "fixed", "tokens": 3}}})",
              "\"lengths.groups\": not used with distribution \"independent\"");
 }
+
+TEST_CASE("shared_prefix: each request's content is its group's system prompt", "[workload]") {
+  const WorkloadSpec spec = test::spec_from_text(shared_prefix_spec());
+  const auto source = make_workload_source(spec, RngStreams(1));
+  std::map<std::int64_t, std::uint64_t> id_of_group;
+  std::int64_t seen = 0;
+  while (const auto request = source->next()) {
+    const auto content = source->last_content();
+    REQUIRE(content != nullptr);
+    REQUIRE(content->size() == 1);
+    CHECK(content->front().tokens == 100);  // the question and the output are its own
+    const std::int64_t group = shared_prefix_group(spec.lengths.shared_prefix, request->id);
+    CHECK(*content == shared_prefix_content(spec.lengths.shared_prefix, request->id));
+    const auto [it, fresh] = id_of_group.try_emplace(group, content->front().id);
+    CHECK(it->second == content->front().id);
+    ++seen;
+  }
+  CHECK(seen == 60);
+  REQUIRE(id_of_group.size() == 3);
+  CHECK(id_of_group[0] != id_of_group[1]);
+  CHECK(id_of_group[1] != id_of_group[2]);
+  CHECK(id_of_group[0] == mix_ids(kSharedPrefixContent, 0));
+}

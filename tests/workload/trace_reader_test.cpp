@@ -2,6 +2,8 @@
 
 #include "sim/core/error.h"
 #include "sim/workload/azure_timestamp.h"
+#include "sim/workload/content_namespaces.h"
+#include "sim/workload/mooncake_trace.h"
 #include "sim/workload/trace_reader.h"
 #include "tests/support/test_support.h"
 #include "tests/support/workload_test_support.h"
@@ -125,6 +127,104 @@ TEST_CASE("Mooncake trace errors name the file, the line and what was expected",
                                      "\"output_length\": 5}\n",
                                      "f"),
                     Contains("f:1") && Contains("milliseconds"));
+}
+
+TEST_CASE("Mooncake trace: each prompt is its hash ids' 512-token blocks, the last one cut",
+          "[workload]") {
+  const auto data = test::source_dir() / "tests" / "workload" / "data" / "mooncake_trace.jsonl";
+  const Trace trace = read_trace_file(data);
+  REQUIRE(trace.has_content());
+  const auto id = [](std::uint64_t hash) { return mix_ids(kMooncakeContent, hash); };
+  CHECK(trace.content(0) == TokenContent{{id(0), 512}, {id(1), 88}});
+  CHECK(trace.content(1) == TokenContent{{id(0), 512}, {id(2), 188}});
+  CHECK(trace.content(2) == TokenContent{{id(3), 90}});
+  CHECK(trace.content(3) == TokenContent{{id(0), 512}, {id(1), 512}, {id(4), 76}});
+  // Fewer ids than blocks: the tokens past them are the request's own.
+  const std::uint64_t one[] = {7};
+  CHECK(mooncake_content(one, 2000) == TokenContent{{id(7), 512}});
+  CHECK(mooncake_content({}, 2000).empty());
+  // The replayed requests carry it.
+  const auto source = make_workload_source(trace_spec(data, 1.0), RngStreams(3));
+  std::size_t row = 0;
+  while (source->next()) {
+    REQUIRE(source->last_content() != nullptr);
+    CHECK(*source->last_content() == trace.content(row++));
+  }
+  CHECK(row == 4);
+  // CSV traces say nothing of their content.
+  const Trace plain = read_trace_file(data.parent_path() / "plain_trace.csv");
+  CHECK_FALSE(plain.has_content());
+  const auto plain_source =
+      make_workload_source(trace_spec(data.parent_path() / "plain_trace.csv", 1.0), RngStreams(3));
+  REQUIRE(plain_source->next());
+  CHECK(plain_source->last_content() == nullptr);
+}
+
+TEST_CASE("Mooncake trace: bad hash_ids and lengths name the file, the line and the field",
+          "[workload]") {
+  const std::string ok = "{\"timestamp\": 10, \"input_length\": 5, \"output_length\": 5}\n";
+  const auto line = [](const std::string& fields) {
+    return "{\"timestamp\": 20, " + fields + "}\n";
+  };
+  // ceil(1025 / 512) = 3 blocks at most.
+  CHECK_THROWS_WITH(
+      parse_trace_text(ok + line(R"("input_length": 1025, "output_length": 1, )"
+                                 R"("hash_ids": [1, 2, 3, 4])"),
+                       "a"),
+      Contains("a:2") && Contains("hash_ids") && Contains("4 block ids") && Contains("at most 3"));
+  CHECK_NOTHROW(parse_trace_text(
+      ok + line(R"("input_length": 1025, "output_length": 1, "hash_ids": [1, 2, 3])"), "a"));
+  CHECK_THROWS_WITH(
+      parse_trace_text(ok + line(R"("input_length": 5, "output_length": 1, "hash_ids": [-1])"),
+                       "b"),
+      Contains("b:2") && Contains("hash_ids") && Contains("-1"));
+  CHECK_THROWS_WITH(
+      parse_trace_text(ok + line(R"("input_length": 5, "output_length": 1, "hash_ids": 3)"), "c"),
+      Contains("c:2") && Contains("hash_ids") && Contains("array"));
+  CHECK_THROWS_WITH(parse_trace_text(ok + line(R"("input_length": -5, "output_length": 1)"), "d"),
+                    Contains("d:2") && Contains("input_length") && Contains("-5"));
+  CHECK_THROWS_WITH(parse_trace_text(ok + line(R"("input_length": 5.5, "output_length": 1)"), "e"),
+                    Contains("e:2") && Contains("input_length") && Contains("whole"));
+  CHECK_THROWS_WITH(parse_trace_text(ok + line(R"("input_length": 5, "output_length": "7")"), "f"),
+                    Contains("f:2") && Contains("output_length"));
+  CHECK_THROWS_WITH(parse_trace_text(ok + "{\"timestamp\": 20, \"input_length\": 5]\n", "g"),
+                    Contains("g:2") && Contains("malformed JSON"));
+}
+
+TEST_CASE("a trace's row range: rows [first_row, end_row), arrivals from the first one kept",
+          "[workload]") {
+  const auto data = test::source_dir() / "tests" / "workload" / "data" / "mooncake_trace.jsonl";
+  const auto spec_text = [&](const std::string& keys) {
+    return R"({"arrival": {"process": "trace"}, "lengths": {"distribution": "trace"},
+        "trace": {"path": ")" +
+           data.string() + "\", " + keys + "}}";
+  };
+  const WorkloadSpec middle = test::spec_from_text(spec_text(R"("first_row": 2, "end_row": 4)"));
+  const auto requests = test::generate(middle);
+  REQUIRE(requests.size() == 2);
+  CHECK(requests[0].arrival.ns() == 0);  // row 2 at 250 ms
+  CHECK(requests[1].arrival.ns() == 1'250'000'000);
+  CHECK(requests[1].prompt_tokens == 1100);
+  CHECK(requests[0].id == 0);
+  const auto source = make_workload_source(middle, RngStreams(1));
+  source->next();
+  CHECK(source->last_content()->front().id == mix_ids(kMooncakeContent, 3));
+  // Round trip, and the default range written as nothing.
+  CHECK(parse_workload_spec(workload_spec_to_json(middle), "test.json", "/") == middle);
+  CHECK_FALSE(workload_spec_to_json(test::spec_from_text(spec_text(R"("time_scale": 1)")))["trace"]
+                  .contains("first_row"));
+  CHECK(test::generate(test::spec_from_text(spec_text(R"("first_row": 0, "end_row": 1)"))).size() ==
+        1);
+  // Out of range, or not a row.
+  CHECK_THROWS_WITH(test::generate(test::spec_from_text(spec_text(R"("first_row": 4)"))),
+                    Contains("test.json") && Contains("trace.first_row") && Contains("4 rows"));
+  CHECK_THROWS_WITH(test::generate(test::spec_from_text(spec_text(R"("end_row": 9)"))),
+                    Contains("trace.end_row") && Contains("4 rows"));
+  CHECK_THROWS_WITH(test::spec_from_text(spec_text(R"("first_row": 3, "end_row": 3)")),
+                    Contains("end_row") && Contains("after first_row"));
+  CHECK_THROWS_WITH(test::spec_from_text(spec_text(R"("first_row": -1)")),
+                    Contains("first_row") && Contains("non-negative integer"));
+  CHECK_THROWS_WITH(test::spec_from_text(spec_text(R"("first_row": 1.5)")), Contains("first_row"));
 }
 
 TEST_CASE("a workload file is told apart by its content", "[workload]") {

@@ -20,6 +20,10 @@ class FilteredLengths final : public ILengthDistribution {
                   std::optional<std::int64_t> max_total_tokens, std::string where);
   LengthPair sample(Rng& rng) override;
   std::optional<std::int64_t> capacity() const override { return inner_->capacity(); }
+  // The content of the pair kept, the last one the inner distribution drew.
+  std::shared_ptr<const TokenContent> last_content() const override {
+    return inner_->last_content();
+  }
 
   static constexpr int kMaxRejections = 1000;
 

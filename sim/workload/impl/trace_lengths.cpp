@@ -10,6 +10,9 @@ LengthPair TraceLengths::sample(Rng& /*rng*/) {
   if (next_row_ == trace_->size()) {
     throw InvariantError("trace lengths drawn past the end of " + trace_->source_name);
   }
+  if (trace_->has_content()) {
+    content_ = std::make_shared<const TokenContent>(trace_->content(next_row_));
+  }
   return trace_->lengths[next_row_++];
 }
 
