@@ -150,9 +150,10 @@ int run_roofline(CommandContext& context) {
     out << shape.decode_sequences << " decoding sequences at " << query.batch.decode_context_tokens
         << " tokens of context";
   }
-  if (shape.prefill_tokens > 0) {
-    out << (shape.decode_sequences > 0 ? ", " : "") << "one prefill of " << shape.prefill_tokens
-        << " tokens after " << query.batch.prefill_context_tokens << " cached";
+  if (query.batch.prefill_tokens > 0) {
+    out << (query.batch.decode_sequences > 0 ? ", " : "") << "one prefill of "
+        << query.batch.prefill_tokens << " tokens after " << query.batch.prefill_context_tokens
+        << " cached";
   }
   out << "\n\n";
   print_cost(out, cost);
@@ -162,10 +163,10 @@ int run_roofline(CommandContext& context) {
     const double plain_s = roofline.estimate(plain.shape()).total_time_s;
     out << "A plain decode step of the same batch takes " << format_seconds(plain_s)
         << "; this verification takes " << format_fixed(cost.total_time_s / plain_s, 2)
-        << "x as long, so speculation pays only when a step emits more tokens per sequence\n"
-           "than that (and more still once proposing is counted). With acceptance a a step "
-           "emits (1 - a^"
-        << drafts + 1 << ") / (1 - a) tokens.\n";
+        << "x as long:\nspeculation pays only when a step emits more tokens per sequence than "
+           "that, and more\nstill once proposing is counted; with acceptance a, a step emits "
+           "(1 - a^"
+        << drafts + 1 << ") / (1 - a).\n";
   }
   return 0;
 }
