@@ -211,3 +211,58 @@ TEST_CASE("roofline --speculative prices a verification step against a plain dec
   REQUIRE(text.exit_code == 0);
   CHECK_THAT(text.out, Catch::Matchers::Contains("verifying 3 drafts"));
 }
+
+TEST_CASE("an MTP layer and a draft model take memory beside the target", "[speculative]") {
+  test::ScratchDir dir("spec_memory");
+  // llama-3-8b declaring one next-n layer, as DeepSeek-V3's config.json does.
+  nlohmann::json model =
+      nlohmann::json::parse(test::read_file(test::source_dir() / "models" / "llama-3-8b.json"));
+  model["num_nextn_predict_layers"] = 1;
+  std::filesystem::create_directories(dir.path());
+  const auto model_path = dir.path() / "llama-3-8b-mtp.json";
+  std::ofstream(model_path) << model.dump();
+  const auto capacity = [&](const std::string& name, std::vector<std::string> args) {
+    std::vector<std::string> all = {"--num-requests", "10", "--rate", "inf"};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<std::string> cli = {"run", "--out", (dir.path() / name).string(), "--model",
+                                    model_path.string()};
+    cli.insert(cli.end(), all.begin(), all.end());
+    const auto r = test::run_servesim(cli);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return column(dir.path() / name / "iterations.csv", "kv_capacity_tokens").front();
+  };
+  const double alone = capacity("alone", {});
+  const double mtp =
+      capacity("mtp", {"--speculative-config", R"({"method": "mtp", "num_speculative_tokens": 2})",
+                       "--acceptance-rate", "0.8"});
+  const double ngram =
+      capacity("ngram", {"--speculative-config", kNgram3, "--acceptance-rate", "0.8"});
+  const double draft = capacity(
+      "draft", {"--speculative-config", R"({"model": "llama-3.1-8b", "num_speculative_tokens": 2})",
+                "--acceptance-rate", "0.8"});
+  CHECK(ngram == alone);
+  // One layer of 32 beside the target: a little less than 1/33 of the KV room goes.
+  CHECK(mtp < alone);
+  CHECK(mtp > 0.95 * alone);
+  // A draft as large as the target: its 16 GB of weights and a KV as large per token.
+  CHECK(draft < 0.5 * alone);
+  CHECK(summary_of(dir.path() / "mtp").at("spec_decode").at("proposing_share").get<double>() > 0);
+}
+
+TEST_CASE("bulk decoding is off when speculating: --no-bulk-decode changes nothing",
+          "[speculative]") {
+  test::ScratchDir dir("spec_bulk");
+  const std::vector<std::string> args = {
+      "--num-requests",    "40", "--rate", "10", "--speculative-config", kNgram3,
+      "--acceptance-rate", "0.6"};
+  REQUIRE(run(dir.path() / "bulk", args).exit_code == 0);
+  std::vector<std::string> plain = args;
+  plain.push_back("--no-bulk-decode");
+  REQUIRE(run(dir.path() / "plain", plain).exit_code == 0);
+  for (const char* file : {"summary.json", "requests.csv", "iterations.csv"}) {
+    INFO(file);
+    CHECK(test::read_file(dir.path() / "bulk" / file) ==
+          test::read_file(dir.path() / "plain" / file));
+  }
+}
