@@ -4,6 +4,7 @@
 
 #include "sim/core/error.h"
 #include "sim/hardware/generation_cost.h"
+#include "sim/speculative/verification_planning.h"
 
 namespace servesim {
 namespace {
@@ -32,8 +33,13 @@ nlohmann::json cost_to_json(const IterationCost& cost) {
 
 BatchShape RooflineBatch::shape() const {
   BatchShape shape;
-  for (std::int64_t i = 0; i < decode_sequences; ++i)
-    shape.add_decode(decode_context_tokens);
+  for (std::int64_t i = 0; i < decode_sequences; ++i) {
+    if (speculative_tokens > 0) {
+      add_verification(shape, speculative_tokens + 1, decode_context_tokens - 1);
+    } else {
+      shape.add_decode(decode_context_tokens);
+    }
+  }
   if (prefill_tokens > 0) shape.add_prefill(prefill_tokens, prefill_context_tokens);
   return shape;
 }
@@ -71,6 +77,12 @@ nlohmann::json roofline_report(const ModelSpec& model, const HardwareProfile& ha
                 {"decode_context_tokens", batch.decode_context_tokens},
                 {"prefill_tokens", shape.prefill_tokens},
                 {"prefill_context_tokens", batch.prefill_context_tokens}};
+  if (batch.speculative_tokens > 0) {
+    r["batch"]["speculative_tokens"] = batch.speculative_tokens;
+    RooflineBatch plain = batch;
+    plain.speculative_tokens = 0;
+    r["plain_decode_time_s"] = roofline.estimate(plain.shape()).total_time_s;
+  }
   r.update(cost_to_json(roofline.estimate(shape)));
   return r;
 }

@@ -20,6 +20,9 @@ struct RooflineBatch {
   std::int64_t decode_context_tokens = 1024;
   std::int64_t prefill_tokens = 0;
   std::int64_t prefill_context_tokens = 0;
+  // > 0: each decoding sequence verifies this many drafts instead (a speculative step: its
+  // last token and the drafts over decode_context_tokens - 1 cached ones).
+  std::int64_t speculative_tokens = 0;
   BatchShape shape() const;
 };
 

@@ -5,9 +5,12 @@
 #include "sim/config/catalog.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
+#include "sim/hardware/impl/roofline_model.h"
 #include "sim/memory/kv_capacity.h"
 #include "sim/model/model_loader.h"
 #include "sim/model/model_size.h"
+#include "sim/speculative/draft_setup.h"
+#include "sim/speculative/speculation.h"
 #include "sim/workload/workload_spec.h"
 
 namespace servesim {
@@ -67,6 +70,17 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   const std::unique_ptr<IExecutionTimeModel> time_model =
       cost_model_entry.factory(model, hardware, roofline, config.cost_model.parameters);
 
+  // The proposer's network and memory, before the KV capacity that its memory shrinks.
+  std::optional<DraftSetup> draft;
+  if (config.speculative) {
+    draft = draft_setup(
+        *config.speculative, model, roofline.parallelism, roofline.weight_dtype, roofline.kv_dtype,
+        [&](const std::string& name) {
+          return load_model_file(
+              Catalog(data_root / "models", "model", "speculative.model").resolve(name));
+        });
+  }
+
   std::int64_t capacity_tokens = 0;
   if (config.memory.kv_capacity_tokens) {
     capacity_tokens = *config.memory.kv_capacity_tokens;
@@ -85,7 +99,13 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
     o.memory_utilization = config.memory.mem_util;
     o.max_batched_tokens = config.memory.max_batched_tokens_reserve;
     o.max_sequences = planned_sequences(config.scheduler.parameters);
-    capacity_tokens = plan_kv_capacity(model, hardware, o).kv_capacity_tokens;
+    const KvCapacity planned = plan_kv_capacity(model, hardware, o);
+    capacity_tokens = planned.kv_capacity_tokens;
+    if (draft && draft->network) {
+      capacity_tokens =
+          kv_capacity_beside_draft(planned.kv_bytes_per_gpu, planned.kv_bytes_per_token_per_gpu,
+                                   *draft, model.name, draft->network->name);
+    }
   }
   const WorkloadSpec workload = parse_workload_spec(config.workload, "workload", working_dir);
   const RngStreams streams(config.seed);
@@ -112,6 +132,19 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
     swap.bytes_per_s = hardware.host_link_bandwidth_bytes_per_s * hardware.efficiency.host_link;
   }
 
+  // Shared by the replicas; declared before them, which it outlives.
+  std::unique_ptr<Speculation> speculation;
+  if (config.speculative) {
+    Proposer proposer;
+    if (draft->network) {
+      RooflineOptions draft_options = roofline;
+      draft_options.engine = EngineCosts{};  // its passes run inside the target's step
+      proposer =
+          Proposer(std::make_unique<RooflineModel>(*draft->network, hardware, draft_options));
+    }
+    speculation = std::make_unique<Speculation>(*config.speculative, std::move(proposer), streams);
+  }
+
   std::vector<std::unique_ptr<Replica>> replicas;
   std::int64_t allocator_capacity_tokens = 0;  // what the allocator holds: whole blocks
   for (std::int64_t i = 0; i < config.replicas; ++i) {
@@ -122,6 +155,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
         scheduler_entry.factory.make(config.scheduler.parameters, swap_capacity_tokens, max_len),
         *time_model, config.pp, max_len, observer, swap, config.engine.bulk_decode,
         max_len_policy));
+    if (speculation) replicas.back()->speculate(*speculation);
   }
   Cluster cluster(std::move(replicas), router_entry.factory(streams), *source, observer);
   const ClusterRunStats stats = cluster.run();
@@ -129,6 +163,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   nlohmann::json resolved = run_config_to_json(config);
   resolved["workload"] = workload_spec_to_json(workload);
   RunSummary summary = collector.summarize(stats.end_time.seconds());
+  if (speculation) summary.spec_decode = speculation->summary();
   return SimulationOutcome{RunResult{std::move(summary), std::move(collector)}, stats,
                            std::move(resolved), allocator_capacity_tokens};
 }

@@ -60,6 +60,9 @@ int run_roofline(CommandContext& context) {
                               "tokens already cached before the prefill chunk (chunked prefill)")(
       "generate", po::value<std::int64_t>()->value_name("M"),
       "compare generating this many tokens with and without a KV cache")(
+      "speculative", po::value<std::int64_t>()->value_name("K"),
+      "each decoding sequence verifies K draft tokens: a speculative step of K + 1 query "
+      "tokens over its context, compared with a plain decode step")(
       "engine", po::value<std::string>()->value_name("NAME|PATH"),
       "add an engine's costs (engines/): its host work, CUDA-graph padding and kernel factors "
       "(default: none, the device time alone)")("json", "print one JSON object instead of tables");
@@ -96,6 +99,7 @@ int run_roofline(CommandContext& context) {
     batch.prefill_context_tokens = *integer_flag(*vm, "prefill-context", 0);
     batch.decode_sequences = decode_batch.value_or(prefill_tokens ? 0 : 32);
     batch.prefill_tokens = prefill_tokens.value_or(0);
+    batch.speculative_tokens = integer_flag(*vm, "speculative", 1).value_or(0);
     if (batch.shape().empty()) {
       throw UsageError("the batch is empty: give --decode-batch or --prefill-tokens");
     }
@@ -137,16 +141,33 @@ int run_roofline(CommandContext& context) {
   const BatchShape shape = query.batch.shape();
   const IterationCost cost = roofline.estimate(shape);
   out << "Batch: ";
-  if (shape.decode_sequences > 0) {
+  const std::int64_t drafts = query.batch.speculative_tokens;
+  if (drafts > 0) {
+    out << query.batch.decode_sequences << " sequences verifying " << drafts << " drafts each ("
+        << drafts + 1 << " query tokens) at " << query.batch.decode_context_tokens
+        << " tokens of context";
+  } else if (shape.decode_sequences > 0) {
     out << shape.decode_sequences << " decoding sequences at " << query.batch.decode_context_tokens
         << " tokens of context";
   }
-  if (shape.prefill_tokens > 0) {
-    out << (shape.decode_sequences > 0 ? ", " : "") << "one prefill of " << shape.prefill_tokens
-        << " tokens after " << query.batch.prefill_context_tokens << " cached";
+  if (query.batch.prefill_tokens > 0) {
+    out << (query.batch.decode_sequences > 0 ? ", " : "") << "one prefill of "
+        << query.batch.prefill_tokens << " tokens after " << query.batch.prefill_context_tokens
+        << " cached";
   }
   out << "\n\n";
   print_cost(out, cost);
+  if (drafts > 0) {
+    RooflineBatch plain = query.batch;
+    plain.speculative_tokens = 0;
+    const double plain_s = roofline.estimate(plain.shape()).total_time_s;
+    out << "A plain decode step of the same batch takes " << format_seconds(plain_s)
+        << "; this verification takes " << format_fixed(cost.total_time_s / plain_s, 2)
+        << "x as long:\nspeculation pays only when a step emits more tokens per sequence than "
+           "that, and more\nstill once proposing is counted; with acceptance a, a step emits "
+           "(1 - a^"
+        << drafts + 1 << ") / (1 - a).\n";
+  }
   return 0;
 }
 

@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/vllm_names.h"
+#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/speculative/speculative_config.h"
 
 namespace servesim::cli {
 namespace {
@@ -160,6 +162,8 @@ constexpr OtherSetting kOtherSettings[] = {
     {"enable-prefix-caching", SettingKind::Switch},
     {"no-enable-prefix-caching", SettingKind::Switch},
     {"goodput", SettingKind::List},
+    {"speculative-config", SettingKind::Text},
+    {"acceptance-rate", SettingKind::Text},
 };
 
 bool is_switch(std::string_view name) {
@@ -354,6 +358,13 @@ void add_run_options(po::options_description& options) {
   add_vllm("goodput", po::value<std::vector<std::string>>()->value_name("KEY:MS")->multitoken(),
            "SLO targets in milliseconds, as vllm bench serve: ttft:500 tpot:50 e2el:2000 (= "
            "--slo-ttft 0.5 --slo-tpot 0.05 --slo-e2e 2); a request is good when it meets each");
+  add_vllm("speculative-config", po::value<std::string>()->value_name("JSON"),
+           "speculative decoding as vLLM takes it, e.g. '{\"method\": \"eagle\", "
+           "\"num_speculative_tokens\": 3}' (method draft_model with \"model\", eagle, ngram "
+           "or mtp; sets the speculative section; see docs/speculative.md)");
+  add_vllm("acceptance-rate", po::value<std::string>()->value_name("A|A1,A2,..."),
+           "servesim: the probability the target accepts a draft token, in [0, 1), or one per "
+           "draft position (speculative.acceptance_rate)");
   options.add(vllm);
 }
 
@@ -415,6 +426,22 @@ ConfigSources run_config_sources(const std::vector<RunSetting>& settings, Settin
           {given.origin(flag),
            std::string("engine.enable_prefix_caching=") + (flag[0] == 'e' ? "true" : "false")});
     }
+  }
+  if (given.has("speculative-config")) {
+    const std::string origin = given.origin("speculative-config");
+    const nlohmann::json section = parse_json_text(given.text("speculative-config"), origin);
+    if (!section.is_object()) {
+      throw InputError(origin,
+                       "expected a JSON object, e.g. {\"method\": \"ngram\", "
+                       "\"num_speculative_tokens\": 3}");
+    }
+    sources.overrides.push_back({origin, "speculative=" + section.dump()});
+  }
+  if (given.has("acceptance-rate")) {
+    const std::string origin = given.origin("acceptance-rate");
+    sources.overrides.push_back(
+        {origin, "speculative.acceptance_rate=" +
+                     acceptance_rate_from_text(given.text("acceptance-rate"), origin).dump()});
   }
   if (given.has("goodput")) {
     for (auto& o : goodput_overrides(given))

@@ -38,6 +38,14 @@ LengthAdmission Replica::admission(const RequestSpec& request) const {
   return admission;
 }
 
+void Replica::speculate(Speculation& speculation) {
+  if (!scheduler_->speculate(speculation.num_speculative_tokens())) {
+    throw InputError("speculative", "the scheduler cannot speculate; expected scheduler vllm_v1");
+  }
+  speculation_ = &speculation;
+  runs_.reset();
+}
+
 void Replica::enqueue(Request* request) {
   request->replica = id_;
   scheduler_->enqueue(request);
@@ -161,6 +169,7 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
                                     swap_.bytes_per_token / swap_.bytes_per_s
                               : 0.0;
     first_s = time_model_.estimate(plan.shape).total_time_s + swap_s;
+    if (speculation_ != nullptr) first_s += speculation_->price_step(plan, first_s);
   }
   const SimTime stage = SimTime::duration_from_seconds(first_s);
   SimTime total = stage;
@@ -206,7 +215,11 @@ void Replica::complete_steps(const BatchPlan& plan, SimTime at, std::vector<Requ
     if (i + 8 < count) __builtin_prefetch(plan.work[i + 8].request, 1);
     Request& r = *w.request;
     const SimTime previous_token = r.last_token;
-    if (!complete_step(r, w.tokens, at)) continue;
+    if (speculation_ != nullptr && !w.prefill) [[unlikely]] {
+      speculation_->complete(r, w.tokens, at);  // a burst of tokens, one gap before it
+    } else if (!complete_step(r, w.tokens, at)) {
+      continue;
+    }
     if (r.generated_tokens > 1) {
       const SimTime this_gap = at - previous_token;
       if (gaps > 0 && this_gap != gap) {

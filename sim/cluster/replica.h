@@ -13,6 +13,7 @@
 #include "sim/hardware/execution_time_model.h"
 #include "sim/memory/kv_cache_allocator.h"
 #include "sim/scheduler/batch_scheduler.h"
+#include "sim/speculative/speculation.h"
 
 namespace servesim {
 
@@ -66,6 +67,10 @@ class Replica {
   // `now`); nullopt when no run is in flight or it ends then anyway.
   std::optional<SimTime> cut_decode_run(SimTime now);
   void disable_bulk_decode() { runs_.reset(); }
+  // Speculative decoding from now on (`speculation` outlives the replica): the scheduler
+  // plans drafts, steps are priced with their proposing and completed by `speculation`, and
+  // bulk decoding is off. Throws InputError when the scheduler cannot speculate.
+  void speculate(Speculation& speculation);
   std::int64_t iterations() const { return iterations_; }
   bool has_work() const { return !queues_.empty(); }
   // True while the first pipeline stage is still working on the last batch launched.
@@ -100,8 +105,9 @@ class Replica {
   MaxLenPolicy max_len_policy_;
   IServingObserver& observer_;
   SwapLink swap_;
-  BatchBudget budget_;              // the scheduler's, checked every iteration
-  std::optional<DecodeRuns> runs_;  // the bulk-decoding mode; empty: plain
+  BatchBudget budget_;                  // the scheduler's, checked every iteration
+  std::optional<DecodeRuns> runs_;      // the bulk-decoding mode; empty: plain
+  Speculation* speculation_ = nullptr;  // speculative decoding; null: none
 
   // Batches launched and not yet complete (at most one per pipeline stage), oldest first.
   struct InFlight {

@@ -98,6 +98,7 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
       e->ignore(section);
     e->reject_unknown_keys();
   }
+  if (auto s = r.optional_object("speculative")) c.speculative = read_speculative_config(*s);
   r.reject_unknown_keys();
   return c;
 }
@@ -107,7 +108,7 @@ nlohmann::json run_config_to_json(const RunConfig& c) {
     if (value) return *value;
     return nullptr;
   };
-  return {
+  nlohmann::json j = {
       {"model", c.model},
       {"hardware", c.hardware},
       {"tp", c.tp},
@@ -138,6 +139,8 @@ nlohmann::json run_config_to_json(const RunConfig& c) {
         {"iteration_records", c.output.iteration_records}}},
       {"engine", engine_section_to_json(c.engine)},
   };
+  if (c.speculative) j["speculative"] = speculative_config_to_json(*c.speculative);
+  return j;
 }
 
 }  // namespace servesim

@@ -9,6 +9,7 @@
 
 #include "sim/core/policy_parameters.h"
 #include "sim/engine/engine_costs.h"
+#include "sim/speculative/speculative_config.h"
 
 namespace servesim {
 
@@ -73,6 +74,10 @@ struct RunConfig {
     // changes nothing: every prompt token is computed.
     bool enable_prefix_caching = false;
   } engine;
+
+  // Speculative decoding (docs/speculative.md): vLLM's speculative_config plus the
+  // acceptance rate; absent: none. Written to resolved_config.json only when present.
+  std::optional<SpeculativeConfig> speculative;
 };
 
 // The registries the policy sections choose from (sim/app's policy_menus() gives the

@@ -7,6 +7,17 @@
 
 namespace servesim {
 
+// Speculative decoding's figures (docs/speculative.md), for a run that speculates.
+struct SpecDecodeSummary {
+  std::int64_t verification_steps = 0;  // request-steps that verified at least one draft
+  std::int64_t proposed_tokens = 0;
+  std::int64_t accepted_tokens = 0;
+  double acceptance_rate = 0;       // accepted over proposed drafts
+  double mean_tokens_per_step = 0;  // emitted per request per verification, bonus included
+  double proposing_share = 0;       // of all step time: proposing drafts
+  double verifying_share = 0;       // of all step time: target passes that verify
+};
+
 // The aggregate figures of one run; docs/metrics.md defines each one. Every field is finite
 // (zero when there is nothing to average over), so the summary always serialises to JSON.
 struct RunSummary {
@@ -47,6 +58,7 @@ struct RunSummary {
   std::optional<double> slo_attainment;
   // Those requests per second of the duration (vLLM's request_goodput; not in summary.json).
   std::optional<double> goodput_requests_per_s;
+  std::optional<SpecDecodeSummary> spec_decode;  // only when the run speculates
 };
 
 // Throughputs over the steady part of a run (docs/studies.md): the window runs from the end

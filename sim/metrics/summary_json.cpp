@@ -53,6 +53,15 @@ nlohmann::json summary_to_json(const RunSummary& s) {
                     {"free", finite(s.kv_memory.free, "kv_memory.free")}};
   j["preemptions"] = s.preemptions;
   if (s.slo_attainment) j["slo_attainment"] = finite(*s.slo_attainment, "slo_attainment");
+  if (const auto& d = s.spec_decode) {
+    j["spec_decode"] = {{"acceptance_rate", finite(d->acceptance_rate, "spec_decode")},
+                        {"mean_tokens_per_step", finite(d->mean_tokens_per_step, "spec_decode")},
+                        {"proposing_share", finite(d->proposing_share, "spec_decode")},
+                        {"verifying_share", finite(d->verifying_share, "spec_decode")},
+                        {"verification_steps", d->verification_steps},
+                        {"proposed_tokens", d->proposed_tokens},
+                        {"accepted_tokens", d->accepted_tokens}};
+  }
   return j;
 }
 

@@ -58,6 +58,9 @@ class IBatchScheduler {
   // allocator can grow each of them by one more token. (Typically: an admission or swap-in
   // that failed keeps failing while memory only fills and nobody leaves.)
   virtual bool decode_plans_repeat() const { return false; }
+  // Speculative decoding (sim/speculative/): from now on each decoding request proposes up to
+  // `num_speculative_tokens` drafts a step. Returns false for a scheduler that cannot.
+  virtual bool speculate(std::int64_t /*num_speculative_tokens*/) { return false; }
 };
 
 // The shared base of the built-in schedulers: the queues, in first-come first-served order.

@@ -53,6 +53,10 @@ struct alignas(64) Request {
   // sim/workload/token_content.h), as far as the workload describes its tokens; null when
   // no prefix cache runs or the workload does not say. Set on arrival.
   std::shared_ptr<const std::vector<std::uint64_t>> block_hashes;
+  // Speculative decoding: KV slots the allocator holds for the request beyond its computed
+  // tokens, those of drafts its last verification rejected; its next step writes over them
+  // (sim/speculative/verification_planning.h). 0 without speculation.
+  std::int32_t lookahead_slots = 0;
 
   std::int64_t tokens() const { return spec.prompt_tokens + generated_tokens; }
   // Tokens a step may still compute before the request samples its next token.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -24,11 +25,13 @@ inline void admit(Request& request, std::int64_t cached_tokens = 0) {
   request.state = RequestState::Running;
   request.computed_tokens = cached_tokens;
   request.prefill_end_tokens = static_cast<std::int32_t>(request.tokens());
+  request.lookahead_slots = 0;
 }
 
 // Swapped -> Running: its KV is back in the cache and it decodes on.
 inline void resume_from_swap(Request& request) {
   request.state = RequestState::Running;
+  request.lookahead_slots = 0;  // the computed tokens came back, nothing beyond them
 }
 
 // Running -> Preempted: its KV is dropped; on re-admission it recomputes its prompt and
@@ -37,6 +40,7 @@ inline void preempt_by_recompute(Request& request) {
   request.state = RequestState::Preempted;
   request.computed_tokens = 0;
   request.prefill_end_tokens = 0;
+  request.lookahead_slots = 0;
   request.preemptions += 1;
 }
 
@@ -84,6 +88,28 @@ inline void complete_decode_steps(Request& request, std::int64_t steps, SimTime 
   request.computed_tokens += steps;
   request.generated_tokens += steps;
   request.last_token = last_at;
+}
+
+// A speculative step of a decoding request, ended at `at`: it fed its last sampled token and
+// `proposed` drafts (its KV slots for all of them allocated), the target accepted the first
+// `accepted`, and it emits those plus one token of its own (the bonus, or the correction of
+// the first rejected draft), all stamped `at`. The accepted drafts' KV stays computed; the
+// slots of the rejected ones stay with the request as lookahead_slots, for its next step to
+// write over, as vLLM keeps a request's blocks. `proposed` 0 is a plain decode step.
+inline void complete_speculative_step(Request& request, std::int64_t proposed,
+                                      std::int64_t accepted, SimTime at) {
+  if (request.uncomputed_tokens() != 1 || accepted < 0 || accepted > proposed ||
+      accepted + 1 > request.output_tokens_left()) {
+    throw InvariantError("request " + std::to_string(request.spec.id) + ": a speculative step of " +
+                         std::to_string(proposed) + " drafts, " + std::to_string(accepted) +
+                         " accepted, does not fit its state");
+  }
+  const std::int64_t slots = std::max<std::int64_t>(request.lookahead_slots, proposed + 1);
+  request.in_flight = false;
+  request.computed_tokens += 1 + accepted;
+  request.generated_tokens += 1 + accepted;
+  request.lookahead_slots = static_cast<std::int32_t>(slots - 1 - accepted);
+  request.last_token = at;
 }
 
 }  // namespace servesim

@@ -4,6 +4,7 @@
 
 #include "sim/core/error.h"
 #include "sim/scheduler/reject_reasons.h"
+#include "sim/speculative/verification_planning.h"
 
 namespace servesim {
 
@@ -33,7 +34,7 @@ std::optional<std::string> VllmV1Scheduler::reject_reason(
 void VllmV1Scheduler::plan(IKvCacheAllocator& allocator, BatchPlan& plan) {
   std::int64_t budget = options_.max_num_batched_tokens;
   bool running_fit = true;
-  if (options_.batch_decodes && all_running_decode()) {
+  if (options_.batch_decodes && options_.num_speculative_tokens == 0 && all_running_decode()) {
     decode_running_in_order(queues_, allocator, plan, scratch_);
     budget -= static_cast<std::int64_t>(plan.work.size());
   } else {
@@ -61,6 +62,12 @@ bool VllmV1Scheduler::schedule_running(IKvCacheAllocator& allocator, BatchPlan& 
   bool all_fit = true;
   for_each_schedulable_in_order(queues_, [&](Request* request) {
     if (budget == 0) return false;
+    if (options_.num_speculative_tokens > 0 && !request->prefilling()) {
+      const GrowthOutcome grown = plan_speculative_decode(request, options_.num_speculative_tokens,
+                                                          budget, queues_, allocator, plan);
+      if (grown != GrowthOutcome::Grown) all_fit = false;
+      return grown == GrowthOutcome::Grown;
+    }
     const std::int64_t tokens = next_tokens(*request, budget);
     // Growing the allocator leaves computed_tokens alone (the step completes with the
     // batch), so add_prefill below still sees the tokens cached before the chunk.

@@ -15,6 +15,9 @@ struct VllmV1SchedulerOptions {
   // Plans a step in which every running request decodes with the allocator's batch growth
   // (decode_running_in_order) instead of one request at a time: the same plan, faster.
   bool batch_decodes = true;
+  // Drafts a decoding request proposes per step (speculative decoding); 0: none. Set by
+  // speculate(), not a scheduler parameter: it is the run's `speculative` section.
+  std::int64_t num_speculative_tokens = 0;
 };
 
 // vLLM's V1 scheduler (vllm/v1/core/sched/scheduler.py, Scheduler.schedule, as of 0.15):
@@ -51,7 +54,13 @@ class VllmV1Scheduler final : public QueueingScheduler {
   // same budget on the same decodes and leaves the same remainder to the same waiting
   // head: an admission that failed for lack of a seat, of budget or of memory fails again
   // while nobody leaves and memory only fills.
-  bool decode_plans_repeat() const override { return true; }
+  bool decode_plans_repeat() const override { return options_.num_speculative_tokens == 0; }
+  // A decoding request then schedules 1 + its drafts (plan_speculative_decode), as vLLM's
+  // scheduler schedules a request's spec tokens within the same token budget.
+  bool speculate(std::int64_t num_speculative_tokens) override {
+    options_.num_speculative_tokens = num_speculative_tokens;
+    return true;
+  }
 
  private:
   // The tokens a request computes next: its uncomputed ones, cut to the threshold and the
