@@ -3,6 +3,8 @@
 #include <map>
 
 #include "sim/core/error.h"
+#include "sim/workload/impl/filtered_lengths.h"
+#include "sim/workload/impl/shared_prefix_lengths.h"
 #include "sim/workload/shared_prefix.h"
 #include "tests/support/workload_test_support.h"
 
@@ -121,4 +123,16 @@ TEST_CASE("shared_prefix: each request's content is its group's system prompt", 
   CHECK(id_of_group[0] != id_of_group[1]);
   CHECK(id_of_group[1] != id_of_group[2]);
   CHECK(id_of_group[0] == mix_ids(kSharedPrefixContent, 0));
+}
+
+TEST_CASE("shared_prefix: the content passes through a lengths filter", "[workload]") {
+  const SharedPrefixSpec spec{3, 2, 100, 466, 247};
+  FilteredLengths filtered(std::make_unique<SharedPrefixLengths>(spec), 1000, std::nullopt, "x");
+  Rng rng(1);
+  CHECK(filtered.last_content() == nullptr);
+  for (std::int64_t i = 0; i < 8; ++i) {
+    CHECK(filtered.sample(rng) == LengthPair{566, 247});
+    REQUIRE(filtered.last_content() != nullptr);
+    CHECK(*filtered.last_content() == shared_prefix_content(spec, i));
+  }
 }

@@ -191,7 +191,7 @@ TEST_CASE("Mooncake trace: bad hash_ids and lengths name the file, the line and 
                     Contains("g:2") && Contains("malformed JSON"));
 }
 
-TEST_CASE("a trace's row range: rows first_row up to end_row, arrivals from the first one kept",
+TEST_CASE("a trace's row range: first_row to end_row, arrivals from the first one kept",
           "[workload]") {
   const auto data = test::source_dir() / "tests" / "workload" / "data" / "mooncake_trace.jsonl";
   const auto spec_text = [&](const std::string& keys) {

@@ -111,3 +111,30 @@ TEST_CASE("a trace given as the workload takes a row range by --set", "[workload
                                           "workload.trace.first_row=4", "--json"}),
                       3, "trace.first_row");
 }
+
+TEST_CASE("a bad Mooncake row is one line naming file, line and field, exit 3, nothing written",
+          "[workload][cli]") {
+  test::ScratchDir dir("mooncake_bad");
+  const std::string ok = R"({"timestamp": 0, "input_length": 600, "output_length": 4, )"
+                         R"("hash_ids": [0, 1]})"
+                         "\n";
+  const auto out = dir.path() / "out";
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"timestamp": 5, "input_length": 600, "output_length": 4, "hash_ids": [0, 1, 2]})",
+       "bad.jsonl:2: hash_ids: 3 block ids, but input_length 600 holds at most 2"},
+      {R"({"timestamp": 5, "input_length": -600, "output_length": 4})",
+       "bad.jsonl:2: input_length: expected a positive whole token count, got -600"},
+      {R"({"timestamp": 5, "input_length": 600, "output_length": 4.5})",
+       "bad.jsonl:2: output_length: expected a positive whole token count, got 4.5"},
+      {R"({"timestamp": 5, "input_length": 600, "output_length": 4)",
+       "bad.jsonl:2: malformed JSON"},
+  };
+  for (const auto& [line, message] : cases) {
+    INFO(line);
+    const auto trace = dir.write("bad.jsonl", ok + line + "\n");
+    test::require_error(
+        test::run_servesim({"run", "--workload", trace.string(), "--out", out.string()}), 3,
+        message);
+    CHECK_FALSE(std::filesystem::exists(out));
+  }
+}
