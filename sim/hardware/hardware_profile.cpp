@@ -10,8 +10,8 @@
 namespace servesim {
 namespace {
 
-constexpr std::array<DType, 6> kAllDtypes{DType::FP32, DType::BF16, DType::FP16,
-                                          DType::FP8,  DType::INT8, DType::INT4};
+constexpr std::array<DType, kDTypeCount> kAllDtypes{
+    DType::FP32, DType::BF16, DType::FP16, DType::FP8, DType::INT8, DType::INT4, DType::FP4};
 
 // Reads the class `name` over `k` (its defaults); false when the profile has no such class.
 bool read_kernel_class(JsonObjectReader& kernels, std::string_view name, KernelCeilings& k,

@@ -108,7 +108,7 @@ struct HardwareProfile {
   double memory_capacity_bytes = 0;
   double memory_bandwidth_bytes_per_s = 0;
   // Dense (no sparsity) peak per numeric format; 0 where the device has no such unit.
-  std::array<double, 6> peak_flops_per_s{};
+  std::array<double, kDTypeCount> peak_flops_per_s{};
   double gpu_link_bandwidth_bytes_per_s = 0;   // per direction, GPU to GPU
   double host_link_bandwidth_bytes_per_s = 0;  // per direction, GPU to host
   double runtime_reserved_bytes = 0;           // CUDA context, library workspaces, graphs: never KV

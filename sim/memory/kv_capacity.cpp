@@ -1,5 +1,6 @@
 #include "sim/memory/kv_capacity.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -25,10 +26,18 @@ double activation_bytes_per_token(const ModelSpec& model, const ShardShape& shar
   const double qkv = static_cast<double>((shard.heads + 2 * shard.kv_heads) * shard.head_dim);
   const double up = static_cast<double>((model.mlp == MlpKind::Gated ? 2 : 1) * shard.intermediate);
   const double routed = static_cast<double>(shard.experts_per_token);
+  const double tp = static_cast<double>(shard.tensor);
+  const double up_rows = model.mlp == MlpKind::Gated ? 3 : 2;
   // Residual stream, normed input and attention output (3 x hidden), the QKV output, and the
-  // widest MLP intermediates (up projection plus activation) of every routed expert.
-  return a * (3 * static_cast<double>(shard.hidden) + qkv +
-              routed * (up + static_cast<double>(shard.intermediate)));
+  // widest MLP intermediates (up projection plus activation): of every routed expert and the
+  // shared ones, or of the dense MLP of an MoE model's dense layers if wider.
+  double mlp = routed * (up + static_cast<double>(shard.intermediate));
+  if (model.is_moe()) {
+    mlp += static_cast<double>(model.shared_experts) * up_rows *
+           std::ceil(static_cast<double>(model.shared_expert_intermediate_size) / tp);
+    mlp = std::max(mlp, up_rows * std::ceil(static_cast<double>(model.dense_mlp_width()) / tp));
+  }
+  return a * (3 * static_cast<double>(shard.hidden) + qkv + mlp);
 }
 
 KvCapacity plan_kv_capacity(const ModelSpec& model, const HardwareProfile& hardware,
@@ -48,23 +57,37 @@ KvCapacity plan_kv_capacity(const ModelSpec& model, const HardwareProfile& hardw
       static_cast<double>(options.max_sequences * shard.vocab) * 4.0;
   c.kv_bytes_per_gpu =
       c.usable_bytes_per_gpu - c.weight_bytes_per_gpu - c.activation_reserve_bytes_per_gpu;
-  c.kv_bytes_per_token_per_gpu =
-      kv_bytes_per_token_per_gpu(model, options.parallelism, options.kv_dtype);
-  if (c.kv_bytes_per_gpu < c.kv_bytes_per_token_per_gpu) {
+  c.groups_per_gpu = kv_groups_per_gpu(model, options.parallelism, options.kv_dtype);
+  c.kv_bytes_per_token_per_gpu = kv_slot_bytes_per_token(c.groups_per_gpu);
+  c.kv_reserved_bytes_per_sequence_per_gpu = kv_reserved_bytes_per_sequence(c.groups_per_gpu);
+  c.kv_reserved_bytes_per_gpu =
+      static_cast<double>(options.max_sequences) * c.kv_reserved_bytes_per_sequence_per_gpu;
+  if (c.kv_bytes_per_gpu < c.kv_reserved_bytes_per_gpu + c.kv_bytes_per_token_per_gpu) {
     std::ostringstream msg;
     msg << model.name << " does not fit on " << hardware.name << " at TP "
         << options.parallelism.tensor << ", PP " << options.parallelism.pipeline << ": "
         << gib(c.weight_bytes_per_gpu) << " of weights and "
-        << gib(c.activation_reserve_bytes_per_gpu)
-        << " of activations and runtime per GPU leave no KV room in " << gib(c.usable_bytes_per_gpu)
-        << " usable (" << options.memory_utilization << " x " << gib(hardware.memory_capacity_bytes)
+        << gib(c.activation_reserve_bytes_per_gpu) << " of activations and runtime per GPU";
+    if (c.kv_reserved_bytes_per_gpu > 0) {
+      msg << " (and " << gib(c.kv_reserved_bytes_per_gpu) << " of windows and recurrent state for "
+          << options.max_sequences << " sequences)";
+    }
+    msg << " leave no KV room in " << gib(c.usable_bytes_per_gpu) << " usable ("
+        << options.memory_utilization << " x " << gib(hardware.memory_capacity_bytes)
         << "); raise --tp or --pp, use a narrower --weight-dtype, or a larger device";
     throw InfeasibleError(msg.str());
   }
-  c.kv_capacity_tokens =
-      static_cast<std::int64_t>(std::floor(c.kv_bytes_per_gpu / c.kv_bytes_per_token_per_gpu));
+  c.kv_capacity_tokens = static_cast<std::int64_t>(std::floor(
+      (c.kv_bytes_per_gpu - c.kv_reserved_bytes_per_gpu) / c.kv_bytes_per_token_per_gpu));
   c.kv_capacity_bytes = c.kv_bytes_per_gpu * static_cast<double>(options.parallelism.gpus());
   return c;
+}
+
+std::int64_t sequences_that_fit(const std::vector<KvGroup>& groups_per_gpu, double kv_bytes,
+                                std::int64_t tokens) {
+  const double per_sequence = kv_bytes_for_tokens(groups_per_gpu, tokens);
+  if (!(per_sequence > 0) || kv_bytes <= 0) return 0;
+  return static_cast<std::int64_t>(std::floor(kv_bytes / per_sequence));
 }
 
 }  // namespace servesim
