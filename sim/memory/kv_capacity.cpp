@@ -18,6 +18,45 @@ std::string gib(double bytes) {
   return out.str();
 }
 
+// A slot's bytes and what every sequence has reserved beyond its slots.
+struct SlotPlan {
+  double slot_bytes = 0;
+  double reserved_bytes_per_sequence = 0;
+};
+
+// Each windowed group (sliding window, attention chunk) of a model whose other groups grow
+// is either reserved per sequence at its full window or priced into every slot, whichever
+// leaves more tokens: both bound what a sequence holds in it (min(n, W) <= W and <= n). A
+// short window is cheaper reserved (gpt-oss: 128 tokens), a long one for many sequences
+// cheaper in the slots (Llama 4's 8,192-token chunks).
+SlotPlan best_slot_plan(const std::vector<KvGroup>& groups, double kv_bytes, double sequences) {
+  SlotPlan base{kv_slot_bytes_per_token(groups), kv_reserved_bytes_per_sequence(groups)};
+  std::vector<const KvGroup*> windowed;
+  for (const KvGroup& g : groups) {
+    const bool window = g.kind == KvGroupKind::SlidingWindow || g.kind == KvGroupKind::ChunkedLocal;
+    // Only reserved windows can move (a model whose groups do not grow prices them already).
+    if (window && g.max_bytes_per_sequence() > 0 && base.reserved_bytes_per_sequence > 0 &&
+        std::any_of(groups.begin(), groups.end(), [](const KvGroup& x) { return x.grows(); })) {
+      windowed.push_back(&g);
+    }
+  }
+  const auto tokens = [&](const SlotPlan& p) {
+    return (kv_bytes - sequences * p.reserved_bytes_per_sequence) / p.slot_bytes;
+  };
+  SlotPlan best = base;
+  for (std::size_t mask = 1; mask < (std::size_t{1} << windowed.size()); ++mask) {
+    SlotPlan p = base;
+    for (std::size_t j = 0; j < windowed.size(); ++j) {
+      if ((mask >> j) & 1) {
+        p.slot_bytes += windowed[j]->bytes_per_token;
+        p.reserved_bytes_per_sequence -= windowed[j]->max_bytes_per_sequence();
+      }
+    }
+    if (tokens(p) > tokens(best)) best = p;
+  }
+  return best;
+}
+
 }  // namespace
 
 double activation_bytes_per_token(const ModelSpec& model, const ShardShape& shard,
@@ -58,8 +97,10 @@ KvCapacity plan_kv_capacity(const ModelSpec& model, const HardwareProfile& hardw
   c.kv_bytes_per_gpu =
       c.usable_bytes_per_gpu - c.weight_bytes_per_gpu - c.activation_reserve_bytes_per_gpu;
   c.groups_per_gpu = kv_groups_per_gpu(model, options.parallelism, options.kv_dtype);
-  c.kv_bytes_per_token_per_gpu = kv_slot_bytes_per_token(c.groups_per_gpu);
-  c.kv_reserved_bytes_per_sequence_per_gpu = kv_reserved_bytes_per_sequence(c.groups_per_gpu);
+  const SlotPlan plan = best_slot_plan(c.groups_per_gpu, c.kv_bytes_per_gpu,
+                                       static_cast<double>(options.max_sequences));
+  c.kv_bytes_per_token_per_gpu = plan.slot_bytes;
+  c.kv_reserved_bytes_per_sequence_per_gpu = plan.reserved_bytes_per_sequence;
   c.kv_reserved_bytes_per_gpu =
       static_cast<double>(options.max_sequences) * c.kv_reserved_bytes_per_sequence_per_gpu;
   if (c.kv_bytes_per_gpu < c.kv_reserved_bytes_per_gpu + c.kv_bytes_per_token_per_gpu) {

@@ -31,8 +31,9 @@ struct KvCapacityOptions {
 // The allocator works in token slots of one size, so a model with several layer groups
 // (kv_spec.h) is given an equivalent: a slot is priced at the bytes per token of the groups
 // that grow without bound (full attention, MLA latent; the windowed groups when none grows),
-// and every one of max_sequences sequences has its windows (W tokens of each windowed
-// group) and recurrent states reserved up front:
+// and every one of max_sequences sequences has its recurrent states and windows (W tokens of
+// each windowed group) reserved up front; a windowed group is priced into the slot instead
+// when that leaves more tokens (a long window over many sequences):
 //   reserved   = max_sequences x reserved bytes per sequence
 //   tokens     = floor((kv per GPU - reserved) / slot bytes per token)
 // (all GPUs of a replica hold the same number of tokens). Per-group block pools, as vLLM's

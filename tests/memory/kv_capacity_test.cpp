@@ -110,3 +110,17 @@ TEST_CASE("windows and recurrent states are reserved per sequence before slots a
   CHECK(next.kv_reserved_bytes_per_sequence_per_gpu == state);
   CHECK(next.kv_bytes_per_token_per_gpu == 12.0 * 1 * 256 * 2 * 2);
 }
+
+TEST_CASE("a long window over many sequences is priced into the slots instead", "[memory][arch]") {
+  const HardwareProfile hw = shipped_hardware("h200");
+  KvCapacityOptions o;
+  o.parallelism = {8, 1};
+  o.max_sequences = 1024;
+  const ModelSpec scout = shipped_model("llama-4-scout");
+  const KvCapacity c = plan_kv_capacity(scout, hw, o);
+  // Reserving 36 chunked layers x 8,192 tokens x 512 B for 1,024 sequences (144 GiB) would
+  // not fit: every layer is priced per token instead (48 layers x 1 KV head x 128 x 2 x 2 B).
+  CHECK(c.kv_reserved_bytes_per_gpu == 0);
+  CHECK(c.kv_bytes_per_token_per_gpu == 48.0 * 512);
+  CHECK(c.kv_capacity_tokens == static_cast<std::int64_t>(c.kv_bytes_per_gpu / (48.0 * 512)));
+}

@@ -35,7 +35,7 @@ TEST_CASE("Qwen3 dense: q/k norms counted, 8,190,735,360 and 32,762,123,264 para
   CHECK(kv_bytes_per_token(m, DType::BF16) == 36.0 * 8 * 128 * 2 * 2);
 }
 
-TEST_CASE("Qwen3 MoE: 30,532,122,624 total and 3.3 B active; 235,093,634,560 and 22 B",
+TEST_CASE("Qwen3 MoE: 30,532,122,624 total and 3.3 B active, 235,093,634,560 and 22 B",
           "[model][arch]") {
   const ParameterCounts small = count_parameters(shipped_model("qwen3-30b-a3b"));
   CHECK(small.total == 30532122624);

@@ -89,7 +89,7 @@ TEST_CASE("bad model configs: one line naming file and field, exit 3", "[model][
   }
 }
 
-TEST_CASE("--model takes a snapshot folder holding config.json, named by the folder", "[model]") {
+TEST_CASE("a snapshot folder holding config.json is taken by --model", "[model]") {
   test::ScratchDir dir("model_snapshot");
   std::filesystem::create_directories(dir.path() / "Qwen3-8B");
   std::filesystem::copy_file(test::source_dir() / "models" / "qwen3-8b.json",

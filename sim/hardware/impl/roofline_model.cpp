@@ -218,9 +218,11 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   if (shape.decode_sequences > 0) {
     const DecodeAttention attention = decode_attention(shape.decode_sequences);
     const double context = static_cast<double>(shape.decode_context_tokens);
-    record(cost.at(OperatorKind::AttentionDecode), attention.layers * attention.flops(context),
-           attention.layers * attention.bytes(context), attention.time(context),
-           kernels_.decode_attention, static_cast<double>(shape.decode_sequences));
+    record(cost.at(OperatorKind::AttentionDecode),
+           attention.layers * attention.flops(context) + attention.extra_flops(context),
+           attention.layers * attention.bytes(context) + attention.extra_bytes(context),
+           attention.time(context), kernels_.decode_attention,
+           static_cast<double>(shape.decode_sequences));
   }
   per_layer(OperatorKind::OutProj,
             gemm_work(tokens, hidden_, o_width_, attention_weight_bytes_, a, tiling(out)), out,
