@@ -16,23 +16,47 @@ nlohmann::json json_number(double value) {
   return value;
 }
 
+nlohmann::json groups_json(const std::vector<KvGroup>& groups, std::optional<std::int64_t> tokens) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const KvGroup& g : groups) {
+    nlohmann::json j;
+    j["kind"] = std::string(kv_group_kind_name(g.kind));
+    j["layers"] = g.layers;
+    if (g.kind == KvGroupKind::RecurrentState) {
+      j["state_bytes_per_sequence"] = json_number(g.state_bytes_per_sequence);
+    } else {
+      j["bytes_per_token"] = json_number(g.bytes_per_token);
+    }
+    if (g.window_tokens > 0) j["window_tokens"] = g.window_tokens;
+    if (tokens) j["kv_bytes"] = json_number(g.bytes(*tokens));
+    list.push_back(std::move(j));
+  }
+  return list;
+}
+
 }  // namespace
 
 nlohmann::json kv_report(const ModelSpec& model, const HardwareProfile* hardware,
                          const KvReportOptions& options) {
   const KvCapacityOptions& o = options.capacity;
   const ParameterCounts params = count_parameters(model);
-  const double bytes_per_token = kv_bytes_per_token(model, o.kv_dtype);
+  const std::vector<KvGroup> groups = kv_groups(model, o.kv_dtype);
 
   nlohmann::json r;
   r["model"] = model.name;
+  r["family"] = std::string(family_name(model.family));
   r["parameters_total"] = params.total;
   r["parameters_active"] = params.active;
+  r["parameters_embedding"] = params.embedding;
+  if (params.mtp > 0) r["parameters_mtp"] = params.mtp;
+  if (model.quantization) r["quantization"] = model.quantization->description();
   r["kv_dtype"] = std::string(dtype_name(o.kv_dtype));
-  r["kv_bytes_per_token"] = json_number(bytes_per_token);
+  r["kv_bytes_per_token"] = json_number(kv_slot_bytes_per_token(groups));
+  r["kv_reserved_bytes_per_sequence"] = json_number(kv_reserved_bytes_per_sequence(groups));
+  r["kv_groups"] = groups_json(groups, options.tokens);
   if (options.tokens) {
     r["tokens"] = *options.tokens;
-    r["kv_bytes"] = json_number(bytes_per_token * static_cast<double>(*options.tokens));
+    r["kv_bytes"] = json_number(kv_bytes_for_tokens(groups, *options.tokens));
   }
   if (hardware != nullptr) {
     const KvCapacity c = plan_kv_capacity(model, *hardware, o);
@@ -49,9 +73,18 @@ nlohmann::json kv_report(const ModelSpec& model, const HardwareProfile* hardware
         json_number(std::ceil(c.activation_reserve_bytes_per_gpu));
     r["kv_bytes_per_gpu"] = json_number(std::floor(c.kv_bytes_per_gpu));
     r["kv_capacity_bytes"] = json_number(std::floor(c.kv_capacity_bytes));
+    r["kv_bytes_per_token_per_gpu"] = json_number(c.kv_bytes_per_token_per_gpu);
+    r["kv_groups_per_gpu"] = groups_json(c.groups_per_gpu, std::nullopt);
+    if (c.kv_reserved_bytes_per_gpu > 0) {
+      r["kv_reserved_bytes_per_sequence_per_gpu"] =
+          json_number(c.kv_reserved_bytes_per_sequence_per_gpu);
+      r["reserved_sequences"] = o.max_sequences;
+      r["kv_reserved_bytes_per_gpu"] = json_number(c.kv_reserved_bytes_per_gpu);
+    }
     r["kv_capacity_tokens"] = c.kv_capacity_tokens;
     r["max_len"] = max_len;
-    r["max_sequences_at_max_len"] = c.kv_capacity_tokens / max_len;
+    r["max_sequences_at_max_len"] =
+        sequences_that_fit(c.groups_per_gpu, c.kv_bytes_per_gpu, max_len);
   }
   return r;
 }

@@ -52,8 +52,33 @@ void print_human(std::ostream& out, const nlohmann::json& r) {
                  format_si(r["parameters_total"].get<double>(), "") + " / " +
                      format_si(r["parameters_active"].get<double>(), ""),
                  ""});
+  if (r.contains("parameters_mtp")) {
+    table.add_row(
+        {"MTP parameters (not in total)", format_si(r["parameters_mtp"].get<double>(), ""), ""});
+  }
+  if (r.contains("quantization")) {
+    table.add_row({"quantization", r["quantization"].get<std::string>(), ""});
+  }
   table.add_row({"KV dtype", r["kv_dtype"].get<std::string>(), ""});
-  bytes_row("KV per token", "kv_bytes_per_token");
+  for (const auto& g : r["kv_groups"]) {
+    const std::string kind = g["kind"].get<std::string>();
+    std::string label = "  " + kind + " (" + std::to_string(g["layers"].get<int>()) + " layers";
+    if (g.contains("window_tokens")) {
+      label += ", " + format_count(g["window_tokens"].get<double>()) + " tokens";
+    }
+    label += ")";
+    if (g.contains("state_bytes_per_sequence")) {
+      const double v = g["state_bytes_per_sequence"].get<double>();
+      table.add_row({label, format_bytes(v) + " per sequence", format_count(v) + " B"});
+    } else {
+      const double v = g["bytes_per_token"].get<double>();
+      table.add_row({label, format_bytes(v) + " per token", format_count(v) + " B"});
+    }
+  }
+  bytes_row("KV per token (growing groups)", "kv_bytes_per_token");
+  if (r["kv_reserved_bytes_per_sequence"].get<double>() > 0) {
+    bytes_row("KV per sequence (windows, states)", "kv_reserved_bytes_per_sequence");
+  }
   if (r.contains("kv_bytes")) {
     table.add_row({"tokens", format_count(r["tokens"].get<double>()), ""});
     bytes_row("KV for the tokens", "kv_bytes");
@@ -70,6 +95,13 @@ void print_human(std::ostream& out, const nlohmann::json& r) {
     bytes_row("activations + runtime per GPU", "activation_reserve_bytes_per_gpu");
     bytes_row("KV per GPU", "kv_bytes_per_gpu");
     bytes_row("KV capacity per replica", "kv_capacity_bytes");
+    bytes_row("token slot per GPU", "kv_bytes_per_token_per_gpu");
+    if (r.contains("kv_reserved_bytes_per_gpu")) {
+      table.add_row({"windows and states reserved",
+                     format_bytes(r["kv_reserved_bytes_per_gpu"].get<double>()),
+                     "for " + format_count(r["reserved_sequences"].get<double>()) +
+                         " sequences (--max-num-seqs)"});
+    }
     table.add_row(
         {"KV capacity", format_count(r["kv_capacity_tokens"].get<double>()) + " tokens", ""});
     table.add_row({"sequences at max length",
@@ -83,8 +115,10 @@ void print_human(std::ostream& out, const nlohmann::json& r) {
 
 int run_kv(CommandContext& context) {
   po::options_description options("Options", 100, 50);
-  options.add_options()("model", po::value<std::string>()->value_name("NAME|PATH"),
-                        "model short name (servesim list) or path to a Hugging Face config.json")(
+  options.add_options()(
+      "model", po::value<std::string>()->value_name("NAME|PATH"),
+      "model short name (servesim list), a shipped model's Hugging Face id, a path to a "
+      "config.json or to a snapshot folder holding one")(
       "layers", po::value<std::int64_t>()->value_name("L"), "raw dimensions: decoder layers")(
       "d-model", po::value<std::int64_t>()->value_name("D"), "raw dimensions: hidden size d_model")(
       "heads", po::value<std::int64_t>()->value_name("H"),
@@ -122,9 +156,11 @@ int run_kv(CommandContext& context) {
   add_dtype_options(options);
   const auto vm = parse_options(
       context, options, "servesim kv (--model NAME|PATH | --layers L --d-model D) [options]",
-      "Sizes the KV cache: bytes per token = 2 x layers x KV heads x head_dim x bytes per\n"
-      "element. With --hw, also the weights per GPU, the KV capacity left after weights and an\n"
-      "activation reserve, and how many sequences of --max-len tokens fit.\n"
+      "Sizes the KV cache per layer group: full attention 2 x layers x KV heads x head_dim x\n"
+      "bytes per token; sliding windows and attention chunks the same over at most W tokens;\n"
+      "MLA one latent (kv_lora_rank + qk_rope_head_dim) per token and layer; recurrent layers a\n"
+      "constant state per sequence. With --hw, also the weights per GPU, the KV capacity left\n"
+      "after weights and an activation reserve, and how many sequences of --max-len fit.\n"
       "Example: servesim kv --model llama-3-8b --hw h100-sxm --tokens 8192");
   if (!vm) return 0;
 

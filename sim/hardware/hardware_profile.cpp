@@ -10,8 +10,8 @@
 namespace servesim {
 namespace {
 
-constexpr std::array<DType, 6> kAllDtypes{DType::FP32, DType::BF16, DType::FP16,
-                                          DType::FP8,  DType::INT8, DType::INT4};
+constexpr std::array<DType, kDTypeCount> kAllDtypes{
+    DType::FP32, DType::BF16, DType::FP16, DType::FP8, DType::INT8, DType::INT4, DType::FP4};
 
 // Reads the class `name` over `k` (its defaults); false when the profile has no such class.
 bool read_kernel_class(JsonObjectReader& kernels, std::string_view name, KernelCeilings& k,
@@ -93,6 +93,19 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
     r.fail("runtime_reserved_bytes", "expected a value in [0, memory_capacity_bytes)");
   }
   p.price_per_gpu_hour_usd = r.optional_positive_number("price_per_gpu_hour_usd");
+  if (const auto gpus = r.optional_number("gpus_per_node")) {
+    if (!(*gpus >= 1 && *gpus == std::floor(*gpus) && *gpus <= 100000)) {
+      r.fail("gpus_per_node", "expected a whole number of GPUs (at least 1)");
+    }
+    p.gpus_per_node = *gpus;
+  }
+  p.inter_node_bandwidth_bytes_per_s =
+      r.optional_positive_number("inter_node_bandwidth_bytes_per_s").value_or(0.0);
+  p.inter_node_latency_s = r.optional_number("inter_node_latency_s").value_or(0.0);
+  if (p.inter_node_latency_s < 0) r.fail("inter_node_latency_s", "expected a non-negative number");
+  if (p.gpus_per_node > 0 && p.inter_node_bandwidth_bytes_per_s == 0) {
+    r.fail("inter_node_bandwidth_bytes_per_s", "required with gpus_per_node");
+  }
   if (const auto sms = r.optional_number("sm_count")) {
     if (!(*sms >= 1 && *sms == std::floor(*sms) && *sms <= 100000)) {
       r.fail("sm_count", "expected a whole number of streaming multiprocessors (at least 1)");
@@ -221,6 +234,11 @@ nlohmann::json hardware_to_json(const HardwareProfile& p) {
     }
   }
   if (p.sm_count > 0) j["sm_count"] = p.sm_count;
+  if (p.gpus_per_node > 0) {
+    j["gpus_per_node"] = p.gpus_per_node;
+    j["inter_node_bandwidth_bytes_per_s"] = p.inter_node_bandwidth_bytes_per_s;
+    j["inter_node_latency_s"] = p.inter_node_latency_s;
+  }
   if (!p.calibration.is_null()) j["calibration"] = p.calibration;
   if (p.price_per_gpu_hour_usd) j["price_per_gpu_hour_usd"] = *p.price_per_gpu_hour_usd;
   return j;

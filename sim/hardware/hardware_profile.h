@@ -108,8 +108,14 @@ struct HardwareProfile {
   double memory_capacity_bytes = 0;
   double memory_bandwidth_bytes_per_s = 0;
   // Dense (no sparsity) peak per numeric format; 0 where the device has no such unit.
-  std::array<double, 6> peak_flops_per_s{};
-  double gpu_link_bandwidth_bytes_per_s = 0;   // per direction, GPU to GPU
+  std::array<double, kDTypeCount> peak_flops_per_s{};
+  double gpu_link_bandwidth_bytes_per_s = 0;  // per direction, GPU to GPU
+  // Node topology: the GPUs a gpu link joins (the NVLink domain; 0 = unknown, every group
+  // within one node), and each GPU's link to other nodes (InfiniBand or RoCE NIC), per
+  // direction, with its per-message latency. Groups spanning nodes cross that link.
+  double gpus_per_node = 0;
+  double inter_node_bandwidth_bytes_per_s = 0;
+  double inter_node_latency_s = 0;
   double host_link_bandwidth_bytes_per_s = 0;  // per direction, GPU to host
   double runtime_reserved_bytes = 0;           // CUDA context, library workspaces, graphs: never KV
   // Streaming multiprocessors (datasheet): GEMM tiles run in waves of one per SM. 0 when

@@ -1,9 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "sim/hardware/hardware_profile.h"
 #include "sim/model/dtype.h"
+#include "sim/model/kv_spec.h"
 #include "sim/model/model_spec.h"
 #include "sim/model/sharding.h"
 
@@ -26,18 +28,34 @@ struct KvCapacityOptions {
 //                + max_batched_tokens x activation bytes per token of one layer
 //                + max_sequences x vocabulary shard x 4 B (fp32 logits)
 //   kv per GPU = usable - weights per GPU - activation
-// and the replica's KV capacity in tokens is kv per GPU over the KV bytes per token one GPU
-// stores (all GPUs of a replica hold the same number of tokens).
+// The allocator works in token slots of one size, so a model with several layer groups
+// (kv_spec.h) is given an equivalent: a slot is priced at the bytes per token of the groups
+// that grow without bound (full attention, MLA latent; the windowed groups when none grows),
+// and every one of max_sequences sequences has its recurrent states and windows (W tokens of
+// each windowed group) reserved up front; a windowed group is priced into the slot instead
+// when that leaves more tokens (a long window over many sequences):
+//   reserved   = max_sequences x reserved bytes per sequence
+//   tokens     = floor((kv per GPU - reserved) / slot bytes per token)
+// (all GPUs of a replica hold the same number of tokens). Per-group block pools, as vLLM's
+// hybrid KV-cache manager keeps them, are not modelled yet.
 struct KvCapacity {
   double memory_capacity_bytes_per_gpu = 0;
   double usable_bytes_per_gpu = 0;
   double weight_bytes_per_gpu = 0;
   double activation_reserve_bytes_per_gpu = 0;
   double kv_bytes_per_gpu = 0;
-  double kv_bytes_per_token_per_gpu = 0;
-  double kv_capacity_bytes = 0;  // per replica: kv_bytes_per_gpu x GPUs
+  double kv_bytes_per_token_per_gpu = 0;  // one slot: the growing groups on one GPU
+  double kv_reserved_bytes_per_sequence_per_gpu = 0;
+  double kv_reserved_bytes_per_gpu = 0;  // max_sequences x the above
+  double kv_capacity_bytes = 0;          // per replica: kv_bytes_per_gpu x GPUs
   std::int64_t kv_capacity_tokens = 0;
+  std::vector<KvGroup> groups_per_gpu;
 };
+
+// How many sequences of `tokens` tokens fit in `kv_bytes` of one GPU, every group counted
+// at what such a sequence holds (windows at most W, states once).
+std::int64_t sequences_that_fit(const std::vector<KvGroup>& groups_per_gpu, double kv_bytes,
+                                std::int64_t tokens);
 
 // Throws InfeasibleError, with the figures, when weights and activations leave no KV room.
 KvCapacity plan_kv_capacity(const ModelSpec& model, const HardwareProfile& hardware,

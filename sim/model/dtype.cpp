@@ -10,7 +10,7 @@
 namespace servesim {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, DType>, 12> kNames{{
+constexpr std::array<std::pair<std::string_view, DType>, 16> kNames{{
     {"fp32", DType::FP32},
     {"float32", DType::FP32},
     {"bf16", DType::BF16},
@@ -21,8 +21,12 @@ constexpr std::array<std::pair<std::string_view, DType>, 12> kNames{{
     {"fp8", DType::FP8},
     {"e4m3", DType::FP8},
     {"e5m2", DType::FP8},
+    {"fp8_e4m3", DType::FP8},
+    {"fp8_e5m2", DType::FP8},
     {"int8", DType::INT8},
     {"int4", DType::INT4},
+    {"fp4", DType::FP4},
+    {"e2m1", DType::FP4},
 }};
 
 }  // namespace
@@ -38,6 +42,7 @@ double bytes_per_element(DType dtype) noexcept {
     case DType::INT8:
       return 1.0;
     case DType::INT4:
+    case DType::FP4:
       return 0.5;
   }
   return 2.0;
@@ -57,6 +62,8 @@ std::string_view dtype_name(DType dtype) noexcept {
       return "int8";
     case DType::INT4:
       return "int4";
+    case DType::FP4:
+      return "fp4";
   }
   return "?";
 }
@@ -69,15 +76,15 @@ DType parse_dtype(std::string_view name, const std::string& where) {
     if (alias == lower) return dtype;
   }
   throw InputError(where, "unknown dtype \"" + std::string(name) +
-                              "\" (valid: fp32, bf16, fp16, fp8, int8, int4)");
+                              "\" (valid: fp32, bf16, fp16, fp8, int8, int4, fp4)");
 }
 
 DType parse_kv_dtype(std::string_view name, const std::string& where) {
   const DType dtype = parse_dtype(name, where);
-  if (dtype == DType::FP32) {
-    throw InputError(where,
-                     "KV cache dtype fp32 is not supported (valid: fp16, bf16, fp8, "
-                     "int8, int4)");
+  if (dtype == DType::FP32 || dtype == DType::FP4) {
+    throw InputError(where, "KV cache dtype " + std::string(dtype_name(dtype)) +
+                                " is not supported (valid: fp16, bf16, fp8, fp8_e4m3, "
+                                "fp8_e5m2, int8, int4)");
   }
   return dtype;
 }

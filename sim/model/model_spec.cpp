@@ -16,19 +16,44 @@ std::string_view family_name(ModelFamily family) noexcept {
       return "qwen2";
     case ModelFamily::Opt:
       return "opt";
+    case ModelFamily::Qwen3:
+      return "qwen3";
+    case ModelFamily::Qwen3Moe:
+      return "qwen3_moe";
+    case ModelFamily::Qwen3Next:
+      return "qwen3_next";
+    case ModelFamily::DeepseekV2:
+      return "deepseek_v2";
+    case ModelFamily::DeepseekV3:
+      return "deepseek_v3";
+    case ModelFamily::GptOss:
+      return "gpt_oss";
+    case ModelFamily::Gemma3:
+      return "gemma3";
+    case ModelFamily::Llama4:
+      return "llama4";
     case ModelFamily::Custom:
       return "custom";
   }
   return "?";
 }
 
-DType auto_weight_dtype(const ModelSpec& model) {
-  if (model.quantization) {
-    throw InputError(model.source, "field \"quantization_config\": a quantized checkpoint (" +
-                                       *model.quantization +
-                                       ") is not priced from its config; give the weight "
-                                       "dtype explicitly (--weight-dtype int4, int8 or fp8)");
+std::string_view layer_attention_name(LayerAttention kind) noexcept {
+  switch (kind) {
+    case LayerAttention::Full:
+      return "full_attention";
+    case LayerAttention::SlidingWindow:
+      return "sliding_attention";
+    case LayerAttention::ChunkedLocal:
+      return "chunked_attention";
+    case LayerAttention::LinearRecurrent:
+      return "linear_attention";
   }
+  return "?";
+}
+
+DType auto_weight_dtype(const ModelSpec& model) {
+  if (model.quantization) return model.quantization->dtype;
   return model.native_dtype;
 }
 
@@ -74,6 +99,50 @@ void validate_model(const ModelSpec& m, const std::string& where) {
   }
   if (m.sliding_window_tokens && *m.sliding_window_tokens <= 0) {
     throw InputError(where, "field \"sliding_window\": expected a positive integer or null");
+  }
+  if (m.sliding_window_tokens && *m.sliding_window_tokens > m.max_position_embeddings) {
+    throw InputError(where, "field \"sliding_window\": a window of " +
+                                std::to_string(*m.sliding_window_tokens) +
+                                " tokens exceeds max_position_embeddings " +
+                                std::to_string(m.max_position_embeddings));
+  }
+  if (m.attention_chunk_tokens && *m.attention_chunk_tokens > m.max_position_embeddings) {
+    throw InputError(where, "field \"attention_chunk_size\": a chunk of " +
+                                std::to_string(*m.attention_chunk_tokens) +
+                                " tokens exceeds max_position_embeddings " +
+                                std::to_string(m.max_position_embeddings));
+  }
+  if (!m.layer_attention.empty() &&
+      static_cast<std::int64_t>(m.layer_attention.size()) != m.num_layers) {
+    throw InputError(where, "field \"layer_types\": expected one entry per layer (" +
+                                std::to_string(m.num_layers) + ")");
+  }
+  if (!m.moe_layers.empty() && static_cast<std::int64_t>(m.moe_layers.size()) != m.num_layers) {
+    throw InputError(where, "MoE layer list: expected one entry per layer (" +
+                                std::to_string(m.num_layers) + ")");
+  }
+  for (const LayerAttention kind : m.layer_attention) {
+    if (kind == LayerAttention::SlidingWindow && !m.sliding_window_tokens) {
+      throw InputError(where, "field \"sliding_window\": required by the sliding_attention layers");
+    }
+    if (kind == LayerAttention::ChunkedLocal && !m.attention_chunk_tokens) {
+      throw InputError(where,
+                       "field \"attention_chunk_size\": required by the chunked_attention layers");
+    }
+    if (kind == LayerAttention::LinearRecurrent && !m.linear_attention) {
+      throw InputError(where,
+                       "field \"linear_num_key_heads\": required by the "
+                       "linear_attention layers");
+    }
+  }
+  if (m.linear_attention &&
+      m.linear_attention->num_value_heads % m.linear_attention->num_key_heads != 0) {
+    throw InputError(where,
+                     "field \"linear_num_value_heads\": expected a multiple of "
+                     "linear_num_key_heads");
+  }
+  if (m.shared_experts < 0 || (m.shared_experts > 0 && m.shared_expert_intermediate_size <= 0)) {
+    throw InputError(where, "field \"n_shared_experts\": shared experts need a positive width");
   }
 }
 

@@ -28,6 +28,13 @@ ShardShape shard_model(const ModelSpec& model, const Parallelism& parallelism) {
                                  std::to_string(model.num_kv_heads) + " KV heads of " + model.name +
                                  " do not divide one another");
   }
+  if (model.linear_attention && (model.linear_attention->num_key_heads % tp != 0 ||
+                                 model.linear_attention->num_value_heads % tp != 0)) {
+    throw InputError("--tp", "tensor-parallel degree " + std::to_string(tp) +
+                                 " does not divide the " +
+                                 std::to_string(model.linear_attention->num_key_heads) +
+                                 " linear-attention key heads of " + model.name);
+  }
   if (pp > model.num_layers) {
     throw InputError("--pp", "pipeline degree " + std::to_string(pp) + " exceeds the " +
                                  std::to_string(model.num_layers) + " layers of " + model.name);
@@ -42,6 +49,7 @@ ShardShape shard_model(const ModelSpec& model, const Parallelism& parallelism) {
   s.vocab = ceil_div(model.vocab_size, tp);
   s.experts = model.num_experts;
   s.experts_per_token = model.experts_per_token;
+  s.tensor = tp;
   return s;
 }
 

@@ -25,6 +25,7 @@ struct ShardShape {
   std::int64_t vocab = 0;         // vocabulary rows on this GPU
   std::int64_t experts = 1;
   std::int64_t experts_per_token = 1;
+  std::int64_t tensor = 1;  // the TP degree the shard was cut for
 };
 
 // Validates the degrees against the model (TP must divide the heads, and KV heads must

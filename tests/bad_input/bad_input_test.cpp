@@ -279,7 +279,7 @@ std::vector<BadInputCase> cases() {
        {{"hf_model", "", Kind::Directory}},
        run_with({"--model", "./hf_model"}),
        kInput,
-       {"hf_model", "not a regular file"}},
+       {"hf_model", "a model folder must hold config.json"}},
       {"model: unknown short name",
        {},
        run_with({"--model", "llama-9"}),

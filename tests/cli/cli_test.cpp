@@ -239,17 +239,19 @@ TEST_CASE("a grid policy error names --grid policy, worded plainly", "[cli]") {
   CHECK_THAT(run({"compare", "--policies", "vllm"}).err, Contains("--policies: \"vllm\""));
 }
 
-TEST_CASE("a quantized config.json needs an explicit weight dtype", "[cli]") {
+TEST_CASE("a quantized config.json is priced in its own format", "[cli]") {
   test::ScratchDir dir("cli_quantized");
   std::ifstream shipped(test::source_dir() / "models" / "llama-2-7b.json");
   nlohmann::json config = nlohmann::json::parse(shipped);
-  config["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4}};
+  config["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128}};
   const auto path = dir.write("config.json", config.dump());
-  test::require_error(run({"kv", "--model", path.string()}), 3,
-                      path.string() + ": field \"quantization_config\"");
-  test::require_error(run({"run", "--model", path.string(), "--num-requests", "5"}), 3,
-                      "quant_method \"gptq\"");
-  CHECK(run({"kv", "--model", path.string(), "--weight-dtype", "int4"}).exit_code == 0);
-  CHECK(run({"run", "--model", path.string(), "--weight-dtype", "int4", "--num-requests", "5"})
-            .exit_code == 0);
+  const auto kv = run({"kv", "--model", path.string(), "--hw", "a100-80gb", "--json"});
+  REQUIRE(kv.exit_code == 0);
+  CHECK(kv.json()["weight_dtype"] == "int4");
+  CHECK_THAT(kv.json()["quantization"].get<std::string>(), Contains("gptq (int4, groups of 128"));
+  CHECK(run({"run", "--model", path.string(), "--num-requests", "5"}).exit_code == 0);
+  config["quantization_config"] = {{"quant_method", "squeezellm"}};
+  const auto bad = dir.write("bad.json", config.dump());
+  test::require_error(run({"kv", "--model", bad.string()}), 3,
+                      bad.string() + ": field \"quantization_config.quant_method\"");
 }

@@ -107,8 +107,8 @@ TEST_CASE("bad profiles are refused naming the field", "[hardware]") {
   REQUIRE_THROWS_WITH(
       load(R"({"name": "X", "memory_capacity_bytes": 1e9, "memory_bandwidth_bytes_per_s": 2e12,
                "gpu_link_bandwidth_bytes_per_s": 1, "host_link_bandwidth_bytes_per_s": 1,
-               "peak_flops_per_s": {"fp4": 1}})"),
-      Contains("peak_flops_per_s.fp4"));
+               "peak_flops_per_s": {"fp6": 1}})"),
+      Contains("peak_flops_per_s.fp6"));
 }
 
 TEST_CASE("a profile survives a round trip through JSON", "[hardware]") {

@@ -61,3 +61,66 @@ TEST_CASE("a model that does not fit is infeasible, with the figures", "[memory]
   o.memory_utilization = 1.5;
   REQUIRE_THROWS_AS(plan_kv_capacity(m, shipped_hardware("h100-sxm"), o), InputError);
 }
+
+TEST_CASE("token slots from vLLM's available KV memory match its reported KV cache size",
+          "[memory][arch]") {
+  // vLLM issue #21348 (vllm-project/vllm): Qwen3-235B-A22B-FP8 on 4 x H100, TP 4, bf16 KV:
+  // "Available KV cache memory: 8.11 GiB", "GPU KV cache size: 178,880 tokens".
+  const ModelSpec m = shipped_model("qwen3-235b-a22b");
+  const Parallelism tp4{4, 1};
+  // 94 layers x 1 KV head per GPU (4 over TP 4) x 128 x 2 x 2 B.
+  const double slot = kv_bytes_per_token_per_gpu(m, tp4, DType::BF16);
+  CHECK(slot == 94.0 * 128 * 2 * 2);
+  const double tokens = 8.11 * 1073741824.0 / slot;
+  CHECK(tokens == Approx(178880).epsilon(0.03));
+}
+
+TEST_CASE("windows and recurrent states are reserved per sequence before slots are counted",
+          "[memory][arch]") {
+  const HardwareProfile hw = shipped_hardware("h200");
+  KvCapacityOptions o;
+  o.weight_dtype = DType::FP4;  // gpt-oss-120b as shipped: MXFP4 experts
+  const ModelSpec oss = shipped_model("gpt-oss-120b");
+  const KvCapacity c = plan_kv_capacity(oss, hw, o);
+  // 18 full layers grow; 18 windowed layers hold 128 tokens for each of 256 sequences.
+  CHECK(c.kv_bytes_per_token_per_gpu == 18.0 * 2048);
+  CHECK(c.kv_reserved_bytes_per_sequence_per_gpu == 18.0 * 2048 * 128);
+  CHECK(c.kv_reserved_bytes_per_gpu == 256.0 * 18 * 2048 * 128);
+  CHECK(c.kv_capacity_tokens ==
+        static_cast<std::int64_t>((c.kv_bytes_per_gpu - c.kv_reserved_bytes_per_gpu) /
+                                  (18.0 * 2048)));
+  // Sequences of 131,072 tokens that fit: each holds 18 x 2,048 x (131,072 + 128) B.
+  CHECK(sequences_that_fit(c.groups_per_gpu, c.kv_bytes_per_gpu, 131072) ==
+        static_cast<std::int64_t>(c.kv_bytes_per_gpu / (18.0 * 2048 * (131072 + 128))));
+
+  // DeepSeek-V3 on 8 x H200 in fp8: the MLA latent is replicated on every rank.
+  KvCapacityOptions d;
+  d.weight_dtype = DType::FP8;
+  d.parallelism = {8, 1};
+  const KvCapacity v3 = plan_kv_capacity(shipped_model("deepseek-v3"), hw, d);
+  CHECK(v3.kv_bytes_per_token_per_gpu == 70272.0);
+  CHECK(v3.kv_reserved_bytes_per_gpu == 0);
+  CHECK(v3.kv_capacity_tokens == static_cast<std::int64_t>(v3.kv_bytes_per_gpu / 70272.0));
+
+  // Qwen3-Next: 36 recurrent layers' state per sequence, reserved for 256 sequences.
+  KvCapacityOptions q;
+  q.parallelism = {2, 1};
+  const KvCapacity next = plan_kv_capacity(shipped_model("qwen3-next-80b-a3b"), hw, q);
+  const double state = 36.0 * (16 * 128 * 128 + 3 * 4096) * 2;  // TP 2 halves the heads
+  CHECK(next.kv_reserved_bytes_per_sequence_per_gpu == state);
+  CHECK(next.kv_bytes_per_token_per_gpu == 12.0 * 1 * 256 * 2 * 2);
+}
+
+TEST_CASE("a long window over many sequences is priced into the slots instead", "[memory][arch]") {
+  const HardwareProfile hw = shipped_hardware("h200");
+  KvCapacityOptions o;
+  o.parallelism = {8, 1};
+  o.max_sequences = 1024;
+  const ModelSpec scout = shipped_model("llama-4-scout");
+  const KvCapacity c = plan_kv_capacity(scout, hw, o);
+  // Reserving 36 chunked layers x 8,192 tokens x 512 B for 1,024 sequences (144 GiB) would
+  // not fit: every layer is priced per token instead (48 layers x 1 KV head x 128 x 2 x 2 B).
+  CHECK(c.kv_reserved_bytes_per_gpu == 0);
+  CHECK(c.kv_bytes_per_token_per_gpu == 48.0 * 512);
+  CHECK(c.kv_capacity_tokens == static_cast<std::int64_t>(c.kv_bytes_per_gpu / (48.0 * 512)));
+}

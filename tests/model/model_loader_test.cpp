@@ -146,7 +146,7 @@ TEST_CASE("the dtype key of newer configs is read, and wins over torch_dtype", "
                       Contains("field \"dtype\": unknown dtype \"float7\""));
 }
 
-TEST_CASE("a quantized checkpoint needs its weight dtype given, not guessed", "[model]") {
+TEST_CASE("a quantized checkpoint's weight dtype is its quantized format", "[model]") {
   test::ScratchDir dir("model_quantized");
   const std::string llama =
       R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 256,
@@ -155,13 +155,15 @@ TEST_CASE("a quantized checkpoint needs its weight dtype given, not guessed", "[
   const ModelSpec plain = load_text(dir, llama + "}");
   CHECK_FALSE(plain.quantization);
   CHECK(auto_weight_dtype(plain) == DType::FP16);
-  const ModelSpec awq =
-      load_text(dir, llama + R"(, "quantization_config": {"quant_method": "awq", "bits": 4}})");
+  const ModelSpec awq = load_text(
+      dir,
+      llama + R"(, "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}})");
   REQUIRE(awq.quantization);
-  REQUIRE_THROWS_AS(auto_weight_dtype(awq), InputError);
-  REQUIRE_THROWS_WITH(auto_weight_dtype(awq),
-                      Contains("config.json: field \"quantization_config\"") &&
-                          Contains("quant_method \"awq\"") && Contains("--weight-dtype"));
-  const ModelSpec unnamed = load_text(dir, llama + R"(, "quantization_config": {}})");
-  REQUIRE_THROWS_WITH(auto_weight_dtype(unnamed), Contains("quant_method unknown"));
+  CHECK(auto_weight_dtype(awq) == DType::INT4);
+  REQUIRE_THROWS_WITH(load_text(dir, llama + R"(, "quantization_config": {}})"),
+                      Contains("config.json: field \"quantization_config.quant_method\"") &&
+                          Contains("required but missing"));
+  REQUIRE_THROWS_WITH(
+      load_text(dir, llama + R"(, "quantization_config": {"quant_method": "hqq"}})"),
+      Contains("field \"quantization_config.quant_method\": unknown quantization method \"hqq\""));
 }

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "sim/hardware/kernel_work.h"
+#include "sim/model/model_size.h"
 
 namespace servesim {
 
@@ -15,8 +16,9 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
   const ShardShape s = shard_model(model, options.parallelism);
   if (options.weight_dtype == DType::FP32) {
     compute_dtype_ = DType::FP32;
-  } else if (options.weight_dtype == DType::FP8 && hardware.supports(DType::FP8)) {
-    compute_dtype_ = DType::FP8;
+  } else if ((options.weight_dtype == DType::FP8 || options.weight_dtype == DType::FP4) &&
+             hardware.supports(options.weight_dtype)) {
+    compute_dtype_ = options.weight_dtype;
   } else {
     compute_dtype_ = options.weight_dtype == DType::FP16 ? DType::FP16 : DType::BF16;
   }
@@ -31,10 +33,65 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
   vocab_ = static_cast<double>(s.vocab);
   experts_ = static_cast<double>(s.experts);
   experts_per_token_ = static_cast<double>(s.experts_per_token);
-  weight_bytes_ = bytes_per_element(options.weight_dtype);
-  other_weight_bytes_ = is_quantized(options.weight_dtype) ? 2.0 : weight_bytes_;
+  // A quantized checkpoint's own format counts its scales (and keeps what it leaves
+  // unconverted in 16 bits): see linear_bytes.
+  const LinearBytes linear = linear_bytes(model, options.weight_dtype);
+  weight_bytes_ = linear.mlp;
+  attention_weight_bytes_ = linear.attention;
+  other_weight_bytes_ = linear.other;
   activation_bytes_ = options.weight_dtype == DType::FP32 ? 4.0 : 2.0;
   kv_bytes_ = bytes_per_element(options.kv_dtype);
+  // The first stage's layers, the largest (ceil(layers / PP)), by kind.
+  const std::int64_t stage_layers = std::min(s.layers, model.num_layers);
+  double attention_in = 0, attention_out = 0;
+  for (std::int64_t i = 0; i < stage_layers; ++i) {
+    switch (model.attention_of(i)) {
+      case LayerAttention::Full:
+        full_layers_ += 1;
+        break;
+      case LayerAttention::SlidingWindow:
+        window_layers_ += 1;
+        break;
+      case LayerAttention::ChunkedLocal:
+        chunk_layers_ += 1;
+        break;
+      case LayerAttention::LinearRecurrent:
+        recurrent_layers_ += 1;
+        break;
+    }
+    (model.moe_layer(i) ? moe_layers_ : dense_layers_) += 1;
+    const LayerParameters p = layer_parameters_per_gpu(model, options.parallelism, i);
+    attention_in += static_cast<double>(p.attention_linear - p.attention_out);
+    attention_out += static_cast<double>(p.attention_out);
+  }
+  const double stage = static_cast<double>(stage_layers);
+  qkv_width_ = attention_in / stage / hidden_;
+  o_width_ = attention_out / stage / hidden_;
+  window_tokens_ = static_cast<double>(model.sliding_window_tokens.value_or(0));
+  chunk_tokens_ = static_cast<double>(model.attention_chunk_tokens.value_or(0));
+  dense_intermediate_ = std::ceil(static_cast<double>(model.dense_mlp_width()) /
+                                  static_cast<double>(options.parallelism.tensor));
+  shared_experts_ = model.is_moe()
+                        ? static_cast<double>(model.shared_experts) *
+                              static_cast<double>(model.shared_expert_intermediate_size) /
+                              static_cast<double>(model.intermediate_size)
+                        : 0.0;
+  if (model.mla) {
+    // Decode runs MLA absorbed: every head's query meets the latent (kv_lora_rank +
+    // qk_rope_head_dim values, one per token for all heads) and its output leaves in the
+    // latent's kv_lora_rank: 2 H (r + p) + 2 H r FLOPs per key, (r + p) values read.
+    const MlaDims& d = *model.mla;
+    attention_q_width_ = heads_ * static_cast<double>(2 * d.kv_lora_rank + d.qk_rope_head_dim) / 2;
+    attention_kv_width_ = static_cast<double>(d.latent_values_per_token()) / 2;
+  } else {
+    attention_q_width_ = heads_ * head_dim_;
+    attention_kv_width_ = kv_heads_ * head_dim_;
+  }
+  if (model.linear_attention) {
+    const LinearAttentionDims& d = *model.linear_attention;
+    recurrent_state_elements_ = static_cast<double>(d.num_value_heads / options.parallelism.tensor *
+                                                    d.key_head_dim * d.value_head_dim);
+  }
   const double peak = hardware.supports(compute_dtype_) ? hardware.peak_flops(compute_dtype_)
                                                         : hardware.peak_flops(DType::BF16);
   compute_flops_per_s_ = peak;
@@ -127,9 +184,9 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   const KernelCeilings& up = classes.gemm_for(GemmOperator::MlpUp);
   const KernelCeilings& down = classes.gemm_for(GemmOperator::MlpDown);
   const auto tiling = [this](const KernelCeilings& k) { return gemm_tiling(hardware_, k); };
-  const double q_width = heads_ * head_dim_;
-  const double kv_width = kv_heads_ * head_dim_;
-  const double qkv_width = q_width + 2 * kv_width;
+  const double q_width = attention_q_width_;
+  const double kv_width = attention_kv_width_;
+  const double qkv_width = qkv_width_;
 
   // One kernel per layer: the work of one layer times the layers of the stage.
   const auto per_layer = [&](OperatorKind kind, const KernelWork& w, const KernelCeilings& k,
@@ -138,46 +195,80 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
           l * w.idle_flops);
   };
   per_layer(OperatorKind::QkvProj,
-            gemm_work(tokens, qkv_width, hidden_, weight_bytes_, a, tiling(qkv)), qkv, tokens);
+            gemm_work(tokens, qkv_width, hidden_, attention_weight_bytes_, a, tiling(qkv)), qkv,
+            tokens);
   if (shape.prefill_tokens > 0) {
-    per_layer(
-        OperatorKind::AttentionPrefill,
-        prefill_attention_work(prefill_tokens, static_cast<double>(shape.prefill_context_tokens),
-                               shape.prefill_attention_pairs, shape.prefill_masked_pairs, q_width,
-                               kv_width, a, kv_bytes_),
-        kernels_.prefill_attention, prefill_tokens / static_cast<double>(shape.prefill_sequences));
+    // Attention layers over their whole context (windows in prefill are not narrowed yet);
+    // recurrent layers update their state once per token, reading and writing it once per
+    // sequence.
+    KernelWork w = prefill_attention_work(
+        prefill_tokens, static_cast<double>(shape.prefill_context_tokens),
+        shape.prefill_attention_pairs, shape.prefill_masked_pairs, q_width, kv_width, a, kv_bytes_);
+    const double attention_layers = l - recurrent_layers_;
+    double flops = attention_layers * w.flops, bytes = attention_layers * w.bytes;
+    if (recurrent_layers_ > 0) {
+      flops += recurrent_layers_ * 6 * recurrent_state_elements_ * prefill_tokens;
+      bytes += recurrent_layers_ * 2 * recurrent_state_elements_ * a *
+               static_cast<double>(shape.prefill_sequences);
+    }
+    price(cost.at(OperatorKind::AttentionPrefill), flops, bytes, kernels_.prefill_attention,
+          prefill_tokens / static_cast<double>(shape.prefill_sequences), l,
+          attention_layers * w.masked_flops, 0);
   }
   if (shape.decode_sequences > 0) {
     const DecodeAttention attention = decode_attention(shape.decode_sequences);
     const double context = static_cast<double>(shape.decode_context_tokens);
-    record(cost.at(OperatorKind::AttentionDecode), attention.layers * attention.flops(context),
-           attention.layers * attention.bytes(context), attention.time(context),
-           kernels_.decode_attention, static_cast<double>(shape.decode_sequences));
+    record(cost.at(OperatorKind::AttentionDecode),
+           attention.layers * attention.flops(context) + attention.extra_flops(context),
+           attention.layers * attention.bytes(context) + attention.extra_bytes(context),
+           attention.time(context), kernels_.decode_attention,
+           static_cast<double>(shape.decode_sequences));
   }
   per_layer(OperatorKind::OutProj,
-            gemm_work(tokens, hidden_, q_width, weight_bytes_, a, tiling(out)), out, tokens);
+            gemm_work(tokens, hidden_, o_width_, attention_weight_bytes_, a, tiling(out)), out,
+            tokens);
 
   // With top-k routing over E experts, T tokens touch E (1 - (1 - k/E)^T) distinct experts
   // in expectation (uniform routing): the weights actually streamed.
+  // Shared experts: as many more experts every token passes through (their width over the
+  // routed experts' width).
   const double experts_read =
-      moe_ ? experts_ * (1 - std::pow(1 - experts_per_token_ / experts_, tokens)) : 1.0;
-  const double routed_tokens = tokens * experts_per_token_;
+      moe_ ? experts_ * (1 - std::pow(1 - experts_per_token_ / experts_, tokens)) + shared_experts_
+           : 1.0;
+  const double routed_tokens = tokens * (experts_per_token_ + shared_experts_);
   const double up_width = (gated_ ? 2 : 1) * intermediate_;
   const double router_flops = moe_ ? 2 * tokens * hidden_ * experts_ : 0;
   // Each expert read runs one GEMM over its share of the routed tokens.
   const double expert_tokens = routed_tokens / experts_read;
-  price(cost.at(OperatorKind::MlpUp), l * (2 * routed_tokens * hidden_ * up_width + router_flops),
-        l * (experts_read * hidden_ * up_width * weight_bytes_ + tokens * hidden_ * a +
-             routed_tokens * up_width * a),
-        up, tokens, moe_ ? 2 * l : l, 0,
-        l * experts_read * gemm_idle_flops(expert_tokens, up_width, hidden_, tiling(up)));
-  price(cost.at(OperatorKind::MlpAct), l * 4 * routed_tokens * intermediate_,
-        l * routed_tokens * (up_width + intermediate_) * a, elementwise_, tokens, l);
-  price(cost.at(OperatorKind::MlpDown), l * 2 * routed_tokens * intermediate_ * hidden_,
-        l * (experts_read * intermediate_ * hidden_ * weight_bytes_ +
-             routed_tokens * intermediate_ * a + tokens * hidden_ * a),
+  // An MoE model's dense layers (DeepSeek's first three, Llama 4's interleaved ones) run
+  // one MLP of their own width.
+  const double m = moe_ ? moe_layers_ : l;
+  const double dl = moe_ ? dense_layers_ : 0;
+  const double dense_up = (gated_ ? 2 : 1) * dense_intermediate_;
+  const double di = dense_intermediate_;
+  const auto dense = [&](double value) { return dl > 0 ? value : 0.0; };
+  price(cost.at(OperatorKind::MlpUp),
+        m * (2 * routed_tokens * hidden_ * up_width + router_flops) +
+            dense(dl * 2 * tokens * hidden_ * dense_up),
+        m * (experts_read * hidden_ * up_width * weight_bytes_ + tokens * hidden_ * a +
+             routed_tokens * up_width * a) +
+            dense(dl * (hidden_ * dense_up * weight_bytes_ + tokens * (hidden_ + dense_up) * a)),
+        up, tokens, moe_ ? 2 * m + dl : l, 0,
+        m * experts_read * gemm_idle_flops(expert_tokens, up_width, hidden_, tiling(up)) +
+            dense(dl * gemm_idle_flops(tokens, dense_up, hidden_, tiling(up))));
+  price(
+      cost.at(OperatorKind::MlpAct),
+      m * 4 * routed_tokens * intermediate_ + dense(dl * 4 * tokens * di),
+      m * routed_tokens * (up_width + intermediate_) * a + dense(dl * tokens * (dense_up + di) * a),
+      elementwise_, tokens, l);
+  price(cost.at(OperatorKind::MlpDown),
+        m * 2 * routed_tokens * intermediate_ * hidden_ + dense(dl * 2 * tokens * di * hidden_),
+        m * (experts_read * intermediate_ * hidden_ * weight_bytes_ +
+             routed_tokens * intermediate_ * a + tokens * hidden_ * a) +
+            dense(dl * (di * hidden_ * weight_bytes_ + tokens * (di + hidden_) * a)),
         down, tokens, l, 0,
-        l * experts_read * gemm_idle_flops(expert_tokens, hidden_, intermediate_, tiling(down)));
+        m * experts_read * gemm_idle_flops(expert_tokens, hidden_, intermediate_, tiling(down)) +
+            dense(dl * gemm_idle_flops(tokens, hidden_, di, tiling(down))));
 
   // Two norms (read and write the hidden state), two residual adds (read two, write one),
   // rotary embedding of Q and K, and the embedding gather: all streaming kernels. Fused,
@@ -248,15 +339,24 @@ RooflineModel::StepOverheads RooflineModel::step_overheads(const BatchShape& sha
 RooflineModel::DecodeAttention RooflineModel::decode_attention(
     std::int64_t sequences) const noexcept {
   const double n = static_cast<double>(sequences);
-  const double q_width = heads_ * head_dim_;
-  const double kv_width = kv_heads_ * head_dim_;
+  const double q_width = attention_q_width_;
+  const double kv_width = attention_kv_width_;
   const KernelWork per_sequence =
       decode_attention_work(n, 0, q_width, kv_width, activation_bytes_, kv_bytes_);
   const KernelCeilings& ceilings = kernels_.decode_attention;
   const double l = layers_;
   const double size = std::max(n, 1.0);
   DecodeAttention d;
-  d.layers = l;
+  d.layers = full_layers_;
+  d.window_layers = window_layers_;
+  d.window_keys = n * window_tokens_;
+  d.chunk_layers = chunk_layers_;
+  d.chunk_keys = n * chunk_tokens_;
+  // A recurrent layer's decode: the state decays, takes one rank-one update and is read out
+  // (about 6 FLOPs per element), read and written once per sequence in 16 bits.
+  d.recurrent_layers = recurrent_layers_;
+  d.recurrent_flops = 6 * recurrent_state_elements_ * n;
+  d.recurrent_bytes = 2 * recurrent_state_elements_ * activation_bytes_ * n;
   d.q_width = q_width;
   d.kv_width = kv_width;
   d.kv_bytes = kv_bytes_;

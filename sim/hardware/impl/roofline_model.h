@@ -67,22 +67,45 @@ class RooflineModel final : public IExecutionTimeModel {
   // does not depend on the context worked out once. It has no masked pairs and no idle tile
   // slots (decode_attention_work counts none), so those terms of KernelCeilings::compute_s
   // are left out: adding their zeros would not change a bit.
+  //
+  // Layer groups (kv_spec.h): `layers` full-attention layers read every cached key; the
+  // windowed layers read at most W (chunked: C) keys per sequence, priced from the sums as
+  // min(context, sequences x W), exact when every context is past the window or none is;
+  // recurrent layers read and write their state once per sequence, whatever the context.
   struct DecodeAttention {
     double layers, q_width, kv_width, kv_bytes, sequence_bytes;
     double compute_flops_per_s, memory_bytes_per_s, compute_efficiency, memory_efficiency;
     double compute_scale, memory_scale, fixed_s;
+    // Windowed layers and the keys they read at most (sequences x W, summed over layers).
+    double window_layers = 0, window_keys = 0, chunk_layers = 0, chunk_keys = 0;
+    // Recurrent layers' work for all sequences, per layer.
+    double recurrent_layers = 0, recurrent_flops = 0, recurrent_bytes = 0;
     // Per layer.
     double flops(double context) const noexcept { return 4 * q_width * context; }
     double bytes(double context) const noexcept {
       return context * 2 * kv_width * kv_bytes + sequence_bytes;
     }
+    // The windowed and recurrent layers' FLOPs and bytes: exactly 0 for a model without them,
+    // so that adding them leaves the full layers' figures unchanged to the bit.
+    double extra_flops(double context) const noexcept {
+      if (window_layers + chunk_layers + recurrent_layers == 0) return 0;
+      return window_layers * flops(std::min(context, window_keys)) +
+             chunk_layers * flops(std::min(context, chunk_keys)) +
+             recurrent_layers * recurrent_flops;
+    }
+    double extra_bytes(double context) const noexcept {
+      if (window_layers + chunk_layers + recurrent_layers == 0) return 0;
+      return window_layers * bytes(std::min(context, window_keys)) +
+             chunk_layers * bytes(std::min(context, chunk_keys)) +
+             recurrent_layers * recurrent_bytes;
+    }
     // The whole stage.
     KernelTime time(double context) const noexcept {
       KernelTime t;
-      t.compute_s =
-          (layers * flops(context)) / compute_flops_per_s * compute_scale / compute_efficiency;
-      t.memory_s =
-          (layers * bytes(context)) / memory_bytes_per_s / memory_efficiency * memory_scale;
+      t.compute_s = (layers * flops(context) + extra_flops(context)) / compute_flops_per_s *
+                    compute_scale / compute_efficiency;
+      t.memory_s = (layers * bytes(context) + extra_bytes(context)) / memory_bytes_per_s /
+                   memory_efficiency * memory_scale;
       t.time_s = std::max(t.compute_s, t.memory_s) + fixed_s;
       return t;
     }
@@ -119,6 +142,21 @@ class RooflineModel final : public IExecutionTimeModel {
   double layers_, hidden_, heads_, kv_heads_, head_dim_, intermediate_, vocab_;
   double experts_, experts_per_token_;
   double weight_bytes_, other_weight_bytes_, activation_bytes_, kv_bytes_;
+  // The stage's layers by kind (see ModelSpec): attention layers by how they read the cache,
+  // and MoE layers against dense ones (moe_layers_ + dense_layers_ = layers_).
+  double full_layers_ = 0, window_layers_ = 0, chunk_layers_ = 0, recurrent_layers_ = 0;
+  double window_tokens_ = 0, chunk_tokens_ = 0;
+  double moe_layers_ = 0, dense_layers_ = 0, dense_intermediate_ = 0, shared_experts_ = 0;
+  // Attention projections per layer, averaged over the stage's layers: the widths of the
+  // GEMMs before (qkv: Q, K, V, MLA's down and up projections, a recurrent layer's input
+  // projections) and after (o) the attention, so that MLA, gated queries and recurrent
+  // layers stream their own weights.
+  double qkv_width_ = 0, o_width_ = 0, attention_weight_bytes_ = 0;
+  // Attention's widths as the kernels see them: query width for FLOPs and the KV values per
+  // token (MLA: one latent; decode absorbs the up projections into the query and output).
+  double attention_q_width_ = 0, attention_kv_width_ = 0;
+  // A recurrent layer's state elements per sequence on this GPU (0 without such layers).
+  double recurrent_state_elements_ = 0;
   double compute_flops_per_s_, memory_bytes_per_s_;
   double all_reduce_latency_s_;  // the engine's custom all-reduce, else the hardware's
   KernelClasses kernels_;        // the hardware's, scaled by the engine's kernel factors
