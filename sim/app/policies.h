@@ -26,8 +26,10 @@ namespace servesim {
 // The built-in policies, by the names configs use, each with the parameters it reads from its
 // config section (scheduler.*, allocator.*, cost_model.*). Each registry is built on demand:
 // no global state.
+// `prefix_caching`: engine.enable_prefix_caching; an allocator that cannot share KV ignores it.
 using AllocatorFactory = std::function<std::unique_ptr<IKvCacheAllocator>(
-    const PolicyParameters& parameters, std::int64_t capacity_tokens, std::int64_t max_len_tokens)>;
+    const PolicyParameters& parameters, std::int64_t capacity_tokens, std::int64_t max_len_tokens,
+    bool prefix_caching)>;
 // A scheduler and the allocators whose mechanics it works with.
 struct SchedulerFactory {
   std::vector<std::string> allocators;

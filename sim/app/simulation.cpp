@@ -115,7 +115,8 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   std::vector<std::unique_ptr<Replica>> replicas;
   std::int64_t allocator_capacity_tokens = 0;  // what the allocator holds: whole blocks
   for (std::int64_t i = 0; i < config.replicas; ++i) {
-    auto allocator = allocator_entry.factory(config.allocator.parameters, capacity_tokens, max_len);
+    auto allocator = allocator_entry.factory(config.allocator.parameters, capacity_tokens, max_len,
+                                             config.engine.enable_prefix_caching);
     allocator_capacity_tokens = allocator->capacity_tokens();
     replicas.push_back(std::make_unique<Replica>(
         static_cast<std::int32_t>(i), std::move(allocator),

@@ -85,6 +85,8 @@ class Replica {
   template <bool kDecodeRun>
   void complete_steps(const BatchPlan& plan, SimTime at, std::vector<Request*>& finished,
                       std::int64_t later_steps, SimTime last_at);
+  // The plan's steps are complete: the blocks they computed join the prefix cache.
+  void commit_computed(const BatchPlan& plan);
   std::int64_t next_final_tokens() const {
     const auto& waiting = queues_.waiting();
     return waiting.empty() ? 0 : waiting.front()->final_tokens();

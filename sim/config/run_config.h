@@ -69,8 +69,9 @@ struct RunConfig {
     EngineCosts costs;
     // Advance runs of decode iterations in bulk (same results, faster); see Replica.
     bool bulk_decode = true;
-    // vLLM's enable_prefix_caching, recorded as given. servesim has no prefix cache yet, so it
-    // changes nothing: every prompt token is computed.
+    // vLLM's enable_prefix_caching: automatic prefix caching in the paged allocator (the
+    // contiguous one shares nothing). Requests hit only when the workload says what their
+    // tokens are (IWorkloadSource::last_content).
     bool enable_prefix_caching = false;
   } engine;
 };

@@ -22,6 +22,7 @@ inline void admit(Request& request, std::int64_t cached_tokens = 0) {
                          std::to_string(request.tokens()) + " tokens, more than 2^31");
   }
   request.state = RequestState::Running;
+  if (request.preemptions == 0) request.cached_prompt_tokens = cached_tokens;
   request.computed_tokens = cached_tokens;
   request.prefill_end_tokens = static_cast<std::int32_t>(request.tokens());
 }
