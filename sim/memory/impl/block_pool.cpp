@@ -11,25 +11,32 @@ BlockPool::BlockPool(std::int64_t total_blocks, bool prefix_caching)
   if (total_blocks > INT32_MAX - 1) {
     throw InfeasibleError("the KV cache holds more than 2^31 blocks; use a larger block size");
   }
-  const auto total = static_cast<std::size_t>(total_blocks);
-  if (!caching_) {
-    // Lowest ids on top, so a fresh cache hands out blocks 0, 1, 2, ...
-    free_list_.reserve(total);
-    for (std::int64_t id = total_blocks - 1; id >= 0; --id)
-      free_list_.push_back(static_cast<std::int32_t>(id));
-    return;
+  // Lowest ids on top, so a fresh cache hands out blocks 0, 1, 2, ...
+  free_list_.reserve(static_cast<std::size_t>(total_blocks));
+  for (std::int64_t id = total_blocks - 1; id >= 0; --id)
+    free_list_.push_back(static_cast<std::int32_t>(id));
+}
+
+void BlockPool::form_queue() {
+  if (counted_ != 0) {
+    throw InvariantError("paged allocator: a block named while decode rounds hold counted ones");
   }
-  // The queue 0, 1, 2, ... from its front; the sentinel closes the ring.
-  next_.resize(total + 1);
-  prev_.resize(total + 1);
-  for (std::size_t id = 0; id <= total; ++id) {
-    next_[id] = static_cast<std::int32_t>(id == total ? 0 : id + 1);
-    prev_[id] = static_cast<std::int32_t>(id == 0 ? total : id - 1);
-  }
-  queued_ = total_blocks;
-  ref_.assign(total, 0);
+  const auto total = static_cast<std::size_t>(total_);
+  next_.assign(total + 1, 0);
+  prev_.assign(total + 1, 0);
+  ref_.assign(total, 1);  // held by one sequence: nothing is shared before a name
   hash_.assign(total, 0);
   named_.assign(total, 0);
+  // The sentinel alone, then the stack from its top.
+  next_[total] = prev_[total] = static_cast<std::int32_t>(total);
+  queued_ = 0;
+  for (auto it = free_list_.rbegin(); it != free_list_.rend(); ++it) {
+    push_back(*it);
+    ref_[static_cast<std::size_t>(*it)] = 0;
+  }
+  free_list_.clear();
+  free_list_.shrink_to_fit();
+  queue_ = true;
 }
 
 void BlockPool::unlink(std::int32_t block) {
@@ -64,7 +71,7 @@ std::int32_t BlockPool::pop_front() {
 }
 
 void BlockPool::give_back(std::span<const std::int32_t> blocks) {
-  if (!caching_) {
+  if (!queue_) {
     free_list_.insert(free_list_.end(), blocks.rbegin(), blocks.rend());
     free_ += static_cast<std::int64_t>(blocks.size());
     return;
@@ -99,6 +106,7 @@ void BlockPool::share(std::int32_t block) {
 }
 
 bool BlockPool::name(std::int32_t block, std::uint64_t hash) {
+  if (!queue_) form_queue();
   const auto b = static_cast<std::size_t>(block);
   if (named_[b] != 0) return false;
   if (!cached_.try_emplace(hash, block).second) return false;
@@ -108,7 +116,7 @@ bool BlockPool::name(std::int32_t block, std::uint64_t hash) {
 }
 
 void BlockPool::drop_counted() {
-  if (caching_) {
+  if (queue_) {
     counted_blocks_.clear();
     return;
   }

@@ -20,6 +20,12 @@ namespace servesim {
 // freed by its last holder keeps its hash and can be hit until it is taken again, which
 // evicts it. A hash names at most one block.
 //
+// Until the first block is named, every free block is anonymous and any order of them is
+// as good as vLLM's (which one a sequence takes shows in no hit and no eviction), so a pool
+// with prefix caching keeps the stack until then and turns it into the queue, the next block
+// to take at its front, when it names its first block: a workload whose requests carry no
+// content (nothing is ever named) pays nothing for prefix caching.
+//
 // Decode rounds may count blocks as taken before they are handed to tables (count_taken),
 // so that a run of rounds can hand them out table by table in one pass (see
 // DecodeCohort::hand_out); drop_counted then forgets them.
@@ -33,11 +39,13 @@ class BlockPool {
   std::int64_t free() const { return free_; }
   std::int64_t used() const { return total_ - free_; }
   bool prefix_caching() const { return caching_; }
+  // Whether the free blocks are in the queue (prefix caching, once a block was named).
+  bool queued() const { return queue_; }
 
   // Takes `count` free blocks onto the end of `blocks`, in the order they leave the pool
   // (evicting cached ones). The caller has checked that they are free.
   void take(std::int64_t count, std::vector<std::int32_t>& blocks) {
-    if (caching_) {
+    if (queue_) {
       for (std::int64_t i = 0; i < count; ++i)
         blocks.push_back(pop_front());
     } else {
@@ -53,11 +61,11 @@ class BlockPool {
   void give_back(std::span<const std::int32_t> blocks);
 
   // Counts `count` blocks as taken, to be handed out by the caller (DecodeCohort::hand_out)
-  // before drop_counted: without prefix caching they stay on the free list (the k-th counted
-  // since the last drop_counted is free_list()[size - 1 - k]); with it they leave the queue
-  // now, the k-th counted being counted_blocks()[k].
+  // before drop_counted: on the free stack they stay on it (the k-th counted since the last
+  // drop_counted is free_list()[size - 1 - k]); from the queue they leave now, the k-th
+  // counted being counted_blocks()[k].
   void count_taken(std::int64_t count) {
-    if (caching_) {
+    if (queue_) {
       for (std::int64_t i = 0; i < count; ++i)
         counted_blocks_.push_back(pop_front());
     } else {
@@ -90,7 +98,7 @@ class BlockPool {
   // used + free == total, the free order holds exactly the free blocks, and (with prefix
   // caching) the cached free blocks are among them.
   bool conserved() const {
-    if (caching_) {
+    if (queue_) {
       return free_ >= 0 && queued_ == free_ && cached_free_ >= 0 && cached_free_ <= free_ &&
              extra_holders_ >= 0;
     }
@@ -99,17 +107,20 @@ class BlockPool {
 
  private:
   std::int32_t pop_front();
+  // The stack becomes the queue: the block the stack would give next is at its front.
+  void form_queue();
   void push_back(std::int32_t block);
   void unlink(std::int32_t block);
 
   std::int64_t total_;
   std::int64_t free_;
   bool caching_;
-  // Without prefix caching.
+  bool queue_ = false;
+  // The free stack (without prefix caching, and with it until a block is named).
   std::int64_t counted_ = 0;             // counted by decode rounds, still on the free list
   std::vector<std::int32_t> free_list_;  // free block ids; taken from the back
-  // With prefix caching: the free queue, a doubly linked list through the blocks whose
-  // sentinel is block `total_` (next_[sentinel] is the front).
+  // The free queue (prefix caching, from the first name on): a doubly linked list through the
+  // blocks whose sentinel is block `total_` (next_[sentinel] is the front).
   std::vector<std::int32_t> next_;
   std::vector<std::int32_t> prev_;
   std::int64_t queued_ = 0;

@@ -84,7 +84,7 @@ void DecodeCohort::hand_out(std::int64_t rounds, std::size_t first_needing, Bloc
   // The run's k-th block: from the top of the free stack down, or (prefix caching) the k-th
   // the pool counted out of its free queue.
   const std::span<const std::int32_t> free_list = pool.free_list();
-  const bool queue = pool.prefix_caching();
+  const bool queue = pool.queued();
   const std::int32_t* first = queue ? pool.counted_blocks().data() : nullptr;
   const std::int32_t* top = queue ? nullptr : free_list.data() + free_list.size() - 1;
   for (std::size_t i = 0; i < handouts_.size(); ++i) {
