@@ -85,10 +85,11 @@ Registry<AllocatorFactory> allocator_registry() {
                     "watermark", 0.01,
                     "share of the blocks kept free when admitting prompts, for decode growth")},
                [](const PolicyParameters& parameters, std::int64_t capacity_tokens,
-                  std::int64_t /*max_len_tokens*/, bool prefix_caching) {
+                  std::int64_t /*max_len_tokens*/, const PrefixCacheOptions& prefix_cache) {
+                 const std::int64_t block_size = parameters.integer("block_size");
                  return std::make_unique<PagedAllocator>(
-                     capacity_tokens, parameters.integer("block_size"),
-                     parameters.number("watermark"), prefix_caching);
+                     capacity_tokens, block_size, parameters.number("watermark"),
+                     prefix_cache.enabled, prefix_cache.host_cache_tokens / block_size);
                });
   registry.add(
       "contiguous", "one region per request reserved at admission",
@@ -98,7 +99,12 @@ Registry<AllocatorFactory> allocator_registry() {
                              "where in the address space a region goes")},
       // Contiguous regions share nothing: prefix caching has no effect.
       [](const PolicyParameters& parameters, std::int64_t capacity_tokens,
-         std::int64_t max_len_tokens, bool /*prefix_caching*/) {
+         std::int64_t max_len_tokens, const PrefixCacheOptions& prefix_cache) {
+        if (prefix_cache.host_cache_tokens > 0) {
+          throw InputError("memory.host_cache_gib",
+                           "a host tier of the prefix cache needs the paged allocator; contiguous "
+                           "regions share nothing");
+        }
         auto reservation = reservation_registry()
                                .find(parameters.text("reservation"), "allocator.reservation")
                                .factory(parameters, capacity_tokens, max_len_tokens);

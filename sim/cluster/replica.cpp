@@ -164,11 +164,12 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   if (run_steps > 1) {
     first_s = runs_->price(plan, run_steps);
   } else {
-    // Swaps copy KV blocks over the host link before the forward pass can use the memory.
-    const double swap_s = swap_.bytes_per_s > 0
-                              ? static_cast<double>(plan.swap_in_tokens + plan.swap_out_tokens) *
-                                    swap_.bytes_per_token / swap_.bytes_per_s
-                              : 0.0;
+    // Swaps, and loads from a prefix cache's host tier, copy KV blocks over the host link
+    // before the forward pass can use the memory.
+    const std::int64_t copied = plan.swap_in_tokens + plan.swap_out_tokens + plan.host_load_tokens;
+    const double swap_s = swap_.bytes_per_s > 0 ? static_cast<double>(copied) *
+                                                      swap_.bytes_per_token / swap_.bytes_per_s
+                                                : 0.0;
     first_s = time_model_.estimate(plan.shape).total_time_s + swap_s;
   }
   const SimTime stage = SimTime::duration_from_seconds(first_s);

@@ -16,7 +16,8 @@
 
 namespace servesim {
 
-// The link KV blocks cross to reach host memory when preemption swaps them out.
+// The link KV blocks cross to reach host memory: when preemption swaps them out, and when a
+// prefix cache's host tier loads them back.
 struct SwapLink {
   double bytes_per_token = 0;  // KV bytes of one token on one GPU
   double bytes_per_s = 0;      // achieved host-link bandwidth of one GPU

@@ -37,6 +37,9 @@ struct RunConfig {
     std::optional<double> kv_capacity_gib;           // the same, as KV bytes per replica in GiB
     std::int64_t max_batched_tokens_reserve = 8192;  // activation reserve: see servesim kv
     double swap_space_gib = 4.0;  // host memory per GPU for preemption by swap (vLLM's default)
+    // The prefix cache's host tier, in GiB of KV per replica: blocks evicted from the GPU are
+    // kept there and loaded back over the host link; absent: no host tier.
+    std::optional<double> host_cache_gib;
   } memory;
 
   // The policies, by registry name, with the parameters each declares (see policies.h and

@@ -19,6 +19,13 @@ struct PrefixKey {
   std::int64_t tokens = 0;
 };
 
+// What admit_prefix found: the sequence's leading tokens it starts with computed, and how
+// many of those come back from a host tier over the host link (the rest were on the GPU).
+struct PrefixAdmission {
+  std::int64_t cached_tokens = 0;
+  std::int64_t host_tokens = 0;
+};
+
 // Where a replica's KV memory is, in token slots. The categories partition the capacity.
 struct KvUsage {
   std::int64_t capacity_tokens = 0;
@@ -82,16 +89,16 @@ class IKvCacheAllocator {
     return 0;
   }
   // can_admit / admit for a sequence the cache may hold a prefix of: `tokens` counts its
-  // cached tokens (cached_prefix_tokens, which admit returns and shares rather than
-  // allocates) plus those it computes first.
+  // cached tokens (cached_prefix_tokens, which admit returns: shared rather than allocated
+  // when on the GPU, loaded into fresh blocks from a host tier) plus those it computes first.
   virtual bool can_admit_prefix(const PrefixKey& key, std::int64_t tokens,
                                 std::int64_t final_tokens) const {
     (void)key;
     return can_admit(tokens, final_tokens);
   }
-  virtual std::int64_t admit_prefix(const PrefixKey& key, std::int64_t tokens,
-                                    std::int64_t final_tokens) {
-    return admit(key.sequence, tokens, final_tokens);
+  virtual PrefixAdmission admit_prefix(const PrefixKey& key, std::int64_t tokens,
+                                       std::int64_t final_tokens) {
+    return {admit(key.sequence, tokens, final_tokens), 0};
   }
   // A step completed: the sequence's first `computed_tokens` tokens are in the cache, and
   // its full blocks among them may now be hit by later look-ups.

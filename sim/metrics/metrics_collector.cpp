@@ -92,6 +92,7 @@ void MetricsCollector::on_request_finished(const RequestRecord& record) {
   normalized_s_per_token_.push_back(e2e_s / static_cast<double>(record.output_tokens));
   prompt_tokens_ += record.prompt_tokens;
   cached_prompt_tokens_ += record.cached_tokens;
+  host_cached_prompt_tokens_ += record.host_cached_tokens;
   output_tokens_ += record.output_tokens;
   preemptions_ += record.preemptions;
   if (record.cut_output_tokens > 0) {
@@ -206,6 +207,10 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
   s.prefix_cache_hit_rate = prompt_tokens_ > 0 ? static_cast<double>(cached_prompt_tokens_) /
                                                      static_cast<double>(prompt_tokens_)
                                                : 0.0;
+  s.prefix_cache_host_hit_rate =
+      prompt_tokens_ > 0
+          ? static_cast<double>(host_cached_prompt_tokens_) / static_cast<double>(prompt_tokens_)
+          : 0.0;
   s.preemptions = preemptions_;
   if (options_.slo_ttft_s || options_.slo_tpot_s || options_.slo_e2e_s) {
     s.slo_attainment =

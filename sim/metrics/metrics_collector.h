@@ -166,10 +166,11 @@ class MetricsCollector final {
 
   std::int64_t requests_rejected_ = 0;
   std::vector<std::pair<std::string, std::int64_t>> rejections_by_reason_;
-  std::int64_t prompt_tokens_ = 0;         // of completed requests
-  std::int64_t cached_prompt_tokens_ = 0;  // of completed requests, at first admission
-  std::int64_t output_tokens_ = 0;         // of completed requests
-  std::int64_t preemptions_ = 0;           // of completed requests
+  std::int64_t prompt_tokens_ = 0;              // of completed requests
+  std::int64_t cached_prompt_tokens_ = 0;       // of completed requests, at first admission
+  std::int64_t host_cached_prompt_tokens_ = 0;  // of those, from a host tier
+  std::int64_t output_tokens_ = 0;              // of completed requests
+  std::int64_t preemptions_ = 0;                // of completed requests
   std::int64_t requests_output_cut_ = 0;
   std::int64_t cut_output_tokens_ = 0;
   std::int64_t slo_met_ = 0;

@@ -22,6 +22,7 @@ struct RequestRecord {
   std::int32_t preemptions = 0;
   // Prompt tokens found in the prefix cache at its first admission.
   std::int64_t cached_tokens = 0;
+  std::int64_t host_cached_tokens = 0;  // of those, loaded from a host tier
   bool rejected = false;
   std::string reject_reason;  // empty unless rejected
 

@@ -54,6 +54,8 @@ nlohmann::json summary_to_json(const RunSummary& s) {
                     {"cached", finite(s.kv_memory.cached, "kv_memory.cached")}};
   j["preemptions"] = s.preemptions;
   j["prefix_cache_hit_rate"] = finite(s.prefix_cache_hit_rate, "prefix_cache_hit_rate");
+  j["prefix_cache_host_hit_rate"] =
+      finite(s.prefix_cache_host_hit_rate, "prefix_cache_host_hit_rate");
   if (s.slo_attainment) j["slo_attainment"] = finite(*s.slo_attainment, "slo_attainment");
   return j;
 }

@@ -26,6 +26,8 @@ struct BatchPlan {
   std::int64_t swap_in_tokens = 0;   // KV tokens copied back
   // Tokens admissions found in the prefix cache (first admissions and re-admissions).
   std::int64_t cached_tokens = 0;
+  // Of those, tokens loaded from a host tier over the host link before the iteration.
+  std::int64_t host_load_tokens = 0;
   // Whether any request of the plan has content (Request::has_content): only then does the
   // replica commit computed blocks to the prefix cache when the plan completes.
   bool has_content = false;
@@ -43,6 +45,7 @@ struct BatchPlan {
     swap_out_tokens = 0;
     swap_in_tokens = 0;
     cached_tokens = 0;
+    host_load_tokens = 0;
     has_content = false;
     decode_sequences.clear();
     fewest_tokens_left = std::numeric_limits<std::int64_t>::max();

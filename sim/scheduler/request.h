@@ -56,6 +56,7 @@ struct alignas(64) Request {
   std::shared_ptr<const std::vector<std::uint64_t>> block_hashes;
   // Prompt tokens found in the prefix cache at its first admission (0 without caching).
   std::int64_t cached_prompt_tokens = 0;
+  std::int64_t host_cached_prompt_tokens = 0;  // of those, loaded from a host tier
 
   std::int64_t tokens() const { return spec.prompt_tokens + generated_tokens; }
   // Tokens a step may still compute before the request samples its next token.

@@ -21,12 +21,13 @@ bool any_in_flight(const RequestQueues& queues) {
 void admit_first_waiting(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
                          std::int64_t tokens) {
   Request* request = queues.pop_waiting();
-  const std::int64_t cached =
+  const PrefixAdmission found =
       allocator.admit_prefix(prefix_key(*request), tokens, request->final_tokens());
-  admit(*request, cached);
+  admit(*request, found.cached_tokens, found.host_tokens);
   queues.add_running(request);
-  plan.cached_tokens += cached;
-  plan.add_prefill(request, tokens - cached);
+  plan.cached_tokens += found.cached_tokens;
+  plan.host_load_tokens += found.host_tokens;
+  plan.add_prefill(request, tokens - found.cached_tokens);
 }
 
 GrowthOutcome preempt_to_grow(Request* request, std::int64_t tokens, RequestQueues& queues,

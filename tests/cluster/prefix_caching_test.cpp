@@ -233,3 +233,34 @@ TEST_CASE("routed by cached prefix, a shared system prompt hits on every request
   CHECK(aware_hits == 5 * 192);
   CHECK(rotating_hits == 4 * 192);  // each replica's first request misses
 }
+
+TEST_CASE("a host tier's hit is loaded over the host link instead of recomputed",
+          "[cluster][prefix]") {
+  // 20 GPU blocks: a request without content in between evicts the system prompt to the
+  // host tier, from which the third request loads its 12 blocks at 1,000 tokens/s.
+  const std::vector<RequestSpec> requests{at(0.0, 0, 240, 20), at(1.0, 1, 310, 5),
+                                          at(2.0, 2, 240, 20)};
+  const std::vector<TokenContent> contents{{{42, 200}, {1000, 40}}, {}, {{42, 200}, {1002, 40}}};
+  const auto ttft_of_third = [&](std::int64_t host_blocks) {
+    Recorder recorder;
+    const FixedTimeModel model(0.010, 0.001);
+    ContentSource source(requests, contents);
+    std::vector<std::unique_ptr<Replica>> list;
+    list.push_back(std::make_unique<Replica>(
+        0, std::make_unique<PagedAllocator>(320, 16, 0.0, true, host_blocks),
+        std::make_unique<VllmV1Scheduler>(VllmV1SchedulerOptions{}), model, 1, 8192, recorder,
+        SwapLink{1.0, 1000.0}));
+    Cluster cluster(std::move(list), std::make_unique<RoundRobinRouter>(), source, recorder);
+    REQUIRE(cluster.run().finished == 3);
+    for (const Request& r : recorder.finished) {
+      if (r.spec.id != 2) continue;
+      CHECK(r.cached_prompt_tokens == (host_blocks > 0 ? 192 : 0));
+      CHECK(r.host_cached_prompt_tokens == r.cached_prompt_tokens);
+      return (r.first_token - r.spec.arrival).seconds();
+    }
+    FAIL("request 2 did not finish");
+    return 0.0;
+  };
+  CHECK(ttft_of_third(0) == Approx(0.010 + 0.240));
+  CHECK(ttft_of_third(20) == Approx(0.010 + 0.048 + 0.192));
+}

@@ -465,7 +465,7 @@ TEST_CASE("prefix caching keeps its books: holders, shared blocks, categories", 
             held.erase(it);
             continue;
           }
-          REQUIRE(a.admit_prefix(key, s.tokens, s.final_tokens) == cached);
+          REQUIRE(a.admit_prefix(key, s.tokens, s.final_tokens).cached_tokens == cached);
           hits += cached > 0 ? 1 : 0;
           preempted.erase(id);
           if (id == next_id) ++next_id;

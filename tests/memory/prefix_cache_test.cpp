@@ -32,7 +32,7 @@ std::int64_t admit_prompt(PagedAllocator& a, std::int64_t sequence,
   const PrefixKey k = key(sequence, hashes, tokens);
   const std::int64_t looked_up = a.cached_prefix_tokens(k);
   REQUIRE(a.can_admit_prefix(k, tokens, tokens + 10));
-  const std::int64_t cached = a.admit_prefix(k, tokens, tokens + 10);
+  const std::int64_t cached = a.admit_prefix(k, tokens, tokens + 10).cached_tokens;
   REQUIRE(cached == looked_up);
   return cached;
 }
@@ -188,4 +188,39 @@ TEST_CASE("without prefix caching the paged allocator shares nothing", "[memory]
   a.release(0);
   CHECK(a.cached_prefix_tokens(key(1, hashes, 40)) == 0);
   CHECK(a.usage(0).cached == 0);
+}
+
+TEST_CASE("a host tier keeps blocks evicted from the GPU, least recently used dropped first",
+          "[memory][prefix]") {
+  // 8 GPU blocks and a host tier of 3.
+  PagedAllocator a(8 * kBlock, kBlock, 0.0, true, 3);
+  const auto first = hashes_of({{1, 80}});
+  admit_prompt(a, 0, first, 65);  // 5 blocks, 4 full ones named
+  a.commit_computed(0, 65);
+  a.release(0);
+  // A request without content takes all 8 blocks: the 4 cached ones are evicted, tail first
+  // (blocks 3, 2, 1, 0 of the prompt), and the host keeps the last 3 evicted: 2, 1, 0.
+  a.admit(1, 8 * kBlock, 8 * kBlock + 1);
+  CHECK(a.usage(0).cached == 0);
+  CHECK(a.cached_prefix_tokens(key(2, first, 80)) == 48);
+  a.release(1);
+  // Admitted from the host: 3 blocks loaded into fresh ones, the rest computed.
+  const PrefixKey k = key(2, first, 80);
+  REQUIRE(a.can_admit_prefix(k, 80, 90));
+  const PrefixAdmission found = a.admit_prefix(k, 80, 90);
+  CHECK(found.cached_tokens == 48);
+  CHECK(found.host_tokens == 48);
+  CHECK(a.free_blocks() == 3);
+  check_partition(a);
+  // Once computed (loaded) they are named on the GPU again.
+  a.commit_computed(2, 80);
+  CHECK(a.cached_prefix_tokens(key(3, first, 81)) == 80);
+  // Without a host tier the evicted blocks are gone.
+  PagedAllocator b = caching(8);
+  admit_prompt(b, 0, first, 65);
+  b.commit_computed(0, 65);
+  b.release(0);
+  b.admit(1, 8 * kBlock, 8 * kBlock + 1);
+  b.release(1);
+  CHECK(b.cached_prefix_tokens(key(2, first, 80)) == 0);
 }

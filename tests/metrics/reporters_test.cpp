@@ -84,6 +84,7 @@ const std::set<std::string> kSummaryKeys{"requests_completed",
                                          "kv_memory",
                                          "preemptions",
                                          "prefix_cache_hit_rate",
+                                         "prefix_cache_host_hit_rate",
                                          "itl_relative_error"};
 
 std::set<std::string> keys_of(const nlohmann::json& object) {

@@ -6,8 +6,9 @@
 
 namespace servesim {
 
-BlockPool::BlockPool(std::int64_t total_blocks, bool prefix_caching)
+BlockPool::BlockPool(std::int64_t total_blocks, bool prefix_caching, std::int64_t host_cache_blocks)
     : total_(total_blocks), free_(total_blocks), caching_(prefix_caching) {
+  if (caching_ && host_cache_blocks > 0) host_.emplace(host_cache_blocks);
   if (total_blocks > INT32_MAX - 1) {
     throw InfeasibleError("the KV cache holds more than 2^31 blocks; use a larger block size");
   }
@@ -61,8 +62,10 @@ std::int32_t BlockPool::pop_front() {
   const auto b = static_cast<std::size_t>(block);
   unlink(block);
   if (named_[b] != 0) {
-    // Evicted: its KV is overwritten, so its hash names nothing any more.
+    // Evicted: its KV is overwritten, so its hash names nothing any more on the GPU; a
+    // host tier keeps its copy.
     cached_.erase(hash_[b]);
+    if (host_) host_->insert(hash_[b]);
     named_[b] = 0;
     --cached_free_;
   }

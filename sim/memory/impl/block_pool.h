@@ -1,9 +1,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
+
+#include "sim/memory/impl/host_block_cache.h"
 
 namespace servesim {
 
@@ -32,7 +35,9 @@ namespace servesim {
 class BlockPool {
  public:
   // Throws InfeasibleError for fewer than one block or more than 2^31 (block ids are 32-bit).
-  explicit BlockPool(std::int64_t total_blocks, bool prefix_caching = false);
+  // `host_cache_blocks` > 0: evicted named blocks go to a host tier of that many blocks.
+  explicit BlockPool(std::int64_t total_blocks, bool prefix_caching = false,
+                     std::int64_t host_cache_blocks = 0);
 
   std::int64_t total() const { return total_; }
   // Blocks no sequence holds (cached ones included: they are free for allocation).
@@ -89,6 +94,9 @@ class BlockPool {
   // The block's tokens are computed: it is named by `hash` unless another block already is
   // (then it stays anonymous, and is not registered twice). Whether it was registered.
   bool name(std::int32_t block, std::uint64_t hash);
+  // The host tier (nullptr without one).
+  HostBlockCache* host() { return host_ ? &*host_ : nullptr; }
+  const HostBlockCache* host() const { return host_ ? &*host_ : nullptr; }
   // Free blocks holding a hash (evictable, hittable).
   std::int64_t cached_free() const { return cached_free_; }
   // Holders beyond the first, summed over blocks: the slots counted once per holder that
@@ -131,6 +139,7 @@ class BlockPool {
   std::unordered_map<std::uint64_t, std::int32_t> cached_;  // hash -> block
   std::int64_t cached_free_ = 0;
   std::int64_t extra_holders_ = 0;
+  std::optional<HostBlockCache> host_;
 };
 
 }  // namespace servesim

@@ -28,10 +28,11 @@ std::int64_t whole_blocks(std::int64_t capacity_tokens, std::int64_t block_size)
 }  // namespace
 
 PagedAllocator::PagedAllocator(std::int64_t capacity_tokens, std::int64_t block_size,
-                               double watermark_fraction, bool prefix_caching)
+                               double watermark_fraction, bool prefix_caching,
+                               std::int64_t host_cache_blocks)
     : block_size_(block_size),
       watermark_blocks_(0),
-      pool_(whole_blocks(capacity_tokens, block_size), prefix_caching),
+      pool_(whole_blocks(capacity_tokens, block_size), prefix_caching, host_cache_blocks),
       cohort_(block_size) {
   watermark_blocks_ = static_cast<std::int64_t>(
       std::floor(watermark_fraction * static_cast<double>(pool_.total())));
@@ -97,7 +98,7 @@ std::int64_t PagedAllocator::for_each_hit(const PrefixKey& key, std::int64_t max
                                           Hit hit) const {
   if (!pool_.prefix_caching() || key.block_hashes.empty()) return 0;
   // vLLM: a hit covers at most tokens - 1, so that the last token is computed and sampled.
-  const std::int64_t cap = std::min(max_blocks, (key.tokens - 1) / block_size_);
+  const std::int64_t cap = hit_cap(key, max_blocks);
   std::int64_t hits = 0;
   for (; hits < cap; ++hits) {
     const std::int32_t block = pool_.find(identity(key.sequence, key.block_hashes, hits));
@@ -107,15 +108,27 @@ std::int64_t PagedAllocator::for_each_hit(const PrefixKey& key, std::int64_t max
   return hits;
 }
 
+std::int64_t PagedAllocator::host_hits(const PrefixKey& key, std::int64_t gpu_hits,
+                                       std::int64_t max_blocks) const {
+  const HostBlockCache* host = pool_.host();
+  if (host == nullptr || key.block_hashes.empty()) return 0;
+  const std::int64_t cap = hit_cap(key, max_blocks);
+  std::int64_t k = gpu_hits;
+  while (k < cap && host->contains(identity(key.sequence, key.block_hashes, k)))
+    ++k;
+  return k - gpu_hits;
+}
+
 std::int64_t PagedAllocator::cached_prefix_tokens(const PrefixKey& key) const {
-  return for_each_hit(key, INT64_MAX, [](std::int32_t) {}) * block_size_;
+  const std::int64_t gpu = for_each_hit(key, INT64_MAX, [](std::int32_t) {});
+  return (gpu + host_hits(key, gpu, INT64_MAX)) * block_size_;
 }
 
 bool PagedAllocator::can_admit_prefix(const PrefixKey& key, std::int64_t tokens,
                                       std::int64_t final_tokens) const {
   if (!pool_.prefix_caching() || key.block_hashes.empty()) return can_admit(tokens, final_tokens);
   // Hit blocks are held, not allocated; but a free one leaves the free blocks (vLLM's
-  // evictable computed blocks).
+  // evictable computed blocks). Blocks loaded from the host tier take fresh blocks.
   std::int64_t reviving = 0;
   const std::int64_t hits = for_each_hit(key, tokens / block_size_, [&](std::int32_t block) {
     reviving += pool_.is_free(block) ? 1 : 0;
@@ -125,10 +138,10 @@ bool PagedAllocator::can_admit_prefix(const PrefixKey& key, std::int64_t tokens,
   return pool_.free() - needed >= watermark_blocks_;
 }
 
-std::int64_t PagedAllocator::admit_prefix(const PrefixKey& key, std::int64_t tokens,
-                                          std::int64_t final_tokens) {
+PrefixAdmission PagedAllocator::admit_prefix(const PrefixKey& key, std::int64_t tokens,
+                                             std::int64_t final_tokens) {
   if (!pool_.prefix_caching() || key.block_hashes.empty()) {
-    return admit(key.sequence, tokens, final_tokens);
+    return {admit(key.sequence, tokens, final_tokens), 0};
   }
   if (!can_admit_prefix(key, tokens, final_tokens)) {
     throw InvariantError("kv_within_capacity", "paged allocator: admitted sequence " +
@@ -148,13 +161,19 @@ std::int64_t PagedAllocator::admit_prefix(const PrefixKey& key, std::int64_t tok
     pool_.share(block);
     t->blocks.push_back(block);
   });
-  const std::int64_t cached = hits * block_size_;
+  // The host tier's blocks after them are loaded into fresh blocks (taken with the rest
+  // below), and named once the step that loads them completes.
+  const std::int64_t loaded = host_hits(key, hits, tokens / block_size_);
+  if (HostBlockCache* host = pool_.host()) {
+    for (std::int64_t k = hits; k < hits + loaded; ++k)
+      host->touch(identity(key.sequence, key.block_hashes, k));
+  }
   t->committed_blocks = hits;
-  t->tokens = cached;
+  t->tokens = hits * block_size_;
   t->spare = 0;
-  token_states_ += cached;
-  grow(*t, tokens - cached);
-  return cached;
+  token_states_ += t->tokens;
+  grow(*t, tokens - t->tokens);
+  return {(hits + loaded) * block_size_, loaded * block_size_};
 }
 
 void PagedAllocator::commit_computed(std::int64_t sequence, std::int64_t computed_tokens) {

@@ -33,8 +33,11 @@ namespace servesim {
 // last decode batch's tables lazily.
 class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAllocator {
  public:
+  // `host_cache_blocks` > 0 (prefix caching only): a host tier of that many blocks keeps
+  // blocks evicted from the GPU, and a hit on them loads them back (PrefixAdmission).
   PagedAllocator(std::int64_t capacity_tokens, std::int64_t block_size,
-                 double watermark_fraction = 0.01, bool prefix_caching = false);
+                 double watermark_fraction = 0.01, bool prefix_caching = false,
+                 std::int64_t host_cache_blocks = 0);
 
   bool fits_when_empty(std::int64_t final_tokens) const override;
   bool can_admit(std::int64_t tokens, std::int64_t final_tokens) const override;
@@ -51,8 +54,8 @@ class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAlloca
   std::int64_t cached_prefix_tokens(const PrefixKey& key) const override;
   bool can_admit_prefix(const PrefixKey& key, std::int64_t tokens,
                         std::int64_t final_tokens) const override;
-  std::int64_t admit_prefix(const PrefixKey& key, std::int64_t tokens,
-                            std::int64_t final_tokens) override;
+  PrefixAdmission admit_prefix(const PrefixKey& key, std::int64_t tokens,
+                               std::int64_t final_tokens) override;
   void commit_computed(std::int64_t sequence, std::int64_t computed_tokens) override;
 
   KvUsage usage(std::int64_t next_final_tokens) const override;
@@ -111,6 +114,13 @@ class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAlloca
   // many.
   template <class Hit>
   std::int64_t for_each_hit(const PrefixKey& key, std::int64_t max_blocks, Hit hit) const;
+  // After `gpu_hits` blocks found on the GPU, the blocks that follow them in the host tier,
+  // up to `max_blocks` hits in all: how many.
+  std::int64_t host_hits(const PrefixKey& key, std::int64_t gpu_hits,
+                         std::int64_t max_blocks) const;
+  std::int64_t hit_cap(const PrefixKey& key, std::int64_t max_blocks) const {
+    return std::min(max_blocks, (key.tokens - 1) / block_size_);
+  }
   // Tokens and physical token states differ by the slots of shared blocks counted once per
   // extra holder.
   std::int64_t physical_token_states() const {
