@@ -30,6 +30,7 @@ struct Options {
   std::int64_t requests = 0;        // 0: the scenario's count
   bool records = false;
   bool bulk_decode = true;
+  std::string prefix_caching;  // "on" or "off"; empty: the engine's default
   double rate_fraction = 0.9;
   double rate_per_s = 0;  // > 0: skip the capacity probe
   std::filesystem::path data_root;
@@ -77,6 +78,11 @@ Options parse(int argc, char** argv) {
       o.records = true;
     } else if (flag == "--no-bulk-decode") {
       o.bulk_decode = false;
+    } else if (flag == "--prefix-caching") {
+      o.prefix_caching = value();
+      if (o.prefix_caching != "on" && o.prefix_caching != "off") {
+        throw servesim::UsageError("--prefix-caching: expected on or off");
+      }
     } else if (flag == "--data-root") {
       o.data_root = value();
     } else if (flag == "--out") {
@@ -86,6 +92,7 @@ Options parse(int argc, char** argv) {
           "unknown flag " + flag +
           " (usage: servesim_bench --scenario 1|2|3|4 [--allocator paged|max|pow2|oracle] "
           "[--requests N] [--rate R | --rate-fraction F] [--records] [--no-bulk-decode] "
+          "[--prefix-caching on|off] "
           "[--data-root DIR] [--out DIR])");
     }
   }
@@ -157,6 +164,10 @@ Scenario build(const Options& o) {
   set(c, "output.request_records=" + std::string(o.records ? "true" : "false"));
   set(c, "output.iteration_records=" + std::string(o.records ? "true" : "false"));
   set(c, "engine.bulk_decode=" + std::string(o.bulk_decode ? "true" : "false"));
+  if (!o.prefix_caching.empty()) {
+    set(c,
+        "engine.enable_prefix_caching=" + std::string(o.prefix_caching == "on" ? "true" : "false"));
+  }
   if (o.requests > 0) s.requests = o.requests;
   set(c, "workload.num_requests=" + std::to_string(s.requests));
   return s;

@@ -14,6 +14,8 @@ void MetricsObserver::on_request_finished(const Request& request, SimTime now) {
   record.output_tokens = request.generated_tokens;
   record.cut_output_tokens = request.cut_output_tokens();
   record.preemptions = request.preemptions;
+  record.cached_tokens = request.cached_prompt_tokens;
+  record.host_cached_tokens = request.host_cached_prompt_tokens;
   collector_.on_request_finished(record);
 }
 

@@ -4,6 +4,7 @@
 
 #include "sim/cluster/impl/least_kv_router.h"
 #include "sim/cluster/impl/least_outstanding_router.h"
+#include "sim/cluster/impl/prefix_aware_router.h"
 #include "sim/cluster/impl/random_router.h"
 #include "sim/cluster/impl/round_robin_router.h"
 #include "sim/core/error.h"
@@ -84,10 +85,11 @@ Registry<AllocatorFactory> allocator_registry() {
                     "watermark", 0.01,
                     "share of the blocks kept free when admitting prompts, for decode growth")},
                [](const PolicyParameters& parameters, std::int64_t capacity_tokens,
-                  std::int64_t /*max_len_tokens*/) {
-                 return std::make_unique<PagedAllocator>(capacity_tokens,
-                                                         parameters.integer("block_size"),
-                                                         parameters.number("watermark"));
+                  std::int64_t /*max_len_tokens*/, const PrefixCacheOptions& prefix_cache) {
+                 const std::int64_t block_size = parameters.integer("block_size");
+                 return std::make_unique<PagedAllocator>(
+                     capacity_tokens, block_size, parameters.number("watermark"),
+                     prefix_cache.enabled, prefix_cache.host_cache_tokens / block_size);
                });
   registry.add(
       "contiguous", "one region per request reserved at admission",
@@ -95,8 +97,14 @@ Registry<AllocatorFactory> allocator_registry() {
                              "tokens reserved per request at admission"),
        ParameterSpec::policy("placement", placement_registry().menu(), "buddy",
                              "where in the address space a region goes")},
+      // Contiguous regions share nothing: prefix caching has no effect.
       [](const PolicyParameters& parameters, std::int64_t capacity_tokens,
-         std::int64_t max_len_tokens) {
+         std::int64_t max_len_tokens, const PrefixCacheOptions& prefix_cache) {
+        if (prefix_cache.host_cache_tokens > 0) {
+          throw InputError("memory.host_cache_gib",
+                           "a host tier of the prefix cache needs the paged allocator; contiguous "
+                           "regions share nothing");
+        }
         auto reservation = reservation_registry()
                                .find(parameters.text("reservation"), "allocator.reservation")
                                .factory(parameters, capacity_tokens, max_len_tokens);
@@ -275,6 +283,10 @@ Registry<RouterFactory> router_registry() {
            [](const RngStreams&) { return std::make_unique<LeastOutstandingRouter>(); })
       .add("least_kv", "the replica using the smallest share of its KV cache",
            [](const RngStreams&) { return std::make_unique<LeastKvRouter>(); })
+      .add("prefix_aware",
+           "the replica whose prefix cache holds most of the prompt, less its load "
+           "(prefix caching): 2 x share of the prompt cached - outstanding / the busiest's",
+           [](const RngStreams&) { return std::make_unique<PrefixAwareRouter>(); })
       .add("random", "a uniformly random replica (seeded)", [](const RngStreams& streams) {
         return std::make_unique<RandomRouter>(streams.stream("router"));
       });

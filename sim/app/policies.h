@@ -26,8 +26,15 @@ namespace servesim {
 // The built-in policies, by the names configs use, each with the parameters it reads from its
 // config section (scheduler.*, allocator.*, cost_model.*). Each registry is built on demand:
 // no global state.
+// What a run asks of a prefix cache (engine.enable_prefix_caching, memory.host_cache_gib);
+// an allocator that cannot share KV refuses a host tier and otherwise ignores it.
+struct PrefixCacheOptions {
+  bool enabled = false;
+  std::int64_t host_cache_tokens = 0;  // > 0: the host tier's size, in token slots
+};
 using AllocatorFactory = std::function<std::unique_ptr<IKvCacheAllocator>(
-    const PolicyParameters& parameters, std::int64_t capacity_tokens, std::int64_t max_len_tokens)>;
+    const PolicyParameters& parameters, std::int64_t capacity_tokens, std::int64_t max_len_tokens,
+    const PrefixCacheOptions& prefix_cache)>;
 // A scheduler and the allocators whose mechanics it works with.
 struct SchedulerFactory {
   std::vector<std::string> allocators;

@@ -145,10 +145,31 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
     speculation = std::make_unique<Speculation>(*config.speculative, std::move(proposer), streams);
   }
 
+  PrefixCacheOptions prefix_cache;
+  prefix_cache.enabled = config.engine.enable_prefix_caching;
+  if (config.memory.host_cache_gib) {
+    if (!prefix_cache.enabled) {
+      throw InputError("memory.host_cache_gib",
+                       "a host tier of the prefix cache needs engine.enable_prefix_caching "
+                       "(--enable-prefix-caching)");
+    }
+    // The replica's KV bytes per token, as kv_capacity_gib counts them; a block loaded back
+    // crosses each GPU's host link with its share, as a swap does.
+    prefix_cache.host_cache_tokens =
+        static_cast<std::int64_t>(*config.memory.host_cache_gib * 1073741824.0 /
+                                  kv_bytes_per_token(model, roofline.kv_dtype));
+    if (swap.bytes_per_s <= 0) {
+      swap.bytes_per_token =
+          kv_bytes_per_token_per_gpu(model, roofline.parallelism, roofline.kv_dtype);
+      swap.bytes_per_s = hardware.host_link_bandwidth_bytes_per_s * hardware.efficiency.host_link;
+    }
+  }
+
   std::vector<std::unique_ptr<Replica>> replicas;
   std::int64_t allocator_capacity_tokens = 0;  // what the allocator holds: whole blocks
   for (std::int64_t i = 0; i < config.replicas; ++i) {
-    auto allocator = allocator_entry.factory(config.allocator.parameters, capacity_tokens, max_len);
+    auto allocator = allocator_entry.factory(config.allocator.parameters, capacity_tokens, max_len,
+                                             prefix_cache);
     allocator_capacity_tokens = allocator->capacity_tokens();
     replicas.push_back(std::make_unique<Replica>(
         static_cast<std::int32_t>(i), std::move(allocator),

@@ -84,6 +84,8 @@ void print_table(std::ostream& out, const std::vector<Compared>& runs) {
   row("KV internal fragmentation", share("internal_fragmentation"));
   row("KV external fragmentation", share("external_fragmentation"));
   row("KV free", share("free"));
+  row("KV cached (prefix cache)", share("cached"));
+  row("prefix-cache hit rate (%)", number("prefix_cache_hit_rate", 100, 1));
   row("preemptions", number("preemptions", 1, 0));
   table.print(out);
 }

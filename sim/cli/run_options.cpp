@@ -352,9 +352,12 @@ void add_run_options(po::options_description& options) {
   add_vllm("no-enable-chunked-prefill",
            "refuse a scheduler that chunks prompts (servesim's vllm scheduler does not)");
   add_vllm("enable-prefix-caching",
-           "engine.enable_prefix_caching=true: recorded in resolved_config.json, no effect yet "
-           "(servesim has no prefix caching; every prompt token is computed)");
-  add_vllm("no-enable-prefix-caching", "engine.enable_prefix_caching=false (the default)");
+           "engine.enable_prefix_caching=true: automatic prefix caching in the paged allocator, "
+           "as vLLM V1 (the default of engines vllm and sglang); prompts whose workload names "
+           "their content reuse cached KV blocks");
+  add_vllm("no-enable-prefix-caching",
+           "engine.enable_prefix_caching=false: every prompt token is computed (the default of "
+           "the other engines)");
   add_vllm("goodput", po::value<std::vector<std::string>>()->value_name("KEY:MS")->multitoken(),
            "SLO targets in milliseconds, as vllm bench serve: ttft:500 tpot:50 e2el:2000 (= "
            "--slo-ttft 0.5 --slo-tpot 0.05 --slo-e2e 2); a request is good when it meets each");

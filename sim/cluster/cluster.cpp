@@ -97,6 +97,20 @@ void Cluster::on_arrival(const RequestSpec& spec) {
     on_request_done(spec, /*rejected=*/true);
     return;
   }
+  std::shared_ptr<const std::vector<std::uint64_t>> hashes;
+  if (content) {
+    hashes = std::make_shared<const std::vector<std::uint64_t>>(
+        block_hashes(*content, prefix_block_tokens_));
+  }
+  if (router_->reads_prefixes()) {
+    PrefixKey key;
+    key.sequence = spec.id;
+    if (hashes) key.block_hashes = *hashes;
+    key.tokens = admission.served.prompt_tokens;
+    for (std::size_t i = 0; i < replicas_.size(); ++i)
+      views_[i].cached_prefix_tokens =
+          hashes ? replicas_[i]->allocator().cached_prefix_tokens(key) : 0;
+  }
   const std::int32_t target = router_->route(admission.served, views_);
   if (target < 0 || static_cast<std::size_t>(target) >= replicas_.size()) {
     throw InvariantError("router picked replica " + std::to_string(target) + " of " +
@@ -117,9 +131,9 @@ void Cluster::on_arrival(const RequestSpec& spec) {
   Request* request = requests_.acquire();
   request->spec = admission.served;
   request->requested_output_tokens = spec.output_tokens;
-  if (content) {
-    request->block_hashes = std::make_shared<const std::vector<std::uint64_t>>(
-        block_hashes(*content, prefix_block_tokens_));
+  if (hashes) {
+    request->block_hashes = std::move(hashes);
+    request->has_content = true;
   }
   replicas_[static_cast<std::size_t>(target)]->enqueue(request);
   refresh_view(target);

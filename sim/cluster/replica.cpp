@@ -63,7 +63,7 @@ ReplicaView Replica::view() const {
   v.waiting_tokens = queues_.waiting_tokens();
   v.kv_capacity_tokens = usage.capacity_tokens;
   v.kv_used_tokens = usage.used();
-  v.kv_free_tokens = usage.free;
+  v.kv_free_tokens = usage.free + usage.cached;  // cached blocks are free for allocation
   return v;
 }
 
@@ -79,7 +79,9 @@ BatchPlan Replica::spare_plan() {
 void Replica::check_usage(const KvUsage& usage, SimTime now) const {
   if (usage.used() <= usage.capacity_tokens && usage.token_states >= 0 && usage.reserved >= 0 &&
       usage.internal_fragmentation >= 0 && usage.external_fragmentation >= 0 && usage.free >= 0 &&
-      usage.used() + usage.external_fragmentation + usage.free == usage.capacity_tokens) {
+      usage.cached >= 0 &&
+      usage.used() + usage.external_fragmentation + usage.free + usage.cached ==
+          usage.capacity_tokens) {
     [[likely]] return;
   }
   usage_broken(usage, now);
@@ -94,8 +96,9 @@ void Replica::usage_broken(const KvUsage& usage, SimTime now) const {
                          now);
   }
   if (usage.token_states < 0 || usage.reserved < 0 || usage.internal_fragmentation < 0 ||
-      usage.external_fragmentation < 0 || usage.free < 0 ||
-      usage.used() + usage.external_fragmentation + usage.free != usage.capacity_tokens) {
+      usage.external_fragmentation < 0 || usage.free < 0 || usage.cached < 0 ||
+      usage.used() + usage.external_fragmentation + usage.free + usage.cached !=
+          usage.capacity_tokens) {
     throw InvariantError("blocks_conserved",
                          where() + "KV usage categories do not add up to the capacity of " +
                              std::to_string(usage.capacity_tokens) + " slots",
@@ -127,6 +130,7 @@ IterationRecord Replica::record_of(SimTime start, SimTime duration, const BatchP
   record.prefill_tokens = plan.shape.prefill_tokens;
   record.decode_tokens = plan.shape.decode_sequences;
   record.preempted = static_cast<std::int32_t>(plan.preempted.size());
+  record.cached_tokens = plan.cached_tokens;
   set_kv_memory(record, usage);
   const BatchShape& shape = plan.shape;
   record.prefill_sequences = shape.prefill_sequences;
@@ -158,16 +162,22 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
     if (w.prefill) schedule(*w.request, now);  // a request is first scheduled for its prompt
   }
   // A plan that starts a decode run is priced with the whole run, in one call.
-  const std::int64_t run_steps = runs_ ? runs_->steps_for(plan, queues_.running().size()) : 1;
+  // With prefix caching, a decode iteration of a request with content may name a block that a
+  // waiting request's prompt shares, and so admit it sooner than a decode run would let it
+  // (a run names its blocks at its end): such plans run one iteration at a time.
+  const bool hits_may_grow = plan.has_content && !queues_.waiting().empty();
+  const std::int64_t run_steps =
+      runs_ && !hits_may_grow ? runs_->steps_for(plan, queues_.running().size()) : 1;
   double first_s;
   if (run_steps > 1) {
     first_s = runs_->price(plan, run_steps);
   } else {
-    // Swaps copy KV blocks over the host link before the forward pass can use the memory.
-    const double swap_s = swap_.bytes_per_s > 0
-                              ? static_cast<double>(plan.swap_in_tokens + plan.swap_out_tokens) *
-                                    swap_.bytes_per_token / swap_.bytes_per_s
-                              : 0.0;
+    // Swaps, and loads from a prefix cache's host tier, copy KV blocks over the host link
+    // before the forward pass can use the memory.
+    const std::int64_t copied = plan.swap_in_tokens + plan.swap_out_tokens + plan.host_load_tokens;
+    const double swap_s = swap_.bytes_per_s > 0 ? static_cast<double>(copied) *
+                                                      swap_.bytes_per_token / swap_.bytes_per_s
+                                                : 0.0;
     first_s = time_model_.estimate(plan.shape).total_time_s + swap_s;
     if (speculation_ != nullptr) first_s += speculation_->price_step(plan, first_s);
   }
@@ -235,6 +245,15 @@ void Replica::complete_steps(const BatchPlan& plan, SimTime at, std::vector<Requ
   if (gaps > 0) observer_.on_token_gaps(id_, gap.seconds(), gaps);
 }
 
+void Replica::commit_computed(const BatchPlan& plan) {
+  // After the decode run's later iterations grew the allocator, so that every block the
+  // requests' computed tokens fill is in their tables.
+  for (const ScheduledWork& w : plan.work) {
+    const Request& r = *w.request;
+    if (r.has_content) allocator_->commit_computed(r.spec.id, r.computed_tokens);
+  }
+}
+
 std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
   const auto it = std::find_if(in_flight_.begin(), in_flight_.end(),
                                [batch](const InFlight& f) { return f.batch == batch; });
@@ -256,6 +275,7 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
         plan, observer_, [this](const KvUsage& usage, SimTime at) { check_usage(usage, at); });
     iterations_ += steps - 1;
   }
+  if (plan.has_content) commit_computed(plan);
   spare_plans_.push_back(std::move(plan));
   if (finished.empty()) return finished;
   std::sort(finished.begin(), finished.end(),

@@ -17,7 +17,8 @@
 
 namespace servesim {
 
-// The link KV blocks cross to reach host memory when preemption swaps them out.
+// The link KV blocks cross to reach host memory: when preemption swaps them out, and when a
+// prefix cache's host tier loads them back.
 struct SwapLink {
   double bytes_per_token = 0;  // KV bytes of one token on one GPU
   double bytes_per_s = 0;      // achieved host-link bandwidth of one GPU
@@ -90,6 +91,8 @@ class Replica {
   template <bool kDecodeRun>
   void complete_steps(const BatchPlan& plan, SimTime at, std::vector<Request*>& finished,
                       std::int64_t later_steps, SimTime last_at);
+  // The plan's steps are complete: the blocks they computed join the prefix cache.
+  void commit_computed(const BatchPlan& plan);
   std::int64_t next_final_tokens() const {
     const auto& waiting = queues_.waiting();
     return waiting.empty() ? 0 : waiting.front()->final_tokens();

@@ -9,7 +9,8 @@ namespace servesim {
 
 // What a router may know about a replica when a request arrives: its queues and its KV
 // memory, as of the replica's last change (a decode run in bulk changes its KV memory
-// without telling; see IRouter::reads_kv_memory). Room for later fields (cached prefixes).
+// without telling; see IRouter::reads_kv_memory), and for a router that reads prefixes the
+// arriving request's prefix each replica's cache holds.
 struct ReplicaView {
   std::int32_t replica = 0;
   std::int64_t outstanding_requests = 0;  // routed to it and not yet finished
@@ -19,7 +20,10 @@ struct ReplicaView {
   std::int64_t waiting_tokens = 0;        // tokens the waiting requests would compute
   std::int64_t kv_capacity_tokens = 0;
   std::int64_t kv_used_tokens = 0;  // token states, reservations and fragmentation
-  std::int64_t kv_free_tokens = 0;
+  std::int64_t kv_free_tokens = 0;  // free for allocation (cached prefix blocks included)
+  // The arriving request's leading tokens this replica's prefix cache holds now
+  // (IKvCacheAllocator::cached_prefix_tokens); set only for a router that reads_prefixes().
+  std::int64_t cached_prefix_tokens = 0;
 
   // Share of its KV slots in use.
   double kv_utilization() const {
@@ -39,6 +43,9 @@ class IRouter {
   // so under such a router replicas advance decode iterations one at a time (see
   // DecodeRuns).
   virtual bool reads_kv_memory() const { return false; }
+  // Whether route() reads ReplicaView::cached_prefix_tokens, which the cluster then looks up
+  // in every replica's allocator at each arrival of a request with content.
+  virtual bool reads_prefixes() const { return false; }
 };
 
 }  // namespace servesim

@@ -16,8 +16,8 @@ inline void set_kv_memory(IterationRecord& record, const KvUsage& usage) {
   record.kv_used_tokens = usage.used();
   record.kv_capacity_tokens = usage.capacity_tokens;
   record.kv_memory =
-      KvMemoryTokens{usage.token_states, usage.reserved, usage.internal_fragmentation,
-                     usage.external_fragmentation, usage.free};
+      KvMemoryTokens{usage.token_states,           usage.reserved, usage.internal_fragmentation,
+                     usage.external_fragmentation, usage.free,     usage.cached};
 }
 
 // The iterations of a decode run after its first, which repeat its batch: iteration k

@@ -58,6 +58,11 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
       m->fail("kv_capacity_gib", "expected at most 1e9 GiB");
     }
     if (c.memory.swap_space_gib > 1e9) m->fail("swap_space_gib", "expected at most 1e9 GiB");
+    // Given at all, the host tier is on: a size of 0 is refused as any non-positive one.
+    c.memory.host_cache_gib = m->optional_positive_number("host_cache_gib");
+    if (c.memory.host_cache_gib && *c.memory.host_cache_gib > 1e9) {
+      m->fail("host_cache_gib", "expected at most 1e9 GiB");
+    }
     m->reject_unknown_keys();
   }
   // A missing section is the default policy with its defaults.
@@ -125,7 +130,8 @@ nlohmann::json run_config_to_json(const RunConfig& c) {
         {"kv_capacity_tokens", optional(c.memory.kv_capacity_tokens)},
         {"kv_capacity_gib", optional(c.memory.kv_capacity_gib)},
         {"max_batched_tokens_reserve", c.memory.max_batched_tokens_reserve},
-        {"swap_space_gib", c.memory.swap_space_gib}}},
+        {"swap_space_gib", c.memory.swap_space_gib},
+        {"host_cache_gib", optional(c.memory.host_cache_gib)}}},
       {"scheduler", policy_section_to_json(c.scheduler)},
       {"allocator", policy_section_to_json(c.allocator)},
       {"cost_model", policy_section_to_json(c.cost_model)},

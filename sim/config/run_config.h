@@ -38,6 +38,9 @@ struct RunConfig {
     std::optional<double> kv_capacity_gib;           // the same, as KV bytes per replica in GiB
     std::int64_t max_batched_tokens_reserve = 8192;  // activation reserve: see servesim kv
     double swap_space_gib = 4.0;  // host memory per GPU for preemption by swap (vLLM's default)
+    // The prefix cache's host tier, in GiB of KV per replica: blocks evicted from the GPU are
+    // kept there and loaded back over the host link; absent: no host tier.
+    std::optional<double> host_cache_gib;
   } memory;
 
   // The policies, by registry name, with the parameters each declares (see policies.h and
@@ -70,8 +73,9 @@ struct RunConfig {
     EngineCosts costs;
     // Advance runs of decode iterations in bulk (same results, faster); see Replica.
     bool bulk_decode = true;
-    // vLLM's enable_prefix_caching, recorded as given. servesim has no prefix cache yet, so it
-    // changes nothing: every prompt token is computed.
+    // vLLM's enable_prefix_caching: automatic prefix caching in the paged allocator (the
+    // contiguous one shares nothing). Requests hit only when the workload says what their
+    // tokens are (IWorkloadSource::last_content).
     bool enable_prefix_caching = false;
   } engine;
 

@@ -8,6 +8,24 @@ namespace servesim {
 
 class IDecodeRoundAllocator;
 
+// What a prefix cache knows of a sequence when it is admitted: the identities of the full
+// blocks its content covers, at prefix_block_tokens() (block_hashes in
+// sim/workload/token_content.h; empty when its tokens are its own), and the tokens it holds
+// in all (its prompt plus those it generated before a preemption). The hashes must outlive
+// the sequence's admission (the caller keeps them until it releases the sequence).
+struct PrefixKey {
+  std::int64_t sequence = 0;
+  std::span<const std::uint64_t> block_hashes;
+  std::int64_t tokens = 0;
+};
+
+// What admit_prefix found: the sequence's leading tokens it starts with computed, and how
+// many of those come back from a host tier over the host link (the rest were on the GPU).
+struct PrefixAdmission {
+  std::int64_t cached_tokens = 0;
+  std::int64_t host_tokens = 0;
+};
+
 // Where a replica's KV memory is, in token slots. The categories partition the capacity.
 struct KvUsage {
   std::int64_t capacity_tokens = 0;
@@ -16,6 +34,9 @@ struct KvUsage {
   std::int64_t internal_fragmentation = 0;  // allocated slots that will never hold a token
   std::int64_t external_fragmentation = 0;  // free slots unusable for the next reservation
   std::int64_t free = 0;
+  // Free slots of blocks that still hold reusable KV (a prefix cache's): free for allocation,
+  // which evicts them, and hittable until then. 0 without prefix caching.
+  std::int64_t cached = 0;
   std::int64_t used() const { return token_states + reserved + internal_fragmentation; }
 };
 
@@ -58,6 +79,33 @@ class IKvCacheAllocator {
   // The block size it identifies cached prefixes by (requests' block_hashes are computed at
   // it); 0 when it caches no prefixes.
   virtual std::int64_t prefix_block_tokens() const { return 0; }
+
+  // Prefix caching. An allocator that caches no prefixes shares nothing: these answer as the
+  // plain calls (no token cached, nothing to commit).
+  // The leading tokens of `key`'s sequence whose K and V the cache holds now (whole blocks,
+  // computed before this call), capped so that at least its last token is computed.
+  virtual std::int64_t cached_prefix_tokens(const PrefixKey& key) const {
+    (void)key;
+    return 0;
+  }
+  // can_admit / admit for a sequence the cache may hold a prefix of: `tokens` counts its
+  // cached tokens (cached_prefix_tokens, which admit returns: shared rather than allocated
+  // when on the GPU, loaded into fresh blocks from a host tier) plus those it computes first.
+  virtual bool can_admit_prefix(const PrefixKey& key, std::int64_t tokens,
+                                std::int64_t final_tokens) const {
+    (void)key;
+    return can_admit(tokens, final_tokens);
+  }
+  virtual PrefixAdmission admit_prefix(const PrefixKey& key, std::int64_t tokens,
+                                       std::int64_t final_tokens) {
+    return {admit(key.sequence, tokens, final_tokens), 0};
+  }
+  // A step completed: the sequence's first `computed_tokens` tokens are in the cache, and
+  // its full blocks among them may now be hit by later look-ups.
+  virtual void commit_computed(std::int64_t sequence, std::int64_t computed_tokens) {
+    (void)sequence;
+    (void)computed_tokens;
+  }
 
   // The decode-round fast path (see decode_round_allocator.h), for an allocator that
   // implements it; nullptr otherwise.

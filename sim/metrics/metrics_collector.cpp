@@ -91,6 +91,8 @@ void MetricsCollector::on_request_finished(const RequestRecord& record) {
   e2e_s_.push_back(e2e_s);
   normalized_s_per_token_.push_back(e2e_s / static_cast<double>(record.output_tokens));
   prompt_tokens_ += record.prompt_tokens;
+  cached_prompt_tokens_ += record.cached_tokens;
+  host_cached_prompt_tokens_ += record.host_cached_tokens;
   output_tokens_ += record.output_tokens;
   preemptions_ += record.preemptions;
   if (record.cut_output_tokens > 0) {
@@ -165,6 +167,7 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
     kv_memory_time_s.internal_fragmentation += t.kv_memory_time_s.internal_fragmentation;
     kv_memory_time_s.external_fragmentation += t.kv_memory_time_s.external_fragmentation;
     kv_memory_time_s.free += t.kv_memory_time_s.free;
+    kv_memory_time_s.cached += t.kv_memory_time_s.cached;
   }
   const LogHistogram itl = itl_histogram();
   const auto per_s = [duration_s](double amount) {
@@ -198,7 +201,16 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
     s.kv_memory.internal_fragmentation = kv_memory_time_s.internal_fragmentation / iteration_time_s;
     s.kv_memory.external_fragmentation = kv_memory_time_s.external_fragmentation / iteration_time_s;
     s.kv_memory.free = kv_memory_time_s.free / iteration_time_s;
+    s.kv_memory.cached = kv_memory_time_s.cached / iteration_time_s;
   }
+  s.cached_prompt_tokens = cached_prompt_tokens_;
+  s.prefix_cache_hit_rate = prompt_tokens_ > 0 ? static_cast<double>(cached_prompt_tokens_) /
+                                                     static_cast<double>(prompt_tokens_)
+                                               : 0.0;
+  s.prefix_cache_host_hit_rate =
+      prompt_tokens_ > 0
+          ? static_cast<double>(host_cached_prompt_tokens_) / static_cast<double>(prompt_tokens_)
+          : 0.0;
   s.preemptions = preemptions_;
   if (options_.slo_ttft_s || options_.slo_tpot_s || options_.slo_e2e_s) {
     s.slo_attainment =

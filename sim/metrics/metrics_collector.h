@@ -115,6 +115,7 @@ class MetricsCollector final {
         t.internal_fragmentation += static_cast<double>(m.internal_fragmentation) * weight;
         t.external_fragmentation += static_cast<double>(m.external_fragmentation) * weight;
         t.free += static_cast<double>(m.free) * weight;
+        t.cached += static_cast<double>(m.cached) * weight;
       }
     }
   };
@@ -165,9 +166,11 @@ class MetricsCollector final {
 
   std::int64_t requests_rejected_ = 0;
   std::vector<std::pair<std::string, std::int64_t>> rejections_by_reason_;
-  std::int64_t prompt_tokens_ = 0;  // of completed requests
-  std::int64_t output_tokens_ = 0;  // of completed requests
-  std::int64_t preemptions_ = 0;    // of completed requests
+  std::int64_t prompt_tokens_ = 0;              // of completed requests
+  std::int64_t cached_prompt_tokens_ = 0;       // of completed requests, at first admission
+  std::int64_t host_cached_prompt_tokens_ = 0;  // of those, from a host tier
+  std::int64_t output_tokens_ = 0;              // of completed requests
+  std::int64_t preemptions_ = 0;                // of completed requests
   std::int64_t requests_output_cut_ = 0;
   std::int64_t cut_output_tokens_ = 0;
   std::int64_t slo_met_ = 0;

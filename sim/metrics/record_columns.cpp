@@ -55,6 +55,9 @@ constexpr RequestColumn kRequestColumns[] = {
      [](const RequestRecord& r) -> Cell { return std::int64_t{r.rejected ? 1 : 0}; }},
     {"reject_reason", CellFormat::Text,
      [](const RequestRecord& r) -> Cell { return r.rejected ? Cell(r.reject_reason) : Cell(); }},
+    // Last, so that the columns before it keep their places in files read by position.
+    {"cached_tokens", CellFormat::Integer,
+     [](const RequestRecord& r) -> Cell { return r.cached_tokens; }},
 };
 
 constexpr IterationColumn kIterationColumns[] = {
@@ -88,6 +91,10 @@ constexpr IterationColumn kIterationColumns[] = {
      [](const IterationRecord& it) -> Cell { return it.kv_memory.external_fragmentation; }},
     {"kv_free", CellFormat::Integer,
      [](const IterationRecord& it) -> Cell { return it.kv_memory.free; }},
+    {"kv_cached", CellFormat::Integer,
+     [](const IterationRecord& it) -> Cell { return it.kv_memory.cached; }},
+    {"cached_tokens", CellFormat::Integer,
+     [](const IterationRecord& it) -> Cell { return it.cached_tokens; }},
     {"prefill_sequences", CellFormat::Integer,
      [](const IterationRecord& it) -> Cell { return it.prefill_sequences; }},
     {"prefill_context_tokens", CellFormat::Integer,

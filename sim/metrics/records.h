@@ -20,13 +20,16 @@ struct RequestRecord {
   // sequence length (max_len_policy "cut"); 0 when the request was not cut, and when rejected.
   std::int64_t cut_output_tokens = 0;
   std::int32_t preemptions = 0;
+  // Prompt tokens found in the prefix cache at its first admission.
+  std::int64_t cached_tokens = 0;
+  std::int64_t host_cached_tokens = 0;  // of those, loaded from a host tier
   bool rejected = false;
   std::string reject_reason;  // empty unless rejected
 
   std::int64_t requested_output_tokens() const { return output_tokens + cut_output_tokens; }
 };
 
-// Where a replica's KV slots are, in tokens; the five categories partition its capacity
+// Where a replica's KV slots are, in tokens; the six categories partition its capacity
 // (docs/metrics.md defines each).
 struct KvMemoryTokens {
   std::int64_t token_states = 0;
@@ -34,6 +37,7 @@ struct KvMemoryTokens {
   std::int64_t internal_fragmentation = 0;
   std::int64_t external_fragmentation = 0;
   std::int64_t free = 0;
+  std::int64_t cached = 0;  // free, holding reusable KV (prefix caching)
 };
 
 // One iteration of one replica.
@@ -45,6 +49,7 @@ struct IterationRecord {
   std::int64_t prefill_tokens = 0;
   std::int64_t decode_tokens = 0;
   std::int32_t preempted = 0;       // requests preempted while planning it
+  std::int64_t cached_tokens = 0;   // tokens its admissions found in the prefix cache
   std::int64_t kv_used_tokens = 0;  // token slots allocated at the end of the iteration
   std::int64_t kv_capacity_tokens = 0;
   KvMemoryTokens kv_memory;  // at the start of the iteration, after the batch took its memory

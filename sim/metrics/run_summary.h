@@ -51,8 +51,15 @@ struct RunSummary {
     double internal_fragmentation = 0;
     double external_fragmentation = 0;
     double free = 0;
+    double cached = 0;  // free, holding reusable KV (prefix caching)
   } kv_memory;
   std::int64_t preemptions = 0;
+  // Prompt tokens completed requests found in the prefix cache at their first admission,
+  // over their prompt tokens (vLLM's hits over queries); 0 without prefix caching.
+  double prefix_cache_hit_rate = 0;
+  // The part of it a host tier served (loaded back over the host link); 0 without one.
+  double prefix_cache_host_hit_rate = 0;
+  std::int64_t cached_prompt_tokens = 0;  // those hits (not in summary.json)
 
   // Share of completed requests meeting every SLO that is set; absent when none is set.
   std::optional<double> slo_attainment;

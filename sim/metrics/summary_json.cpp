@@ -50,8 +50,12 @@ nlohmann::json summary_to_json(const RunSummary& s) {
                                                       "kv_memory.internal_fragmentation")},
                     {"external_fragmentation", finite(s.kv_memory.external_fragmentation,
                                                       "kv_memory.external_fragmentation")},
-                    {"free", finite(s.kv_memory.free, "kv_memory.free")}};
+                    {"free", finite(s.kv_memory.free, "kv_memory.free")},
+                    {"cached", finite(s.kv_memory.cached, "kv_memory.cached")}};
   j["preemptions"] = s.preemptions;
+  j["prefix_cache_hit_rate"] = finite(s.prefix_cache_hit_rate, "prefix_cache_hit_rate");
+  j["prefix_cache_host_hit_rate"] =
+      finite(s.prefix_cache_host_hit_rate, "prefix_cache_host_hit_rate");
   if (s.slo_attainment) j["slo_attainment"] = finite(*s.slo_attainment, "slo_attainment");
   if (const auto& d = s.spec_decode) {
     j["spec_decode"] = {{"acceptance_rate", finite(d->acceptance_rate, "spec_decode")},

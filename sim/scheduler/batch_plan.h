@@ -24,6 +24,13 @@ struct BatchPlan {
   BatchShape shape;
   std::int64_t swap_out_tokens = 0;  // KV tokens copied to host memory before the iteration
   std::int64_t swap_in_tokens = 0;   // KV tokens copied back
+  // Tokens admissions found in the prefix cache (first admissions and re-admissions).
+  std::int64_t cached_tokens = 0;
+  // Of those, tokens loaded from a host tier over the host link before the iteration.
+  std::int64_t host_load_tokens = 0;
+  // Whether any request of the plan has content (Request::has_content): only then does the
+  // replica commit computed blocks to the prefix cache when the plan completes.
+  bool has_content = false;
   // Gathered as decodes are added, for decode runs: their sequences (request ids) in plan
   // order, and the fewest output tokens any of them has still to generate.
   std::vector<std::int64_t> decode_sequences;
@@ -37,11 +44,15 @@ struct BatchPlan {
     shape = {};
     swap_out_tokens = 0;
     swap_in_tokens = 0;
+    cached_tokens = 0;
+    host_load_tokens = 0;
+    has_content = false;
     decode_sequences.clear();
     fewest_tokens_left = std::numeric_limits<std::int64_t>::max();
   }
   void add_prefill(Request* request, std::int64_t tokens) {
     work.push_back({request, tokens, true});
+    has_content = has_content || request->has_content;
     shape.add_prefill(tokens, request->computed_tokens,
                       request->computed_tokens + tokens == request->tokens());
   }
@@ -56,14 +67,17 @@ struct BatchPlan {
     std::int64_t* const new_sequences = decode_sequences.data() + decode_sequences.size() - count;
     std::int64_t context_tokens = 0;
     std::int64_t fewest_left = fewest_tokens_left;
+    bool content = has_content;
     for (std::size_t i = 0; i < count; ++i) {
       const Request& request = *requests[i];
       new_work[i] = {requests[i], 1, false};
       new_sequences[i] = request.spec.id;
       context_tokens += request.computed_tokens + 1;
       fewest_left = std::min(fewest_left, request.output_tokens_left());
+      content = content || request.has_content;
     }
     fewest_tokens_left = fewest_left;
+    has_content = content;
     shape.add_decodes(static_cast<std::int64_t>(count), context_tokens);
   }
 };

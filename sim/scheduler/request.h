@@ -40,8 +40,9 @@ struct alignas(64) Request {
   // 32 bits keep the fields above and these in one cache line; admit() checks the range.
   std::int32_t prefill_end_tokens = 0;
   RequestState state = RequestState::Waiting;
-  bool in_flight = false;  // part of a batch still moving through the pipeline
-  bool scheduled = false;  // has been in a batch at least once
+  bool in_flight = false;    // part of a batch still moving through the pipeline
+  bool scheduled = false;    // has been in a batch at least once
+  bool has_content = false;  // block_hashes is set: a prefix cache names its blocks
   std::int32_t preemptions = 0;
   std::int32_t replica = -1;
   SimTime first_scheduled;
@@ -57,6 +58,10 @@ struct alignas(64) Request {
   // tokens, those of drafts its last verification rejected; its next step writes over them
   // (sim/speculative/verification_planning.h). 0 without speculation.
   std::int32_t lookahead_slots = 0;
+  // Prompt tokens found in the prefix cache at its first admission (0 without caching); 32
+  // bits, as prefill_end_tokens, keep the request in two cache lines.
+  std::int32_t cached_prompt_tokens = 0;
+  std::int32_t host_cached_prompt_tokens = 0;  // of those, loaded from a host tier
 
   std::int64_t tokens() const { return spec.prompt_tokens + generated_tokens; }
   // Tokens a step may still compute before the request samples its next token.
@@ -68,7 +73,7 @@ struct alignas(64) Request {
   bool finished() const { return generated_tokens >= spec.output_tokens; }
   std::int64_t cut_output_tokens() const { return requested_output_tokens - spec.output_tokens; }
 };
-static_assert(offsetof(Request, scheduled) < 64, "the hot fields of a request share a line");
+static_assert(offsetof(Request, has_content) < 64, "the hot fields of a request share a line");
 static_assert(sizeof(Request) == 128, "a request fills two cache lines");
 
 }  // namespace servesim

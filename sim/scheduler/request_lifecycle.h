@@ -16,13 +16,19 @@ namespace servesim {
 // policy cannot get a transition subtly different.
 
 // Waiting or Preempted -> Running: admitted holding `cached_tokens` of its tokens() already
-// in the cache (0 without prefix caching); it prefills the rest.
-inline void admit(Request& request, std::int64_t cached_tokens = 0) {
+// in the cache (0 without prefix caching), `host_tokens` of them loaded from a host tier;
+// it prefills the rest.
+inline void admit(Request& request, std::int64_t cached_tokens = 0, std::int64_t host_tokens = 0) {
   if (request.tokens() > std::numeric_limits<std::int32_t>::max()) {
     throw InvariantError("request " + std::to_string(request.spec.id) + " holds " +
                          std::to_string(request.tokens()) + " tokens, more than 2^31");
   }
   request.state = RequestState::Running;
+  if (request.preemptions == 0) {
+    // At most tokens(), which fits 32 bits (checked above).
+    request.cached_prompt_tokens = static_cast<std::int32_t>(cached_tokens);
+    request.host_cached_prompt_tokens = static_cast<std::int32_t>(host_tokens);
+  }
   request.computed_tokens = cached_tokens;
   request.prefill_end_tokens = static_cast<std::int32_t>(request.tokens());
   request.lookahead_slots = 0;

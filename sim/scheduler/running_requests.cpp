@@ -21,10 +21,13 @@ bool any_in_flight(const RequestQueues& queues) {
 void admit_first_waiting(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
                          std::int64_t tokens) {
   Request* request = queues.pop_waiting();
-  const std::int64_t cached = allocator.admit(request->spec.id, tokens, request->final_tokens());
-  admit(*request, cached);
+  const PrefixAdmission found =
+      allocator.admit_prefix(prefix_key(*request), tokens, request->final_tokens());
+  admit(*request, found.cached_tokens, found.host_tokens);
   queues.add_running(request);
-  plan.add_prefill(request, tokens - cached);
+  plan.cached_tokens += found.cached_tokens;
+  plan.host_load_tokens += found.host_tokens;
+  plan.add_prefill(request, tokens - found.cached_tokens);
 }
 
 GrowthOutcome preempt_to_grow(Request* request, std::int64_t tokens, RequestQueues& queues,
@@ -91,11 +94,14 @@ void admit_whole_prompts_in_order(RequestQueues& queues, IKvCacheAllocator& allo
   while (!queues.waiting().empty()) {
     const Request* request = queues.waiting().front();
     const std::int64_t tokens = request->tokens();
-    if (tokens > token_budget) break;
+    // The budget counts the tokens computed: those the prefix cache does not hold.
+    const PrefixKey key = prefix_key(*request);
+    const std::int64_t computed = tokens - allocator.cached_prefix_tokens(key);
+    if (computed > token_budget) break;
     if (static_cast<std::int64_t>(queues.running().size()) >= max_running) break;
-    if (!allocator.can_admit(tokens, request->final_tokens())) break;
+    if (!allocator.can_admit_prefix(key, tokens, request->final_tokens())) break;
     admit_first_waiting(queues, allocator, plan, tokens);
-    token_budget -= tokens;
+    token_budget -= computed;
   }
 }
 

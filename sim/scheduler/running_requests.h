@@ -32,9 +32,20 @@ void for_each_schedulable_in_order(const RequestQueues& queues, Visit visit) {
   }
 }
 
-// Admits the first waiting request holding `tokens` of its tokens (its whole prefill, or
-// the first chunk of it): the allocator takes them, the request runs, and the plan computes
-// those of them the cache does not already hold. The caller has checked that it fits.
+// What the allocator's prefix cache knows of a request: its block identities (none without
+// content) and the tokens it holds now.
+inline PrefixKey prefix_key(const Request& request) {
+  PrefixKey key;
+  key.sequence = request.spec.id;
+  if (request.block_hashes) key.block_hashes = *request.block_hashes;
+  key.tokens = request.tokens();
+  return key;
+}
+
+// Admits the first waiting request holding `tokens` of its tokens (its cached prefix, if
+// any, and its whole prefill or the first chunk of it): the allocator takes them, the
+// request runs, and the plan computes those of them the cache does not already hold. The
+// caller has checked that it fits (can_admit_prefix).
 void admit_first_waiting(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
                          std::int64_t tokens);
 
@@ -58,7 +69,8 @@ void decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator
                              DecodeScratch& scratch);
 
 // Admits waiting requests in queue order, each with its whole prefill (prompt plus
-// generated tokens after a preemption), while the prompt tokens fit `token_budget`, fewer
+// generated tokens after a preemption), while the tokens to compute (those the prefix cache
+// does not hold) fit `token_budget`, fewer
 // than `max_running` requests run and the allocator can admit them; stops at the first that
 // does not fit, so no request overtakes an earlier one.
 void admit_whole_prompts_in_order(RequestQueues& queues, IKvCacheAllocator& allocator,

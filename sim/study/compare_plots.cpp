@@ -19,16 +19,18 @@ std::string data_label(const std::string& label) {
 
 Figure kv_breakdown(const std::vector<ComparedSummary>& runs, const std::filesystem::path& dir,
                     const std::string& title) {
-  constexpr std::array<const char*, 5> keys{"token_states", "reserved", "internal_fragmentation",
-                                            "external_fragmentation", "free"};
-  constexpr std::array<const char*, 5> names{
-      "KV token states", "reserved", "internal fragmentation", "external fragmentation", "free"};
+  constexpr std::array<const char*, 6> keys{
+      "token_states",           "reserved", "internal_fragmentation",
+      "external_fragmentation", "free",     "cached"};
+  constexpr std::array<const char*, 6> names{
+      "KV token states",        "reserved", "internal fragmentation",
+      "external fragmentation", "free",     "cached (prefix cache)"};
   const auto data = dir / "kv_breakdown.dat";
   auto out = open_output_file(data);
   out << "# index policy, then time-weighted shares (%) of KV memory: token_states reserved "
-         "internal_fragmentation external_fragmentation free (each row sums to 100)\n";
+         "internal_fragmentation external_fragmentation free cached (each row sums to 100)\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    std::array<double, 5> shares{};
+    std::array<double, 6> shares{};
     double total = 0;
     for (std::size_t k = 0; k < keys.size(); ++k) {
       shares[k] = summary_value(runs[i].summary, std::string("kv_memory.") + keys[k]);

@@ -26,6 +26,7 @@ class CsvTable {
       columns_[std::string(cursor_.fields()[i])] = i;
   }
   bool next() { return cursor_.next_line(); }
+  bool has(const std::string& name) const { return columns_.contains(name); }
   std::size_t column(const std::string& name) const {
     const auto it = columns_.find(name);
     if (it == columns_.end()) cursor_.fail("no column \"" + name + "\" in the header");
@@ -92,8 +93,11 @@ std::optional<Figure> latency_cdf(const std::filesystem::path& dir) {
 
 // Iterations binned by start time; sums weighted by iteration duration.
 struct Bin {
-  std::array<double, 5> kv_token_seconds{};  // token states, reserved, internal, external, free
+  // token states, reserved, internal, external, free, cached
+  std::array<double, 6> kv_token_seconds{};
   double capacity_token_seconds = 0;
+  double cached_tokens = 0;   // prompt tokens admissions found in the prefix cache
+  double prefill_tokens = 0;  // prompt tokens computed
   double batch_seconds = 0;
   double seconds = 0;
 };
@@ -102,18 +106,22 @@ std::vector<Figure> time_series(const std::filesystem::path& dir) {
   const auto path = dir / "iterations.csv";
   if (!std::filesystem::exists(path)) return {};
   struct Row {
-    double start_s, duration_s, batch, capacity;
-    std::array<double, 5> kv;
+    double start_s, duration_s, batch, capacity, cached, prefill;
+    std::array<double, 6> kv;
   };
   std::vector<Row> rows;
   {
     CsvTable table(path);
-    const std::array<const char*, 5> names{"kv_token_states", "kv_reserved",
-                                           "kv_internal_fragmentation", "kv_external_fragmentation",
-                                           "kv_free"};
-    std::array<std::size_t, 5> kv{};
-    for (std::size_t c = 0; c < 5; ++c)
+    const std::array<const char*, 6> names{
+        "kv_token_states",           "kv_reserved", "kv_internal_fragmentation",
+        "kv_external_fragmentation", "kv_free",     "kv_cached"};
+    // A file written before prefix caching has no cached column (nor hits).
+    const bool caching = table.has("kv_cached") && table.has("cached_tokens");
+    std::array<std::size_t, 6> kv{};
+    for (std::size_t c = 0; c < (caching ? 6 : 5); ++c)
       kv[c] = table.column(names[c]);
+    const auto cached = caching ? table.column("cached_tokens") : 0;
+    const auto prefill = table.column("prefill_tokens");
     const auto start = table.column("start_s");
     const auto duration = table.column("duration_s");
     const auto batch = table.column("batch_size");
@@ -123,8 +131,10 @@ std::vector<Figure> time_series(const std::filesystem::path& dir) {
               table.number(duration, "duration_s"),
               table.number(batch, "batch_size"),
               table.number(capacity, "kv_capacity_tokens"),
+              caching ? table.number(cached, "cached_tokens") : 0.0,
+              table.number(prefill, "prefill_tokens"),
               {}};
-      for (std::size_t c = 0; c < 5; ++c)
+      for (std::size_t c = 0; c < (caching ? 6 : 5); ++c)
         row.kv[c] = table.number(kv[c], names[c]);
       rows.push_back(row);
     }
@@ -136,11 +146,15 @@ std::vector<Figure> time_series(const std::filesystem::path& dir) {
   const std::size_t bins = std::min(kMaxBins, rows.size());
   const double width_s = end_s > 0 ? end_s / static_cast<double>(bins) : 1.0;
   std::vector<Bin> binned(bins);
+  double cached_total = 0;
   for (const auto& row : rows) {
     const auto b = std::min(bins - 1, static_cast<std::size_t>(row.start_s / width_s));
     Bin& bin = binned[b];
-    for (std::size_t c = 0; c < 5; ++c)
+    for (std::size_t c = 0; c < 6; ++c)
       bin.kv_token_seconds[c] += row.kv[c] * row.duration_s;
+    bin.cached_tokens += row.cached;
+    bin.prefill_tokens += row.prefill;
+    cached_total += row.cached;
     bin.capacity_token_seconds += row.capacity * row.duration_s;
     bin.batch_seconds += row.batch * row.duration_s;
     bin.seconds += row.duration_s;
@@ -148,17 +162,20 @@ std::vector<Figure> time_series(const std::filesystem::path& dir) {
   const auto data = dir / "timeline.dat";
   auto out = open_output_file(data);
   out << "# time_s mean_batch_size, then cumulative KV shares (%): token_states +reserved "
-         "+internal +external +free\n";
+         "+internal +external +free +cached, then the prefix-cache hit rate (%)\n";
   for (std::size_t b = 0; b < bins; ++b) {
     const Bin& bin = binned[b];
     if (bin.seconds <= 0) continue;
     out << format_9_digits((static_cast<double>(b) + 0.5) * width_s) << ' '
         << format_9_digits(bin.batch_seconds / bin.seconds);
     double cumulative = 0;
-    for (std::size_t c = 0; c < 5; ++c) {
+    for (std::size_t c = 0; c < 6; ++c) {
       cumulative += bin.kv_token_seconds[c];
       out << ' ' << format_9_digits(100.0 * cumulative / bin.capacity_token_seconds);
     }
+    // Hits over the prompt tokens admissions looked up (hits plus those computed).
+    const double looked_up = bin.cached_tokens + bin.prefill_tokens;
+    out << ' ' << format_9_digits(looked_up > 0 ? 100.0 * bin.cached_tokens / looked_up : 0.0);
     out << '\n';
   }
   close_output_file(out, data);
@@ -172,13 +189,24 @@ std::vector<Figure> time_series(const std::filesystem::path& dir) {
       "     \"\" using 1:3:4 with filledcurves title \"reserved\", \\\n"
       "     \"\" using 1:4:5 with filledcurves title \"internal fragmentation\", \\\n"
       "     \"\" using 1:5:6 with filledcurves title \"external fragmentation\", \\\n"
-      "     \"\" using 1:6:7 with filledcurves title \"free\"\n";
+      "     \"\" using 1:6:7 with filledcurves title \"free\", \\\n"
+      "     \"\" using 1:7:8 with filledcurves title \"cached\"\n";
   const std::string batch_body =
       "set title \"Batch size over time (mean per iteration, all replicas)\"\n"
       "set xlabel \"simulated time (s)\"\nset ylabel \"requests in the batch\"\n"
       "set yrange [0:*]\nset autoscale xfix\nset grid\nset key top right\n"
       "plot \"timeline.dat\" using 1:2 with lines lw 2 title \"mean batch size\"\n";
-  return {Figure{"kv_memory", kv_body, 1100, 560}, Figure{"batch_size", batch_body}};
+  std::vector<Figure> figures{Figure{"kv_memory", kv_body, 1100, 560},
+                              Figure{"batch_size", batch_body}};
+  if (cached_total > 0) {
+    figures.push_back(Figure{
+        "prefix_cache_hit_rate",
+        "set title \"Prefix-cache hit rate over time (prompt tokens, all replicas)\"\n"
+        "set xlabel \"simulated time (s)\"\nset ylabel \"cached / (cached + computed) (%)\"\n"
+        "set yrange [0:100]\nset autoscale xfix\nset grid\nset key top right\n"
+        "plot \"timeline.dat\" using 1:9 with lines lw 2 title \"hit rate\"\n"});
+  }
+  return figures;
 }
 
 }  // namespace

@@ -88,7 +88,7 @@ TEST_CASE("the vLLM paper setup: Max reservations fit 7 requests and strand 8.85
     std::stringstream row(first);
     for (std::string cell; std::getline(row, cell, ',');)
       cells.push_back(cell);
-    REQUIRE(cells.size() == 21);
+    REQUIRE(cells.size() == 23);
     CHECK(cells[3] == "7");      // batch_size: seven 2,048-token regions
     CHECK(cells[8] == "15728");  // kv_capacity_tokens: 12 GiB / 800 KiB
     CHECK(cells[13] == "1392");  // kv_external_fragmentation

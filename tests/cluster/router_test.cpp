@@ -49,9 +49,10 @@ TEST_CASE("routers pick by their rule", "[cluster]") {
 }
 
 TEST_CASE("unknown policy names list the valid ones", "[cluster]") {
-  REQUIRE_THROWS_WITH(router_registry().find("fastest", "router"),
-                      Catch::Contains("unknown router \"fastest\"") &&
-                          Catch::Contains("round_robin, least_outstanding, least_kv, random"));
+  REQUIRE_THROWS_WITH(
+      router_registry().find("fastest", "router"),
+      Catch::Contains("unknown router \"fastest\"") &&
+          Catch::Contains("round_robin, least_outstanding, least_kv, prefix_aware, random"));
   REQUIRE_THROWS_WITH(scheduler_registry().find("fifo", "scheduler.name"),
                       Catch::Contains("scheduler.name") && Catch::Contains("vllm"));
   REQUIRE_THROWS_AS(allocator_registry().find("slab", "allocator.name"), InputError);

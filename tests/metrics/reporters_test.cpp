@@ -83,6 +83,8 @@ const std::set<std::string> kSummaryKeys{"requests_completed",
                                          "kv_utilization",
                                          "kv_memory",
                                          "preemptions",
+                                         "prefix_cache_hit_rate",
+                                         "prefix_cache_host_hit_rate",
                                          "itl_relative_error"};
 
 std::set<std::string> keys_of(const nlohmann::json& object) {
@@ -135,13 +137,14 @@ TEST_CASE("CsvReporter writes one sorted row per request and per iteration", "[m
 
   const auto requests = read_csv(dir.path() / "requests.csv");
   REQUIRE(requests.size() == 6);  // header, 4 completed, 1 rejected
-  CHECK(requests[0] == std::vector<std::string>{"id", "replica", "arrival_s", "first_scheduled_s",
-                                                "first_token_s", "completion_s", "prompt_tokens",
-                                                "output_tokens", "requested_output_tokens",
-                                                "cut_output_tokens", "preemptions", "ttft_s",
-                                                "tpot_s", "e2e_s", "rejected", "reject_reason"});
+  CHECK(requests[0] == std::vector<std::string>{
+                           "id", "replica", "arrival_s", "first_scheduled_s", "first_token_s",
+                           "completion_s", "prompt_tokens", "output_tokens",
+                           "requested_output_tokens", "cut_output_tokens", "preemptions", "ttft_s",
+                           "tpot_s", "e2e_s", "rejected", "reject_reason", "cached_tokens"});
   for (std::size_t row = 1; row < requests.size(); ++row) {
-    CHECK(requests[row].size() == 16);
+    CHECK(requests[row].size() == 17);
+    CHECK(requests[row][16] == "0");                 // no prefix cache
     CHECK(requests[row][0] == std::to_string(row));  // sorted by id
     CHECK(requests[row][8] == requests[row][7]);     // nothing cut: requested = generated
     CHECK(requests[row][9] == "0");
@@ -171,6 +174,8 @@ TEST_CASE("CsvReporter writes one sorted row per request and per iteration", "[m
                                                   "kv_internal_fragmentation",
                                                   "kv_external_fragmentation",
                                                   "kv_free",
+                                                  "kv_cached",
+                                                  "cached_tokens",
                                                   "prefill_sequences",
                                                   "prefill_context_tokens",
                                                   "prefill_attention_pairs",

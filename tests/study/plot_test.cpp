@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -5,6 +6,7 @@
 
 #include "sim/core/error.h"
 #include "sim/study/plot_title.h"
+#include "sim/study/run_plots.h"
 #include "sim/study/sweep_plots.h"
 #include "tests/support/test_support.h"
 
@@ -105,4 +107,42 @@ TEST_CASE("a study's title names the model, hardware, engine and workload held f
         "model opt-13b, hardware a100-40gb, workload azure-conv-2023");
   CHECK(plot_title(document, ConfigSources{}, {"hw", "model"}) ==
         "engine sglang, workload sharegpt");
+}
+
+namespace {
+
+// An iterations.csv with the columns the run plots read; `cached` adds the prefix-cache
+// columns (a file from before prefix caching has none).
+void write_iterations(const std::filesystem::path& path, bool cached) {
+  std::ofstream out(path);
+  out << "replica,start_s,duration_s,batch_size,prefill_tokens,kv_capacity_tokens,"
+         "kv_token_states,kv_reserved,kv_internal_fragmentation,kv_external_fragmentation,"
+         "kv_free"
+      << (cached ? ",kv_cached,cached_tokens" : "") << "\n";
+  // One iteration computing 100 prompt tokens after a hit of 300, then one decode.
+  out << "0,0,1,1,100,1000,400,0,0,0,400" << (cached ? ",200,300" : "") << "\n";
+  out << "0,1,1,1,0,1000,401,0,0,0,399" << (cached ? ",200,0" : "") << "\n";
+}
+
+}  // namespace
+
+TEST_CASE("run plots draw the prefix-cache hit rate over time when anything hit", "[study]") {
+  servesim::test::ScratchDir dir("run_plots_prefix");
+  write_iterations(dir.path() / "iterations.csv", true);
+  std::vector<std::string> names;
+  for (const Figure& figure : write_run_figures(dir.path()))
+    names.push_back(figure.name);
+  CHECK(std::find(names.begin(), names.end(), "prefix_cache_hit_rate") != names.end());
+  const std::string timeline = read_text(dir.path() / "timeline.dat");
+  // The first bin: cumulative shares up to 100 with cached, then 300 / (300 + 100) hit.
+  CHECK_THAT(timeline, Contains(" 80 100 75\n"));
+  CHECK_THAT(read_text(dir.path() / "kv_memory.gp"), Contains("title \"cached\""));
+
+  servesim::test::ScratchDir old("run_plots_no_prefix");
+  write_iterations(old.path() / "iterations.csv", false);
+  names.clear();
+  for (const Figure& figure : write_run_figures(old.path()))
+    names.push_back(figure.name);
+  CHECK(std::find(names.begin(), names.end(), "prefix_cache_hit_rate") == names.end());
+  CHECK(std::find(names.begin(), names.end(), "kv_memory") != names.end());
 }

@@ -1,60 +1,145 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <unordered_map>
 #include <vector>
+
+#include "sim/memory/impl/host_block_cache.h"
 
 namespace servesim {
 
-// The physical blocks of a paged KV cache: which are free and how many are used. Free
-// blocks form a stack whose top is taken first (a fresh pool hands out 0, 1, 2, ...); freed
-// blocks go back on top, a table's last block first. Knows nothing about sequences.
+// The physical blocks of a paged KV cache: which are free and how many are used. Knows
+// nothing about sequences.
 //
-// Decode rounds may count blocks as taken before they leave the free list (count_taken),
+// Two orders, fixed at construction. Without prefix caching the free blocks form a stack
+// whose top is taken first (a fresh pool hands out 0, 1, 2, ...); freed blocks go back on
+// top, a table's last block first. With prefix caching they form vLLM V1's free queue
+// (block_pool.py, FreeKVCacheBlockQueue): blocks are taken from its front, freed blocks join
+// its back, a table's last block first (so that a sequence's tail is evicted before its
+// head), and a block hit while free leaves it from wherever it is. Blocks then carry
+// reference counts (the sequences holding them) and, once computed, a content hash: a block
+// freed by its last holder keeps its hash and can be hit until it is taken again, which
+// evicts it. A hash names at most one block.
+//
+// Until the first block is named, every free block is anonymous and any order of them is
+// as good as vLLM's (which one a sequence takes shows in no hit and no eviction), so a pool
+// with prefix caching keeps the stack until then and turns it into the queue, the next block
+// to take at its front, when it names its first block: a workload whose requests carry no
+// content (nothing is ever named) pays nothing for prefix caching.
+//
+// Decode rounds may count blocks as taken before they are handed to tables (count_taken),
 // so that a run of rounds can hand them out table by table in one pass (see
-// DecodeCohort::hand_out); drop_counted then takes them off the list.
+// DecodeCohort::hand_out); drop_counted then forgets them.
 class BlockPool {
  public:
   // Throws InfeasibleError for fewer than one block or more than 2^31 (block ids are 32-bit).
-  explicit BlockPool(std::int64_t total_blocks);
+  // `host_cache_blocks` > 0: evicted named blocks go to a host tier of that many blocks.
+  explicit BlockPool(std::int64_t total_blocks, bool prefix_caching = false,
+                     std::int64_t host_cache_blocks = 0);
 
   std::int64_t total() const { return total_; }
+  // Blocks no sequence holds (cached ones included: they are free for allocation).
   std::int64_t free() const { return free_; }
   std::int64_t used() const { return total_ - free_; }
+  bool prefix_caching() const { return caching_; }
+  // Whether the free blocks are in the queue (prefix caching, once a block was named).
+  bool queued() const { return queue_; }
 
-  // Takes `count` free blocks onto the end of `blocks`, in the order they leave the pool.
-  // The caller has checked that they are free.
+  // Takes `count` free blocks onto the end of `blocks`, in the order they leave the pool
+  // (evicting cached ones). The caller has checked that they are free.
   void take(std::int64_t count, std::vector<std::int32_t>& blocks) {
-    for (std::int64_t i = 0; i < count; ++i) {
-      blocks.push_back(free_list_.back());
-      free_list_.pop_back();
+    if (queue_) {
+      for (std::int64_t i = 0; i < count; ++i)
+        blocks.push_back(pop_front());
+    } else {
+      for (std::int64_t i = 0; i < count; ++i) {
+        blocks.push_back(free_list_.back());
+        free_list_.pop_back();
+      }
     }
     free_ -= count;
   }
-  // Returns the blocks of a table (all of them, in logical order).
+  // Returns the blocks of a table (all of them, in logical order): each loses a holder, and
+  // those with none left are free again (with prefix caching, cached if they have a hash).
   void give_back(std::span<const std::int32_t> blocks);
 
-  // Counts `count` blocks as taken that stay on the free list until drop_counted.
+  // Counts `count` blocks as taken, to be handed out by the caller (DecodeCohort::hand_out)
+  // before drop_counted: on the free stack they stay on it (the k-th counted since the last
+  // drop_counted is free_list()[size - 1 - k]); from the queue they leave now, the k-th
+  // counted being counted_blocks()[k].
   void count_taken(std::int64_t count) {
+    if (queue_) {
+      for (std::int64_t i = 0; i < count; ++i)
+        counted_blocks_.push_back(pop_front());
+    } else {
+      counted_ += count;
+    }
     free_ -= count;
-    counted_ += count;
   }
-  // The free list from its bottom; the block taken next is the last, and a block counted
-  // k-th (from 0) since the last drop_counted is at [size - 1 - k].
   std::span<const std::int32_t> free_list() const { return free_list_; }
-  // Takes the counted blocks off the free list.
+  std::span<const std::int32_t> counted_blocks() const { return counted_blocks_; }
   void drop_counted();
 
-  // used + free == total, and the free list holds the free blocks and the counted ones.
+  // Prefix caching only. The block holding `hash`, or -1.
+  std::int32_t find(std::uint64_t hash) const {
+    const auto it = cached_.find(hash);
+    return it == cached_.end() ? -1 : it->second;
+  }
+  // Whether no sequence holds the block (a hit on it takes it out of the free queue).
+  bool is_free(std::int32_t block) const { return ref_[static_cast<std::size_t>(block)] == 0; }
+  // A sequence hit the block: one more holder, out of the free queue if it was free.
+  void share(std::int32_t block);
+  // The block's tokens are computed: it is named by `hash` unless another block already is
+  // (then it stays anonymous, and is not registered twice). Whether it was registered.
+  bool name(std::int32_t block, std::uint64_t hash);
+  // The host tier (nullptr without one).
+  HostBlockCache* host() { return host_ ? &*host_ : nullptr; }
+  const HostBlockCache* host() const { return host_ ? &*host_ : nullptr; }
+  // Free blocks holding a hash (evictable, hittable).
+  std::int64_t cached_free() const { return cached_free_; }
+  // Holders beyond the first, summed over blocks: the slots counted once per holder that
+  // hold one token state.
+  std::int64_t extra_holders() const { return extra_holders_; }
+
+  // used + free == total, the free order holds exactly the free blocks, and (with prefix
+  // caching) the cached free blocks are among them.
   bool conserved() const {
+    if (queue_) {
+      return free_ >= 0 && queued_ == free_ && cached_free_ >= 0 && cached_free_ <= free_ &&
+             extra_holders_ >= 0;
+    }
     return free_ >= 0 && static_cast<std::int64_t>(free_list_.size()) - counted_ == free_;
   }
 
  private:
+  std::int32_t pop_front();
+  // The stack becomes the queue: the block the stack would give next is at its front.
+  void form_queue();
+  void push_back(std::int32_t block);
+  void unlink(std::int32_t block);
+
   std::int64_t total_;
   std::int64_t free_;
-  std::int64_t counted_ = 0;             // taken by decode rounds, still on the free list
+  bool caching_;
+  bool queue_ = false;
+  // The free stack (without prefix caching, and with it until a block is named).
+  std::int64_t counted_ = 0;             // counted by decode rounds, still on the free list
   std::vector<std::int32_t> free_list_;  // free block ids; taken from the back
+  // The free queue (prefix caching, from the first name on): a doubly linked list through the
+  // blocks whose sentinel is block `total_` (next_[sentinel] is the front).
+  std::vector<std::int32_t> next_;
+  std::vector<std::int32_t> prev_;
+  std::int64_t queued_ = 0;
+  std::vector<std::int32_t> counted_blocks_;
+  std::vector<std::int32_t> ref_;                           // holders per block
+  std::vector<std::uint64_t> hash_;                         // a named block's hash
+  std::vector<std::uint8_t> named_;                         // whether the block is named
+  std::unordered_map<std::uint64_t, std::int32_t> cached_;  // hash -> block
+  std::int64_t cached_free_ = 0;
+  std::int64_t extra_holders_ = 0;
+  std::optional<HostBlockCache> host_;
 };
 
 }  // namespace servesim

@@ -81,8 +81,12 @@ void DecodeCohort::hand_out(std::int64_t rounds, std::size_t first_needing, Bloc
   }
   // Each table's block list ends in a line of its own: fetch the tables well ahead, then
   // (once those have arrived) the ends of their lists.
+  // The run's k-th block: from the top of the free stack down, or (prefix caching) the k-th
+  // the pool counted out of its free queue.
   const std::span<const std::int32_t> free_list = pool.free_list();
-  const std::int32_t* top = free_list.data() + free_list.size() - 1;  // the block taken first
+  const bool queue = pool.queued();
+  const std::int32_t* first = queue ? pool.counted_blocks().data() : nullptr;
+  const std::int32_t* top = queue ? nullptr : free_list.data() + free_list.size() - 1;
   for (std::size_t i = 0; i < handouts_.size(); ++i) {
     if (i + 8 < handouts_.size()) __builtin_prefetch(handouts_[i + 8].table);
     if (i + 4 < handouts_.size()) {
@@ -96,8 +100,13 @@ void DecodeCohort::hand_out(std::int64_t rounds, std::size_t first_needing, Bloc
     const std::size_t held = blocks.size();
     blocks.resize(held + static_cast<std::size_t>(taken));
     std::int32_t* out = blocks.data() + held;
-    for (std::int64_t k = 0, at = h.first_block; k < taken; ++k, at += members)
-      out[k] = top[-at];
+    if (queue) {
+      for (std::int64_t k = 0, at = h.first_block; k < taken; ++k, at += members)
+        out[k] = first[at];
+    } else {
+      for (std::int64_t k = 0, at = h.first_block; k < taken; ++k, at += members)
+        out[k] = top[-at];
+    }
   }
   pool.drop_counted();
 }

@@ -19,14 +19,25 @@ namespace servesim {
 // tail of each sequence's last block. New sequences are admitted only while a watermark of
 // free blocks remains, so running sequences can still grow (vLLM keeps 1%).
 //
+// With prefix caching (vLLM V1's automatic prefix caching) full blocks are named by the
+// identity of their content once computed (commit_computed), a block freed by its last
+// holder stays hittable until it is evicted, and a sequence admitted with content starts
+// holding the longest run of its leading blocks that the cache names (cached_prefix_tokens),
+// shared with whoever holds them. Blocks past a sequence's content are its own: they are
+// named by its id and the block's place, so that only it hits them (after a preemption by
+// recompute). A sequence without content names nothing and looks nothing up.
+//
 // Three layers, as vLLM's KV-cache manager over its block pool: this class keeps one
 // BlockTable per sequence (the request-level API, the plain path), BlockPool the physical
 // blocks, and DecodeCohort the decode fast path (IDecodeRoundAllocator), which advances the
 // last decode batch's tables lazily.
 class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAllocator {
  public:
+  // `host_cache_blocks` > 0 (prefix caching only): a host tier of that many blocks keeps
+  // blocks evicted from the GPU, and a hit on them loads them back (PrefixAdmission).
   PagedAllocator(std::int64_t capacity_tokens, std::int64_t block_size,
-                 double watermark_fraction = 0.01);
+                 double watermark_fraction = 0.01, bool prefix_caching = false,
+                 std::int64_t host_cache_blocks = 0);
 
   bool fits_when_empty(std::int64_t final_tokens) const override;
   bool can_admit(std::int64_t tokens, std::int64_t final_tokens) const override;
@@ -36,6 +47,16 @@ class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAlloca
   void grow(std::int64_t sequence, std::int64_t tokens) override;
   bool try_grow(std::int64_t sequence, std::int64_t tokens) override;
   void release(std::int64_t sequence) override;
+
+  std::int64_t prefix_block_tokens() const override {
+    return pool_.prefix_caching() ? block_size_ : 0;
+  }
+  std::int64_t cached_prefix_tokens(const PrefixKey& key) const override;
+  bool can_admit_prefix(const PrefixKey& key, std::int64_t tokens,
+                        std::int64_t final_tokens) const override;
+  PrefixAdmission admit_prefix(const PrefixKey& key, std::int64_t tokens,
+                               std::int64_t final_tokens) override;
+  void commit_computed(std::int64_t sequence, std::int64_t computed_tokens) override;
 
   KvUsage usage(std::int64_t next_final_tokens) const override;
   std::int64_t capacity_tokens() const override { return pool_.total() * block_size_; }
@@ -54,6 +75,8 @@ class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAlloca
   std::int64_t block_size() const { return block_size_; }
   std::int64_t total_blocks() const { return pool_.total(); }
   std::int64_t free_blocks() const { return pool_.free(); }
+  // Free blocks holding reusable KV (prefix caching; 0 without).
+  std::int64_t cached_blocks() const { return pool_.cached_free(); }
   // The physical blocks a sequence holds, in logical order (what a paged-attention kernel
   // reads through).
   const std::vector<std::int32_t>& block_table(std::int64_t sequence) const {
@@ -83,6 +106,26 @@ class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAlloca
       pool_.take(new_blocks, t.blocks);
     }
   }
+  // The identity of a sequence's block `index`: its content's, or past the content its own.
+  static std::uint64_t identity(std::int64_t sequence, std::span<const std::uint64_t> hashes,
+                                std::int64_t index);
+  // Calls hit(block) for each block of the longest run of `key`'s leading blocks that the
+  // cache names, at most `max_blocks` (and so that its last token is computed); returns how
+  // many.
+  template <class Hit>
+  std::int64_t for_each_hit(const PrefixKey& key, std::int64_t max_blocks, Hit hit) const;
+  // After `gpu_hits` blocks found on the GPU, the blocks that follow them in the host tier,
+  // up to `max_blocks` hits in all: how many.
+  std::int64_t host_hits(const PrefixKey& key, std::int64_t gpu_hits,
+                         std::int64_t max_blocks) const;
+  std::int64_t hit_cap(const PrefixKey& key, std::int64_t max_blocks) const {
+    return std::min(max_blocks, (key.tokens - 1) / block_size_);
+  }
+  // Tokens and physical token states differ by the slots of shared blocks counted once per
+  // extra holder.
+  std::int64_t physical_token_states() const {
+    return token_states_ - pool_.extra_holders() * block_size_;
+  }
   // The sequence's table; throws for an unknown one.
   const BlockTable& table(std::int64_t sequence) const {
     const BlockTable* t = tables_.find(sequence);
@@ -97,7 +140,8 @@ class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAlloca
   void form_cohort(std::span<const std::int64_t> sequences);
   // Checked with every usage() (once an iteration); the message is built out of line.
   void check_conservation() const {
-    if (pool_.conserved() && token_states_ >= 0 && token_states_ <= pool_.used() * block_size_) {
+    if (pool_.conserved() && physical_token_states() >= 0 &&
+        physical_token_states() <= pool_.used() * block_size_) {
       [[likely]] return;
     }
     conservation_broken();

@@ -85,6 +85,8 @@ void print_summary(std::ostream& out, const RunSummary& s, const RejectionCounts
   line(out, "KV internal fragmentation (%):", share(s.kv_memory.internal_fragmentation));
   line(out, "KV external fragmentation (%):", share(s.kv_memory.external_fragmentation));
   line(out, "KV free (%):", share(s.kv_memory.free));
+  line(out, "KV cached (%):", share(s.kv_memory.cached));
+  line(out, "Prefix-cache hit rate (%):", share(s.prefix_cache_hit_rate));
   out << std::string(kBlockWidth, '=') << '\n';
 }
 

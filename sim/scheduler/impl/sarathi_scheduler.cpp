@@ -70,12 +70,15 @@ void SarathiScheduler::admit_prefills(IKvCacheAllocator& allocator, BatchPlan& p
   while (budget > 0 && !queues_.waiting().empty()) {
     if (static_cast<std::int64_t>(queues_.running().size()) >= options_.max_num_seqs) return;
     const Request* request = queues_.waiting().front();
-    const std::int64_t chunk = std::min(request->tokens(), budget);
+    // The chunk covers tokens the prefix cache does not hold.
+    const PrefixKey key = prefix_key(*request);
+    const std::int64_t cached = allocator.cached_prefix_tokens(key);
+    const std::int64_t chunk = std::min(request->tokens() - cached, budget);
     // Room for the whole prefill, and for the admission made: a contiguous reservation
     // may depend on how many tokens the sequence holds when admitted.
-    if (!allocator.can_admit(request->tokens(), request->final_tokens())) return;
-    if (!allocator.can_admit(chunk, request->final_tokens())) return;
-    admit_first_waiting(queues_, allocator, plan, chunk);
+    if (!allocator.can_admit_prefix(key, request->tokens(), request->final_tokens())) return;
+    if (!allocator.can_admit_prefix(key, cached + chunk, request->final_tokens())) return;
+    admit_first_waiting(queues_, allocator, plan, cached + chunk);
     budget -= chunk;
   }
 }

@@ -4,6 +4,7 @@
 
 #include "sim/core/error.h"
 #include "sim/scheduler/reject_reasons.h"
+#include "sim/scheduler/running_requests.h"
 #include "sim/speculative/verification_planning.h"
 
 namespace servesim {
@@ -44,8 +45,9 @@ void VllmV1Scheduler::plan(IKvCacheAllocator& allocator, BatchPlan& plan) {
   if (running_fit && plan.preempted.empty()) admit_waiting(allocator, plan, budget);
 }
 
-std::int64_t VllmV1Scheduler::next_tokens(const Request& request, std::int64_t budget) const {
-  std::int64_t tokens = request.uncomputed_tokens();
+std::int64_t VllmV1Scheduler::next_tokens(const Request& request, std::int64_t budget,
+                                          std::int64_t cached) const {
+  std::int64_t tokens = request.uncomputed_tokens() - cached;
   if (options_.long_prefill_token_threshold > 0) {
     tokens = std::min(tokens, options_.long_prefill_token_threshold);
   }
@@ -91,9 +93,13 @@ void VllmV1Scheduler::admit_waiting(IKvCacheAllocator& allocator, BatchPlan& pla
   while (budget > 0 && !queues_.waiting().empty()) {
     if (static_cast<std::int64_t>(queues_.running().size()) >= options_.max_num_seqs) return;
     const Request* request = queues_.waiting().front();
-    const std::int64_t chunk = next_tokens(*request, budget);
-    if (!allocator.can_admit(chunk, request->final_tokens())) return;
-    admit_first_waiting(queues_, allocator, plan, chunk);
+    // vLLM looks the prefix cache up before sizing the chunk: the chunk and the budget cover
+    // the tokens it does not hold, and the hit blocks are held rather than allocated.
+    const PrefixKey key = prefix_key(*request);
+    const std::int64_t cached = allocator.cached_prefix_tokens(key);
+    const std::int64_t chunk = next_tokens(*request, budget, cached);
+    if (!allocator.can_admit_prefix(key, cached + chunk, request->final_tokens())) return;
+    admit_first_waiting(queues_, allocator, plan, cached + chunk);
     budget -= chunk;
   }
 }
