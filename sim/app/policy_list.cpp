@@ -34,7 +34,8 @@ std::vector<PolicyCombination> parse_policy_list(std::string_view list, const st
     const auto fail = [&](const std::string& why) {
       throw InputError(origin, "\"" + spec + "\": " + why +
                                    " (expected SCHEDULER:ALLOCATOR[:PARAM[:PLACEMENT]], "
-                                   "e.g. vllm:paged:16 or orca:contiguous:pow2:buddy)");
+                                   "e.g. vllm:paged:16, vllm_v1:paged:16:no_prefix or "
+                                   "orca:contiguous:pow2:buddy)");
     };
     const auto fields = split(spec, ':');
     if (fields.size() < 2 || fields.size() > 4) fail("wrong number of fields");
@@ -49,10 +50,15 @@ std::vector<PolicyCombination> parse_policy_list(std::string_view list, const st
     set("scheduler.name", "\"" + fields[0] + "\"");
     set("allocator.name", "\"" + fields[1] + "\"");
     if (fields[1] == "paged") {
-      if (fields.size() > 3) fail("paged allocation takes only a block size");
-      if (fields.size() == 3) {
+      if (fields.size() >= 3) {
         if (!is_positive_integer(fields[2])) fail("block size must be a positive integer");
         set("allocator.block_size", fields[2]);
+      }
+      if (fields.size() == 4) {
+        if (fields[3] != "prefix" && fields[3] != "no_prefix") {
+          fail("paged allocation's fourth field is prefix or no_prefix, got \"" + fields[3] + "\"");
+        }
+        set("engine.enable_prefix_caching", fields[3] == "prefix" ? "true" : "false");
       }
     } else if (fields[1] == "contiguous") {
       if (fields.size() >= 3) {

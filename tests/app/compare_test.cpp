@@ -28,6 +28,38 @@ TEST_CASE("policy lists become configuration overrides", "[app]") {
   REQUIRE_THROWS_WITH(parse_policy_list("vllm:paged:0"), Contains("positive integer"));
   REQUIRE_THROWS_WITH(parse_policy_list("vllm::16"), Contains("empty field"));
   REQUIRE_THROWS_WITH(parse_policy_list("orca:contiguous:fixed-x"), Contains("fixed-N"));
+  const auto caching = parse_policy_list("vllm_v1:paged:16:prefix,vllm_v1:paged:16:no_prefix");
+  CHECK(caching[0].overrides.back().assignment == "engine.enable_prefix_caching=true");
+  CHECK(caching[1].overrides.back().assignment == "engine.enable_prefix_caching=false");
+  REQUIRE_THROWS_WITH(parse_policy_list("vllm_v1:paged:16:cache"), Contains("prefix or no_prefix"));
+}
+
+TEST_CASE("compare shows what prefix caching shares: paged with and without it, contiguous",
+          "[app][prefix]") {
+  // Eight system prompts of 512 tokens, each shared by four users.
+  const test::ScratchDir dir("compare_prefix");
+  const auto spec = dir.write("spec.json", R"({"arrival": {"process": "poisson", "rate_per_s": 20},
+      "num_requests": 400, "lengths": {"distribution": "shared_prefix", "groups": 8,
+      "users_per_group": 4, "system_prompt_tokens": 512, "question_tokens": 64,
+      "output_tokens": 64}})");
+  const auto r = test::run_servesim(
+      {"compare", "--policies",
+       "vllm_v1:paged:16:prefix,vllm_v1:paged:16:no_prefix,sarathi:contiguous:max", "--workload",
+       spec.string(), "--kv-capacity-tokens", "60000", "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto runs = r.json();
+  const auto& on = runs["vllm_v1:paged:16:prefix"];
+  const auto& off = runs["vllm_v1:paged:16:no_prefix"];
+  const auto& contiguous = runs["sarathi:contiguous:max"];
+  // Every request but each group's first finds the prompt's 32 full blocks.
+  CHECK(on["prefix_cache_hit_rate"].get<double>() == Approx((400.0 - 8) * 512 / (400.0 * 576)));
+  CHECK(on["kv_memory"]["cached"].get<double>() > 0);
+  for (const auto* other : {&off, &contiguous}) {
+    CHECK((*other)["prefix_cache_hit_rate"].get<double>() == 0);
+    CHECK((*other)["kv_memory"]["cached"].get<double>() == 0);
+  }
+  CHECK(on["ttft_s"]["mean"].get<double>() < off["ttft_s"]["mean"].get<double>());
 }
 
 TEST_CASE("compare runs identical requests through each combination", "[app]") {
