@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
+#include <sstream>
 
 #include "sim/workload/prefix_reuse.h"
 #include "sim/workload/trace_reader.h"
@@ -111,4 +114,94 @@ TEST_CASE("Mooncake conversation trace: a smaller cache hits less, and caching c
       path, {"--set", "memory.kv_capacity_tokens=2000000", "--no-enable-prefix-caching"});
   CHECK(off["prefix_cache_hit_rate"].get<double>() == 0.0);
   CHECK(on["ttft_s"]["mean"].get<double>() < off["ttft_s"]["mean"].get<double>());
+}
+
+TEST_CASE("multi_turn sessions: every turn hits all earlier turns when nothing is evicted",
+          "[app][prefix]") {
+  // 100 sessions of 3 turns, 100 new user tokens and 50 output tokens a turn. Turn k's prompt
+  // is the conversation so far: 100, 250, 400 tokens. A turn's last output token is never
+  // computed, so a turn leaves floor((prompt + 50 - 1) / 16) full blocks: turn 2 hits 9 of
+  // them (144 tokens), turn 3 18 (288).
+  const test::ScratchDir scratch("multi_turn_hits");
+  const auto path = scratch.write("chat.json", R"({"num_requests": 300,
+      "arrival": {"process": "poisson", "rate_per_s": 2},
+      "lengths": {"distribution": "multi_turn", "turns": {"distribution": "fixed", "count": 3},
+                  "user": {"distribution": "fixed", "tokens": 100},
+                  "output": {"distribution": "fixed", "tokens": 50},
+                  "think_time": {"distribution": "fixed", "seconds": 2}}})");
+  const auto out = scratch.path() / "out";
+  const auto r = test::run_servesim(
+      {"run", "--workload", path.string(), "--block-size", "16", "--out", out.string()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // Per request: requests.csv's cached_tokens by prompt length.
+  std::istringstream csv(test::read_file(out / "requests.csv"));
+  std::string line;
+  std::getline(csv, line);
+  std::vector<std::string> header;
+  std::stringstream names(line);
+  for (std::string name; std::getline(names, name, ',');)
+    header.push_back(name);
+  const auto column = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  const std::size_t prompt = column("prompt_tokens");
+  const std::size_t cached = column("cached_tokens");
+  REQUIRE(cached < header.size());
+  const std::map<std::int64_t, std::int64_t> expected{{100, 0}, {250, 144}, {400, 288}};
+  std::int64_t rows = 0;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t hit_tokens = 0;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> fields;
+    std::stringstream values(line);
+    for (std::string value; std::getline(values, value, ',');)
+      fields.push_back(value);
+    const std::int64_t p = std::stoll(fields.at(prompt));
+    REQUIRE(expected.count(p) == 1);
+    CHECK(std::stoll(fields.at(cached)) == expected.at(p));
+    ++rows;
+    prompt_tokens += p;
+    hit_tokens += expected.at(p);
+  }
+  CHECK(rows == 300);
+  // The summary's rate is those hits over the prompt tokens (300 turns counted as they
+  // arrive: the last sessions may not have reached their third turn).
+  const auto summary = nlohmann::json::parse(test::read_file(out / "summary.json"));
+  CHECK(
+      summary["prefix_cache_hit_rate"].get<double>() ==
+      Approx(static_cast<double>(hit_tokens) / static_cast<double>(prompt_tokens)).epsilon(1e-12));
+  CHECK(2 * hit_tokens > prompt_tokens);
+}
+
+TEST_CASE("speculative decoding with prefix caching: hits as without, every token served",
+          "[app][prefix][speculative]") {
+  const test::ScratchDir scratch("spec_prefix");
+  const auto path = scratch.write("spec.json", R"({"num_requests": 200,
+      "arrival": {"process": "poisson", "rate_per_s": 10},
+      "lengths": {"distribution": "shared_prefix", "groups": 4, "users_per_group": 5,
+                  "system_prompt_tokens": 300, "question_tokens": 40, "output_tokens": 80}})");
+  const std::vector<std::string> run = {"run",          "--workload", path.string(),
+                                        "--block-size", "16",         "--json"};
+  auto speculating = run;
+  for (const char* arg :
+       {"--speculative-config", R"({"method": "ngram", "num_speculative_tokens": 3})",
+        "--acceptance-rate", "0.6"})
+    speculating.push_back(arg);
+  const auto plain = test::run_servesim(run);
+  const auto fast = test::run_servesim(speculating);
+  INFO(fast.err);
+  REQUIRE(plain.exit_code == 0);
+  REQUIRE(fast.exit_code == 0);
+  const auto p = plain.json();
+  const auto s = fast.json();
+  // Every request but each group's first hits the prompt's 18 full blocks (288 tokens).
+  const double hit_rate = (200.0 - 4) * 288 / (200.0 * 340);
+  CHECK(p["prefix_cache_hit_rate"].get<double>() == Approx(hit_rate));
+  CHECK(s["prefix_cache_hit_rate"].get<double>() == Approx(hit_rate));
+  CHECK(s["requests_completed"] == 200);
+  CHECK(s["spec_decode"]["mean_tokens_per_step"].get<double>() > 1.5);
+  CHECK(s["tpot_s"]["mean"].get<double>() < p["tpot_s"]["mean"].get<double>());
+  // The same seed, the same run.
+  CHECK(test::run_servesim(speculating).out == fast.out);
 }
