@@ -17,8 +17,6 @@ class DurationSampler final {
 
  private:
   DurationSpec spec_;
-  double log_mu_ = 0.0;
-  double log_sigma_ = 0.0;
 };
 
 }  // namespace servesim

@@ -3,17 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/workload/lognormal.h"
+
 namespace servesim {
 
-TokenCountSampler::TokenCountSampler(const TokenCountSpec& spec) : spec_(spec) {
-  if (spec_.distribution == TokenCountKind::Lognormal) {
-    // For X = exp(N(mu, sigma^2)): E[X] = exp(mu + sigma^2 / 2), CV^2 = exp(sigma^2) - 1.
-    const double cv = spec_.std_tokens / spec_.mean_tokens;
-    const double variance = std::log1p(cv * cv);
-    log_sigma_ = std::sqrt(variance);
-    log_mu_ = std::log(spec_.mean_tokens) - variance / 2;
-  }
-}
+TokenCountSampler::TokenCountSampler(const TokenCountSpec& spec) : spec_(spec) {}
 
 std::int64_t TokenCountSampler::sample(Rng& rng) const {
   // Clip in floating point first: a lognormal tail can exceed the range of an integer.
@@ -30,7 +24,7 @@ std::int64_t TokenCountSampler::sample(Rng& rng) const {
     case TokenCountKind::Normal:
       return clip(rng.normal(spec_.mean_tokens, spec_.std_tokens));
     case TokenCountKind::Lognormal:
-      return clip(rng.lognormal(log_mu_, log_sigma_));
+      return clip(lognormal_with_mean(rng, spec_.mean_tokens, spec_.std_tokens));
   }
   return spec_.tokens;
 }

@@ -17,9 +17,6 @@ class TokenCountSampler final {
 
  private:
   TokenCountSpec spec_;
-  // Lognormal: parameters of the underlying normal, matched to the spec's mean and std.
-  double log_mu_ = 0.0;
-  double log_sigma_ = 0.0;
 };
 
 }  // namespace servesim
