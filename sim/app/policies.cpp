@@ -278,18 +278,29 @@ Registry<RouterFactory> router_registry() {
   Registry<RouterFactory> registry("router");
   registry
       .add("round_robin", "replicas in turn",
-           [](const RngStreams&) { return std::make_unique<RoundRobinRouter>(); })
+           [](const RngStreams&, const RunConfig::Routing&) {
+             return std::make_unique<RoundRobinRouter>();
+           })
       .add("least_outstanding", "the replica with the fewest unfinished requests",
-           [](const RngStreams&) { return std::make_unique<LeastOutstandingRouter>(); })
+           [](const RngStreams&, const RunConfig::Routing&) {
+             return std::make_unique<LeastOutstandingRouter>();
+           })
       .add("least_kv", "the replica using the smallest share of its KV cache",
-           [](const RngStreams&) { return std::make_unique<LeastKvRouter>(); })
+           [](const RngStreams&, const RunConfig::Routing&) {
+             return std::make_unique<LeastKvRouter>();
+           })
       .add("prefix_aware",
            "the replica whose prefix cache holds most of the prompt, less its load "
-           "(prefix caching): 2 x share of the prompt cached - outstanding / the busiest's",
-           [](const RngStreams&) { return std::make_unique<PrefixAwareRouter>(); })
-      .add("random", "a uniformly random replica (seeded)", [](const RngStreams& streams) {
-        return std::make_unique<RandomRouter>(streams.stream("router"));
-      });
+           "(prefix caching): prefix_weight x share of the prompt cached - load_weight x "
+           "outstanding / the busiest's (section routing; 2 and 1 by default)",
+           [](const RngStreams&, const RunConfig::Routing& routing) {
+             return std::make_unique<PrefixAwareRouter>(
+                 PrefixAwareWeights{routing.prefix_weight, routing.load_weight});
+           })
+      .add("random", "a uniformly random replica (seeded)",
+           [](const RngStreams& streams, const RunConfig::Routing&) {
+             return std::make_unique<RandomRouter>(streams.stream("router"));
+           });
   return registry;
 }
 

@@ -48,7 +48,8 @@ struct SchedulerFactory {
   // enable_chunked_prefill and max_num_batched_tokens mean); empty: it runs whole prompts.
   std::string chunked_prefill_budget_key = {};
 };
-using RouterFactory = std::function<std::unique_ptr<IRouter>(const RngStreams& streams)>;
+using RouterFactory = std::function<std::unique_ptr<IRouter>(const RngStreams& streams,
+                                                             const RunConfig::Routing& routing)>;
 // The contiguous allocator's sub-policies; they read their parameters from allocator.*.
 using ReservationFactory = std::function<std::unique_ptr<IReservationPolicy>(
     const PolicyParameters& parameters, std::int64_t capacity_tokens, std::int64_t max_len_tokens)>;

@@ -178,7 +178,8 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
         max_len_policy));
     if (speculation) replicas.back()->speculate(*speculation);
   }
-  Cluster cluster(std::move(replicas), router_entry.factory(streams), *source, observer);
+  Cluster cluster(std::move(replicas), router_entry.factory(streams, config.routing), *source,
+                  observer);
   const ClusterRunStats stats = cluster.run();
 
   nlohmann::json resolved = run_config_to_json(config);

@@ -104,6 +104,19 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
     e->reject_unknown_keys();
   }
   if (auto s = r.optional_object("speculative")) c.speculative = read_speculative_config(*s);
+  if (auto g = r.optional_object("routing")) {
+    if (c.router != "prefix_aware") {
+      r.fail("routing", "read only by router prefix_aware (the router is \"" + c.router + "\")");
+    }
+    for (auto [key, weight] : {std::pair{"prefix_weight", &c.routing.prefix_weight},
+                               std::pair{"load_weight", &c.routing.load_weight}}) {
+      if (const auto value = g->optional_number(key)) {
+        if (!(*value >= 0 && *value <= 1e6)) g->fail(key, "expected a weight in [0, 1e6]");
+        *weight = *value;
+      }
+    }
+    g->reject_unknown_keys();
+  }
   r.reject_unknown_keys();
   return c;
 }
@@ -146,6 +159,10 @@ nlohmann::json run_config_to_json(const RunConfig& c) {
       {"engine", engine_section_to_json(c.engine)},
   };
   if (c.speculative) j["speculative"] = speculative_config_to_json(*c.speculative);
+  if (c.router == "prefix_aware") {
+    j["routing"] = {{"prefix_weight", c.routing.prefix_weight},
+                    {"load_weight", c.routing.load_weight}};
+  }
   return j;
 }
 

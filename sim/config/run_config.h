@@ -24,6 +24,12 @@ struct RunConfig {
   std::int64_t pp = 1;
   std::int64_t replicas = 1;
   std::string router = "round_robin";
+  // The prefix_aware router's score weights (sim/cluster/impl/prefix_aware_router.h): the
+  // `routing` section, read only with that router.
+  struct Routing {
+    double prefix_weight = 2.0;  // per share of the prompt a replica's cache holds
+    double load_weight = 1.0;    // per unfinished request, relative to the busiest replica's
+  } routing;
   std::string weight_dtype = "auto";
   std::string kv_dtype = "auto";
   std::uint64_t seed = 0;

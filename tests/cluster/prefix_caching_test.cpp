@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "tests/support/test_support.h"
+
 #include <memory>
 #include <optional>
 #include <utility>
@@ -214,6 +216,31 @@ TEST_CASE("the prefix-aware router weighs the cached share of the prompt against
   CHECK(router.route(request, views) == 1);
   CHECK(router.reads_prefixes());
   CHECK_FALSE(router.reads_kv_memory());
+  // Weighted otherwise: the same small hit wins at 10 x 0.2 - 1 > -0.5, and with no weight
+  // on the prefix the load alone decides even against a large hit.
+  CHECK(PrefixAwareRouter({10.0, 1.0}).route(request, views) == 0);
+  views[0].cached_prefix_tokens = 192;
+  CHECK(PrefixAwareRouter({0.0, 1.0}).route(request, views) == 1);
+}
+
+TEST_CASE("the routing section sets the prefix-aware router's weights, and only its",
+          "[cluster][prefix][cli]") {
+  const test::ScratchDir dir("routing_weights");
+  const auto out = dir.path() / "out";
+  const auto resolved = test::run_servesim(
+      {"run", "--num-requests", "20", "--replicas", "2", "--router", "prefix_aware", "--set",
+       "routing.prefix_weight=5", "--no-plots", "--out", out.string()});
+  INFO(resolved.err);
+  REQUIRE(resolved.exit_code == 0);
+  const auto config = nlohmann::json::parse(test::read_file(out / "resolved_config.json"));
+  CHECK(config["routing"]["prefix_weight"] == 5.0);
+  CHECK(config["routing"]["load_weight"] == 1.0);
+  test::require_error(
+      test::run_servesim({"run", "--num-requests", "20", "--set", "routing.prefix_weight=5"}), 3,
+      "routing");
+  test::require_error(test::run_servesim({"run", "--num-requests", "20", "--router", "prefix_aware",
+                                          "--set", "routing.load_weight=-1"}),
+                      3, "routing.load_weight");
 }
 
 TEST_CASE("routed by cached prefix, a shared system prompt hits on every request but the first",

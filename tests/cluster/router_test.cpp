@@ -22,7 +22,7 @@ ReplicaView replica(std::int32_t id, std::int64_t outstanding, std::int64_t used
 
 std::int32_t route(const char* name, const std::vector<ReplicaView>& loads) {
   const RngStreams streams(1);
-  auto router = router_registry().find(name, "router").factory(streams);
+  auto router = router_registry().find(name, "router").factory(streams, RunConfig::Routing{});
   return router->route(RequestSpec{}, loads);
 }
 
@@ -35,12 +35,13 @@ TEST_CASE("routers pick by their rule", "[cluster]") {
   CHECK(route("least_kv", loads) == 2);           // least KV, then fewest unfinished
   CHECK(route("round_robin", loads) == 0);
   const RngStreams streams(1);
-  auto round_robin = router_registry().find("round_robin", "router").factory(streams);
+  auto round_robin =
+      router_registry().find("round_robin", "router").factory(streams, RunConfig::Routing{});
   std::vector<std::int32_t> picks;
   for (int i = 0; i < 5; ++i)
     picks.push_back(round_robin->route(RequestSpec{}, loads));
   CHECK(picks == std::vector<std::int32_t>{0, 1, 2, 3, 0});
-  auto random = router_registry().find("random", "router").factory(streams);
+  auto random = router_registry().find("random", "router").factory(streams, RunConfig::Routing{});
   std::vector<int> counts(4, 0);
   for (int i = 0; i < 4000; ++i)
     counts[static_cast<std::size_t>(random->route(RequestSpec{}, loads))]++;
