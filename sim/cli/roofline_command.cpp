@@ -119,8 +119,10 @@ int run_roofline(CommandContext& context) {
 
   const RooflineModel roofline(model, hardware, o);
   out << model.name << " on " << hardware.name << ", TP " << o.parallelism.tensor << ", PP "
-      << o.parallelism.pipeline << ", weights " << dtype_name(o.weight_dtype) << ", KV "
-      << dtype_name(o.kv_dtype) << ", compute " << dtype_name(roofline.compute_dtype())
+      << o.parallelism.pipeline
+      << (o.parallelism.expert ? ", EP " + std::to_string(o.parallelism.expert_degree()) : "")
+      << ", weights " << dtype_name(o.weight_dtype) << ", KV " << dtype_name(o.kv_dtype)
+      << ", compute " << dtype_name(roofline.compute_dtype())
       << "\nPeak balance point: " << format_fixed(roofline.peak_balance_flops_per_byte(), 1)
       << " FLOP/B (" << format_si(hardware.peak_flops(roofline.compute_dtype()), "FLOP/s") << " / "
       << format_si(hardware.memory_bandwidth_bytes_per_s, "B/s") << ")\n";

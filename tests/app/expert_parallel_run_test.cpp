@@ -213,3 +213,25 @@ TEST_CASE("expert parallelism on a dense model or an EP size that does not divid
                                           "--num-requests", "1", "--out", out}),
                       3, "expert_load_imbalance");
 }
+
+TEST_CASE("servesim roofline shows the EP all-to-all as an operator", "[app][cli]") {
+  const auto names = [](const std::vector<std::string>& extra) {
+    std::vector<std::string> args{"roofline", "--model", "mixtral-8x7b",   "--hw", "h100-sxm",
+                                  "--tp",     "8",       "--decode-batch", "64",   "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = test::run_servesim(args);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = r.json();
+    std::vector<std::string> out;
+    for (const auto& op : j["operators"])
+      out.push_back(op["name"].get<std::string>());
+    return std::make_pair(out, j["expert_parallel"].get<bool>());
+  };
+  const auto [plain, plain_ep] = names({});
+  const auto [ep, ep_on] = names({"--enable-expert-parallel"});
+  CHECK_FALSE(plain_ep);
+  CHECK(ep_on);
+  CHECK(std::count(plain.begin(), plain.end(), "ep_all_to_all") == 0);
+  CHECK(std::count(ep.begin(), ep.end(), "ep_all_to_all") == 1);
+}
