@@ -51,6 +51,7 @@ nlohmann::json roofline_report(const ModelSpec& model, const HardwareProfile& ha
                       {"hw", hardware.name},
                       {"tp", options.parallelism.tensor},
                       {"pp", options.parallelism.pipeline},
+                      {"expert_parallel", options.parallelism.expert},
                       {"weight_dtype", dtype_name(options.weight_dtype)},
                       {"kv_dtype", dtype_name(options.kv_dtype)},
                       {"compute_dtype", dtype_name(roofline.compute_dtype())},

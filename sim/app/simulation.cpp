@@ -61,7 +61,8 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   check_policy_pair(config.scheduler.name, config.allocator.name);
 
   RooflineOptions roofline;
-  roofline.parallelism = Parallelism{config.tp, config.pp};
+  roofline.parallelism = Parallelism{config.tp, config.pp, config.expert_parallel};
+  roofline.expert_load_imbalance = config.expert_load_imbalance;
   roofline.weight_dtype = config.weight_dtype == "auto"
                               ? auto_weight_dtype(model)
                               : parse_dtype(config.weight_dtype, "weight_dtype");
@@ -74,8 +75,8 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   std::optional<DraftSetup> draft;
   if (config.speculative) {
     draft = draft_setup(
-        *config.speculative, model, roofline.parallelism, roofline.weight_dtype, roofline.kv_dtype,
-        [&](const std::string& name) {
+        *config.speculative, model, Parallelism{config.tp, config.pp}, roofline.weight_dtype,
+        roofline.kv_dtype, [&](const std::string& name) {
           return load_model_file(
               Catalog(data_root / "models", "model", "speculative.model").resolve(name));
         });

@@ -54,7 +54,10 @@ void add_parallelism_options(po::options_description& options) {
       "pp", po::value<std::int64_t>()->value_name("P")->default_value(1),
       "pipeline-parallel degree (stages of consecutive layers)")(
       "tensor-parallel-size", po::value<std::int64_t>()->value_name("T"), "vLLM's name for --tp")(
-      "pipeline-parallel-size", po::value<std::int64_t>()->value_name("P"), "vLLM's name for --pp");
+      "pipeline-parallel-size", po::value<std::int64_t>()->value_name("P"), "vLLM's name for --pp")(
+      "enable-expert-parallel",
+      "expert parallelism as vLLM's flag: MoE experts spread whole over the TP GPUs (EP size = "
+      "TP)");
 }
 
 void add_dtype_options(po::options_description& options) {
@@ -106,6 +109,7 @@ Parallelism parallelism_from(const po::variables_map& vm) {
   Parallelism p;
   p.tensor = integer_flag(vm, given_flag(vm, "tp", "tensor-parallel-size"), 1).value_or(1);
   p.pipeline = integer_flag(vm, given_flag(vm, "pp", "pipeline-parallel-size"), 1).value_or(1);
+  p.expert = vm.count("enable-expert-parallel") != 0;
   return p;
 }
 

@@ -65,7 +65,10 @@ int run_roofline(CommandContext& context) {
       "tokens over its context, compared with a plain decode step")(
       "engine", po::value<std::string>()->value_name("NAME|PATH"),
       "add an engine's costs (engines/): its host work, CUDA-graph padding and kernel factors "
-      "(default: none, the device time alone)")("json", "print one JSON object instead of tables");
+      "(default: none, the device time alone)")(
+      "expert-load-imbalance", po::value<double>()->value_name("F")->default_value(1.0),
+      "with --enable-expert-parallel: the busiest GPU's routed tokens over the even share")(
+      "json", "print one JSON object instead of tables");
   add_parallelism_options(options);
   add_dtype_options(options);
   const auto vm = parse_options(
@@ -81,6 +84,10 @@ int run_roofline(CommandContext& context) {
   o.parallelism = parallelism_from(*vm);
   o.weight_dtype = weight_dtype_from(*vm, model);
   o.kv_dtype = kv_dtype_from(*vm, model);
+  o.expert_load_imbalance = (*vm)["expert-load-imbalance"].as<double>();
+  if (!(o.expert_load_imbalance >= 1.0)) {
+    throw InputError("--expert-load-imbalance", "expected a number of at least 1");
+  }
   if (vm->count("engine") != 0) {
     o.engine = load_engine_file(Catalog(context.data_root / "engines", "engine", "--engine")
                                     .resolve((*vm)["engine"].as<std::string>()))
@@ -112,8 +119,10 @@ int run_roofline(CommandContext& context) {
 
   const RooflineModel roofline(model, hardware, o);
   out << model.name << " on " << hardware.name << ", TP " << o.parallelism.tensor << ", PP "
-      << o.parallelism.pipeline << ", weights " << dtype_name(o.weight_dtype) << ", KV "
-      << dtype_name(o.kv_dtype) << ", compute " << dtype_name(roofline.compute_dtype())
+      << o.parallelism.pipeline
+      << (o.parallelism.expert ? ", EP " + std::to_string(o.parallelism.expert_degree()) : "")
+      << ", weights " << dtype_name(o.weight_dtype) << ", KV " << dtype_name(o.kv_dtype)
+      << ", compute " << dtype_name(roofline.compute_dtype())
       << "\nPeak balance point: " << format_fixed(roofline.peak_balance_flops_per_byte(), 1)
       << " FLOP/B (" << format_si(hardware.peak_flops(roofline.compute_dtype()), "FLOP/s") << " / "
       << format_si(hardware.memory_bandwidth_bytes_per_s, "B/s") << ")\n";

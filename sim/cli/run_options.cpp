@@ -31,6 +31,8 @@ constexpr RunFlag kRunFlags[] = {
     {"hw", "hardware", FlagType::Text, "NAME|PATH", "hardware profile (default h100-sxm)"},
     {"tp", "tp", FlagType::Integer, "T", "tensor-parallel GPUs per replica (default 1)"},
     {"pp", "pp", FlagType::Integer, "P", "pipeline stages per replica (default 1)"},
+    {"expert-load-imbalance", "expert_load_imbalance", FlagType::Number, "F",
+     "with expert parallelism: the busiest GPU's routed tokens over the even share (default 1)"},
     {"replicas", "replicas", FlagType::Integer, "N", "model replicas (default 1)"},
     {"router", "router", FlagType::Text, "NAME",
      "round_robin (default), least_outstanding, least_kv or random"},
@@ -161,6 +163,7 @@ constexpr OtherSetting kOtherSettings[] = {
     {"no-enable-chunked-prefill", SettingKind::Switch},
     {"enable-prefix-caching", SettingKind::Switch},
     {"no-enable-prefix-caching", SettingKind::Switch},
+    {"enable-expert-parallel", SettingKind::Switch},
     {"goodput", SettingKind::List},
     {"speculative-config", SettingKind::Text},
     {"acceptance-rate", SettingKind::Text},
@@ -358,6 +361,9 @@ void add_run_options(po::options_description& options) {
   add_vllm("no-enable-prefix-caching",
            "engine.enable_prefix_caching=false: every prompt token is computed (the default of "
            "the other engines)");
+  add_vllm("enable-expert-parallel",
+           "expert_parallel=true: MoE experts spread whole over the TP GPUs (EP size = TP), "
+           "with dispatch and combine all-to-alls (see docs/cost_model.md)");
   add_vllm("goodput", po::value<std::vector<std::string>>()->value_name("KEY:MS")->multitoken(),
            "SLO targets in milliseconds, as vllm bench serve: ttft:500 tpot:50 e2el:2000 (= "
            "--slo-ttft 0.5 --slo-tpot 0.05 --slo-e2e 2); a request is good when it meets each");
@@ -429,6 +435,9 @@ ConfigSources run_config_sources(const std::vector<RunSetting>& settings, Settin
           {given.origin(flag),
            std::string("engine.enable_prefix_caching=") + (flag[0] == 'e' ? "true" : "false")});
     }
+  }
+  if (given.has("enable-expert-parallel")) {
+    sources.overrides.push_back({given.origin("enable-expert-parallel"), "expert_parallel=true"});
   }
   if (given.has("speculative-config")) {
     const std::string origin = given.origin("speculative-config");

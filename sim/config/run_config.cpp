@@ -30,6 +30,11 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
   c.hardware = r.optional_string("hardware").value_or(c.hardware);
   c.tp = positive_or(r, "tp", c.tp);
   c.pp = positive_or(r, "pp", c.pp);
+  c.expert_parallel = r.optional_boolean("expert_parallel").value_or(false);
+  if (const auto f = r.optional_number("expert_load_imbalance")) {
+    if (!(*f >= 1.0)) r.fail("expert_load_imbalance", "expected a number of at least 1");
+    c.expert_load_imbalance = *f;
+  }
   c.replicas = positive_or(r, "replicas", c.replicas);
   c.router = r.optional_string("router").value_or(c.router);
   c.weight_dtype = r.optional_string("weight_dtype").value_or(c.weight_dtype);
@@ -131,6 +136,8 @@ nlohmann::json run_config_to_json(const RunConfig& c) {
       {"hardware", c.hardware},
       {"tp", c.tp},
       {"pp", c.pp},
+      {"expert_parallel", c.expert_parallel},
+      {"expert_load_imbalance", c.expert_load_imbalance},
       {"replicas", c.replicas},
       {"router", c.router},
       {"weight_dtype", c.weight_dtype},

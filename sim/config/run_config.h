@@ -22,6 +22,11 @@ struct RunConfig {
   std::string hardware = "h100-sxm";  // short name or profile path
   std::int64_t tp = 1;
   std::int64_t pp = 1;
+  // Expert parallelism (vLLM's --enable-expert-parallel): MoE experts spread whole over the
+  // TP GPUs (EP size = TP), with dispatch and combine all-to-alls; the busiest GPU's routed
+  // tokens are expert_load_imbalance (>= 1) times the even share.
+  bool expert_parallel = false;
+  double expert_load_imbalance = 1.0;
   std::int64_t replicas = 1;
   std::string router = "round_robin";
   // The prefix_aware router's score weights (sim/cluster/impl/prefix_aware_router.h): the

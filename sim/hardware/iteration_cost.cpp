@@ -26,6 +26,8 @@ std::string_view operator_name(OperatorKind kind) noexcept {
       return "tp_allreduce";
     case OperatorKind::PpSend:
       return "pp_send";
+    case OperatorKind::ExpertAllToAll:
+      return "ep_all_to_all";
     case OperatorKind::Overhead:
       return "overhead";
   }

@@ -20,9 +20,10 @@ enum class OperatorKind : std::size_t {
   LmHead,
   TpAllReduce,
   PpSend,
-  Overhead,  // per-iteration and per-sequence host work
+  ExpertAllToAll,  // expert parallelism's dispatch and combine in the MoE layers
+  Overhead,        // per-iteration and per-sequence host work
 };
-inline constexpr std::size_t kOperatorCount = 12;
+inline constexpr std::size_t kOperatorCount = 13;
 std::string_view operator_name(OperatorKind kind) noexcept;
 
 enum class Bound { None, Compute, Memory, Network, Overhead };

@@ -39,6 +39,20 @@ ShardShape shard_model(const ModelSpec& model, const Parallelism& parallelism) {
     throw InputError("--pp", "pipeline degree " + std::to_string(pp) + " exceeds the " +
                                  std::to_string(model.num_layers) + " layers of " + model.name);
   }
+  if (parallelism.expert) {
+    if (!model.is_moe()) {
+      throw InputError("expert_parallel",
+                       model.name +
+                           " is a dense model: expert parallelism needs "
+                           "routed experts (num_local_experts or n_routed_experts)");
+    }
+    if (model.num_experts % parallelism.expert_degree() != 0) {
+      throw InputError("expert_parallel",
+                       "the EP size (= TP) " + std::to_string(parallelism.expert_degree()) +
+                           " does not divide the " + std::to_string(model.num_experts) +
+                           " routed experts of " + model.name);
+    }
+  }
   ShardShape s;
   s.layers = ceil_div(model.num_layers, pp);
   s.hidden = model.hidden_size;

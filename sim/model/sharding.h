@@ -9,7 +9,12 @@ namespace servesim {
 struct Parallelism {
   std::int64_t tensor = 1;    // TP degree: GPUs sharing every layer
   std::int64_t pipeline = 1;  // PP degree: stages holding consecutive layers
+  // Expert parallelism (vLLM's --enable-expert-parallel): the MoE layers' routed experts are
+  // spread whole over the GPUs of a stage instead of each being sliced by TP. The EP size is
+  // TP x DP as in vLLM, here TP (a replica has no data-parallel attention ranks).
+  bool expert = false;
   std::int64_t gpus() const noexcept { return tensor * pipeline; }
+  std::int64_t expert_degree() const noexcept { return expert ? tensor : 1; }
 };
 
 // The slice of a model one GPU holds under Megatron-style tensor parallelism (heads, the MLP
@@ -30,7 +35,8 @@ struct ShardShape {
 
 // Validates the degrees against the model (TP must divide the heads, and KV heads must
 // divide TP or be divisible by it; PP at most the layer count); throws InputError naming
-// --tp / --pp otherwise.
+// --tp / --pp otherwise. Expert parallelism needs an MoE model whose routed experts the EP
+// size divides (InputError naming expert_parallel otherwise).
 ShardShape shard_model(const ModelSpec& model, const Parallelism& parallelism);
 
 }  // namespace servesim

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "sim/hardware/expert_parallel.h"
 #include "sim/hardware/kernel_work.h"
 #include "sim/model/model_size.h"
 
@@ -33,6 +34,8 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
   vocab_ = static_cast<double>(s.vocab);
   experts_ = static_cast<double>(s.experts);
   experts_per_token_ = static_cast<double>(s.experts_per_token);
+  local_experts_ = experts_;
+  expert_copies_per_token_ = experts_per_token_;
   // A quantized checkpoint's own format counts its scales (and keeps what it leaves
   // unconverted in 16 bits): see linear_bytes.
   const LinearBytes linear = linear_bytes(model, options.weight_dtype);
@@ -76,6 +79,16 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
                               static_cast<double>(model.shared_expert_intermediate_size) /
                               static_cast<double>(model.intermediate_size)
                         : 0.0;
+  if (options.parallelism.expert) {
+    // Whole experts, E / EP a GPU, each computing its share of the routed copies (the
+    // busiest GPU's, load_imbalance times the even share); the shared experts stay sliced by
+    // TP, so in units of a whole routed expert a GPU computes 1 / TP of them.
+    expert_degree_ = static_cast<double>(options.parallelism.expert_degree());
+    intermediate_ = static_cast<double>(model.intermediate_size);
+    local_experts_ = experts_ / expert_degree_;
+    expert_copies_per_token_ = experts_per_token_ * options.expert_load_imbalance / expert_degree_;
+    shared_experts_ /= static_cast<double>(options.parallelism.tensor);
+  }
   if (model.mla) {
     // Decode runs MLA absorbed: every head's query meets the latent (kv_lora_rank +
     // qk_rope_head_dim values, one per token for all heads) and its output leaves in the
@@ -101,6 +114,26 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
   const EngineKernelFactors& factors = options.engine.kernels;
   all_reduce_latency_s_ =
       factors.all_reduce_latency_s.value_or(hardware.overheads.collective_latency_s);
+  // Groups that span nodes cross the inter-node link: the TP group when it is larger than a
+  // node, the PP sends when the stages' GPUs fill more than one (TP groups stay in a node).
+  const double link = hardware.gpu_link_bandwidth_bytes_per_s * hardware.efficiency.gpu_link;
+  const double nic = hardware.inter_node_bandwidth_bytes_per_s * hardware.efficiency.gpu_link;
+  const double node = hardware.gpus_per_node;
+  const auto tp_gpus = static_cast<double>(options.parallelism.tensor);
+  const auto stage_gpus = static_cast<double>(options.parallelism.gpus());
+  tp_link_bytes_per_s_ = link;
+  pp_link_bytes_per_s_ = link;
+  pp_latency_s_ = hardware.overheads.collective_latency_s;
+  if (node > 0 && tp_gpus > node) {
+    tp_link_bytes_per_s_ = nic;
+    // An engine's custom all-reduce works within an NVLink domain only: NCCL's latency.
+    all_reduce_latency_s_ =
+        std::max(hardware.overheads.collective_latency_s, hardware.inter_node_latency_s);
+  }
+  if (node > 0 && stage_gpus > node) {
+    pp_link_bytes_per_s_ = nic;
+    pp_latency_s_ = std::max(pp_latency_s_, hardware.inter_node_latency_s);
+  }
   // A factor f on a class's time: every term of KernelCeilings::kernel_s scales by f.
   const auto scaled = [](KernelCeilings k, double f) {
     k.compute_efficiency /= f;
@@ -115,8 +148,8 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
   }
   kernels_.decode_attention = scaled(kernels_.decode_attention, factors.decode_attention);
   kernels_.prefill_attention = scaled(kernels_.prefill_attention, factors.prefill_attention);
-  layer_kernels_ =
-      5 + (moe_ ? 1 : 0) + (factors.fused_norms ? 3 : 5) + (options.parallelism.tensor > 1 ? 2 : 0);
+  layer_kernels_ = 5 + (moe_ ? 1 : 0) + (factors.fused_norms ? 3 : 5) +
+                   (options.parallelism.tensor > 1 ? 2 : 0) + (expert_degree_ > 1 ? 2 : 0);
 }
 
 double RooflineModel::peak_balance_flops_per_byte() const noexcept {
@@ -162,10 +195,10 @@ void RooflineModel::record(OperatorCost& op, double flops, double bytes, const K
 }
 
 void RooflineModel::price_collective(OperatorCost& op, double calls, double bytes_per_rank,
-                                     double ring_factor, double latency_s) const noexcept {
-  const double link = hardware_.gpu_link_bandwidth_bytes_per_s * hardware_.efficiency.gpu_link;
+                                     double ring_factor, double latency_s,
+                                     double link_bytes_per_s) const noexcept {
   op.bytes = calls * ring_factor * bytes_per_rank;
-  op.time_s = calls * latency_s + op.bytes / link;
+  op.time_s = calls * latency_s + op.bytes / link_bytes_per_s;
   op.bound = Bound::Network;
 }
 
@@ -233,9 +266,10 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   // Shared experts: as many more experts every token passes through (their width over the
   // routed experts' width).
   const double experts_read =
-      moe_ ? experts_ * (1 - std::pow(1 - experts_per_token_ / experts_, tokens)) + shared_experts_
+      moe_ ? local_experts_ * (1 - std::pow(1 - experts_per_token_ / experts_, tokens)) +
+                 shared_experts_
            : 1.0;
-  const double routed_tokens = tokens * (experts_per_token_ + shared_experts_);
+  const double routed_tokens = tokens * (expert_copies_per_token_ + shared_experts_);
   const double up_width = (gated_ ? 2 : 1) * intermediate_;
   const double router_flops = moe_ ? 2 * tokens * hidden_ * experts_ : 0;
   // Each expert read runs one GEMM over its share of the routed tokens.
@@ -291,11 +325,28 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   if (tp > 1) {
     // Ring all-reduce after attention and after the MLP of every layer.
     price_collective(cost.at(OperatorKind::TpAllReduce), 2 * l, tokens * hidden_ * a,
-                     2 * (tp - 1) / tp, all_reduce_latency_s_);
+                     2 * (tp - 1) / tp, all_reduce_latency_s_, tp_link_bytes_per_s_);
   }
   if (options_.parallelism.pipeline > 1) {
-    price_collective(cost.at(OperatorKind::PpSend), 1, tokens * hidden_ * a, 1,
-                     hardware_.overheads.collective_latency_s);
+    price_collective(cost.at(OperatorKind::PpSend), 1, tokens * hidden_ * a, 1, pp_latency_s_,
+                     pp_link_bytes_per_s_);
+  }
+  if (expert_degree_ > 1 && m > 0) {
+    // Each GPU dispatches its 1 / EP share of the step's tokens to their experts and takes
+    // the outputs back, in every MoE layer; the TP all-reduces stay (they stand in for
+    // gathering the tokens back for the next layer's TP attention).
+    ExpertParallelShape ep;
+    ep.tokens = tokens / expert_degree_;
+    ep.hidden = hidden_;
+    ep.activation_bytes = a;
+    ep.experts_per_token = experts_per_token_;
+    ep.degree = expert_degree_;
+    ep.load_imbalance = options_.expert_load_imbalance;
+    const AllToAllCost exchange = expert_parallel_all_to_all(hardware_, ep);
+    OperatorCost& op = cost.at(OperatorKind::ExpertAllToAll);
+    op.bytes = m * 2 * (exchange.intra_node_bytes + exchange.inter_node_bytes);
+    op.time_s = m * exchange.time_s;
+    op.bound = Bound::Network;
   }
 
   // The host's share: what the engine's host work and launches add beyond the device time.

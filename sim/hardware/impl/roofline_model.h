@@ -19,12 +19,19 @@ struct RooflineOptions {
   DType kv_dtype = DType::BF16;
   // What the serving engine adds: host time, CUDA graphs, kernel factors (none by default).
   EngineCosts engine;
+  // With expert parallelism (parallelism.expert): the busiest GPU's routed tokens over the
+  // uniform share, >= 1 (1: routing spreads tokens evenly over the EP group).
+  double expert_load_imbalance = 1.0;
 };
 
 // Per-operator roofline: each operator takes max(FLOPs / achieved FLOP/s, bytes / achieved
 // bandwidth) plus a fixed cost per kernel, with the achieved ceilings of its kernel class
 // (GEMM, decode or prefill attention; elementwise kernels use the flat "efficiency" ones);
-// collectives follow an alpha-beta model over the GPU link. The engine's costs (EngineCosts)
+// collectives follow an alpha-beta model over the GPU link, or over the inter-node link when
+// the group spans nodes (TP > gpus_per_node; PP: TP x PP > gpus_per_node; a profile without
+// gpus_per_node keeps every group in one node). With expert parallelism each MoE layer adds
+// dispatch and combine all-to-alls (expert_parallel.h) and its GPU computes whole experts,
+// E / EP of them, for its share of the routed tokens. The engine's costs (EngineCosts)
 // then apply: a step the CUDA graphs cover computes its padded size; one they do not takes at
 // least its kernels' CPU launches; the host's work adds to the device time, or overlaps it
 // (see step_time_s). All shard arithmetic is done once in the constructor so estimate() is a
@@ -58,8 +65,9 @@ class RooflineModel final : public IExecutionTimeModel {
   void record(OperatorCost& op, double flops, double bytes, const KernelTime& t,
               const KernelCeilings& ceilings, double size) const noexcept;
   // `latency_s` per call: the engine's all-reduce latency for TP, the hardware's for PP sends.
+  // `link_bytes_per_s`: the achieved bandwidth of the slowest link the group crosses.
   void price_collective(OperatorCost& op, double calls, double bytes_per_rank, double ring_factor,
-                        double latency_s) const noexcept;
+                        double latency_s, double link_bytes_per_s) const noexcept;
   KernelTime kernel_time(double flops, double bytes, const KernelCeilings& ceilings, double size,
                          double kernels, double masked_flops, double idle_flops) const noexcept;
   // Decode attention of a batch of decoding sequences as a function of their summed
@@ -141,6 +149,10 @@ class RooflineModel final : public IExecutionTimeModel {
   // Per-GPU shard dimensions as doubles, ready for the arithmetic.
   double layers_, hidden_, heads_, kv_heads_, head_dim_, intermediate_, vocab_;
   double experts_, experts_per_token_;
+  // Expert parallelism: the EP size (1 without), the routed experts a GPU holds (all of them,
+  // each sliced by TP, without EP) and the expert copies per token it computes (k without EP;
+  // k x imbalance / EP with it).
+  double expert_degree_ = 1, local_experts_ = 1, expert_copies_per_token_ = 1;
   double weight_bytes_, other_weight_bytes_, activation_bytes_, kv_bytes_;
   // The stage's layers by kind (see ModelSpec): attention layers by how they read the cache,
   // and MoE layers against dense ones (moe_layers_ + dense_layers_ = layers_).
@@ -159,8 +171,11 @@ class RooflineModel final : public IExecutionTimeModel {
   double recurrent_state_elements_ = 0;
   double compute_flops_per_s_, memory_bytes_per_s_;
   double all_reduce_latency_s_;  // the engine's custom all-reduce, else the hardware's
-  KernelClasses kernels_;        // the hardware's, scaled by the engine's kernel factors
-  double layer_kernels_;         // kernels of one layer without attention, for the launch floor
+  // The achieved bandwidth and per-call latency of the TP group's and the PP sends' links:
+  // the GPU link, or the inter-node link when the group spans nodes.
+  double tp_link_bytes_per_s_ = 0, pp_link_bytes_per_s_ = 0, pp_latency_s_ = 0;
+  KernelClasses kernels_;  // the hardware's, scaled by the engine's kernel factors
+  double layer_kernels_;   // kernels of one layer without attention, for the launch floor
 };
 
 }  // namespace servesim
