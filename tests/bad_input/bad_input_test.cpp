@@ -8,51 +8,23 @@
 #include <string>
 #include <vector>
 
-#include <sys/stat.h>
 #include <catch2/catch.hpp>
 
+#include "tests/bad_input/bad_input_support.h"
 #include "tests/bad_input/subprocess.h"
 #include "tests/support/test_support.h"
 
 namespace {
 
-namespace fs = std::filesystem;
+using namespace servesim::test::bad_input;
 using servesim::test::run_executable;
 using servesim::test::source_dir;
-
-constexpr int kUsage = 2;
-constexpr int kInput = 3;
-constexpr int kInfeasible = 4;
-constexpr int kTimeLimitS = 20;
-
-enum class Kind { Text, Directory, Fifo, Unreadable };
-
-struct InputFile {
-  std::string name;
-  std::string text;
-  Kind kind = Kind::Text;
-};
-
-struct BadInputCase {
-  std::string name;
-  std::vector<InputFile> files;  // written into the case's scratch folder, the working dir
-  std::vector<std::string> args;
-  int exit_code;
-  std::vector<std::string> expect;  // substrings of the error line
-};
 
 std::string shipped(const std::string& relative_path) {
   std::ifstream in(source_dir() / relative_path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// `text` with its one occurrence of `from` replaced by `to`.
-std::string patched(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  if (at == std::string::npos) throw std::logic_error("patched: \"" + from + "\" not found");
-  return text.replace(at, from.size(), to);
 }
 
 std::string llama() {
@@ -538,166 +510,13 @@ std::vector<BadInputCase> cases() {
   };
 }
 
-// Snapshot of a folder's files and contents, to check an error left it untouched.
-std::map<std::string, std::string> snapshot(const fs::path& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-    std::string text;
-    if (entry.is_regular_file()) {
-      std::ifstream in(entry.path(), std::ios::binary);
-      std::ostringstream buffer;
-      buffer << in.rdbuf();
-      text = buffer.str();
-    }
-    files[fs::relative(entry.path(), dir).string()] = text;
-  }
-  return files;
-}
-
-bool write_inputs(const fs::path& dir, const std::vector<InputFile>& files) {
-  fs::create_directories(dir);
-  for (const auto& file : files) {
-    const auto path = dir / file.name;
-    switch (file.kind) {
-      case Kind::Directory:
-        fs::create_directories(path);
-        break;
-      case Kind::Fifo:
-        REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
-        break;
-      case Kind::Text:
-      case Kind::Unreadable:
-        std::ofstream(path, std::ios::binary) << file.text;
-        if (file.kind == Kind::Unreadable) {
-          fs::permissions(path, fs::perms::none);
-          std::ifstream probe(path);
-          if (probe) return false;  // root reads anything: this case cannot be staged here
-        }
-        break;
-    }
-  }
-  return true;
-}
-
-// Runs every case in a scratch folder of its own and checks the error contract.
-void check_cases(const std::string& scratch_name, const std::vector<BadInputCase>& all) {
-  const servesim::test::ScratchDir scratch(scratch_name);
-  int index = 0;
-  for (const auto& c : all) {
-    const fs::path dir = scratch.path() / ("case" + std::to_string(index++));
-    DYNAMIC_SECTION(c.name) {
-      if (!write_inputs(dir, c.files)) {
-        WARN("skipped \"" << c.name << "\": files cannot be made unreadable to this user");
-        continue;
-      }
-      const auto before = snapshot(dir);
-      const auto result = run_executable(SERVESIM_EXECUTABLE, c.args, dir, kTimeLimitS);
-      INFO("stderr: " << result.err);
-      REQUIRE_FALSE(result.timed_out);
-      REQUIRE(result.signal == 0);
-      CHECK(result.exit_code == c.exit_code);
-      // Exactly one line, the error.
-      CHECK(result.err.rfind("servesim: error: ", 0) == 0);
-      CHECK(result.err.find('\n') == result.err.size() - 1);
-      for (const auto& expected : c.expect)
-        CHECK_THAT(result.err, Catch::Matchers::Contains(expected));
-      // No partial output: the folder holds exactly what the case put there.
-      CHECK(snapshot(dir) == before);
-    }
-  }
-}
-
-std::vector<BadInputCase> measurement_cases() {
-  const auto validate = [](std::string name, std::vector<InputFile> files, std::string input,
-                           std::vector<std::string> expect) {
-    return BadInputCase{std::move(name),
-                        std::move(files),
-                        {"validate", "--hw", "h100-sxm", "--measurements", std::move(input)},
-                        kInput,
-                        std::move(expect)};
-  };
-  return {
-      validate("measurements: truncated JSON",
-               {{"m.json", R"({"format": "servesim-measurements", "records": [)"}}, "m.json",
-               {"m.json", "malformed JSON at line 1"}),
-      validate("measurements: wrong format tag", {{"m.json", R"({"format": "csv"})"}}, "m.json",
-               {"m.json", "field \"format\""}),
-      validate("measurements: empty file", {{"m.json", ""}}, "m.json", {"m.json", "empty"}),
-      validate("measurements: neither JSON nor CSV", {{"notes.txt", "1 2 3"}}, "notes.txt",
-               {"notes.txt", "expected a .json measurements file"}),
-      validate("measurements: folder without measurements", {{"meas", "", Kind::Directory}}, "meas",
-               {"meas", "no measurement files"}),
-      validate("measurements: missing file", {}, "absent.json", {"absent.json", "not found"}),
-      {"measurements: no input given",
-       {},
-       {"validate", "--hw", "h100-sxm"},
-       kUsage,
-       {"--measurements"}},
-  };
-}
-
-// Measured serving points (validate --measured), each with --csv: nothing may be written.
-std::vector<BadInputCase> serving_point_cases() {
-  const std::string header =
-      "model,tp,workload,stage,rate_per_s,stage_duration_s,groups,users_per_group,"
-      "system_prompt_tokens,requests_sent,requests_completed,prompt_tokens_mean,"
-      "output_tokens_mean,ttft_ms_mean,e2e_ms_mean\n";
-  const std::string row = "llama-2-7b,1,chat,0,2,600,4,2,100,1200,1200,300,50,30,600\n";
-  const std::string setup = R"({"source": "test", "hardware": "h100-sxm"})";
-  const auto measured = [&](std::string name, std::string csv, std::string setup_json,
-                            std::vector<std::string> expect) {
-    return BadInputCase{std::move(name),
-                        {{"p.csv", std::move(csv)}, {"s.json", std::move(setup_json)}},
-                        {"validate", "--measured", "p.csv", "--setup", "s.json", "--csv", "out.csv",
-                         "--max-requests-per-point", "4"},
-                        kInput,
-                        std::move(expect)};
-  };
-  std::string no_e2e = header;
-  no_e2e.replace(no_e2e.find(",e2e_ms_mean"), 12, "");
-  return {
-      measured("serving points: missing column", no_e2e + row.substr(0, row.rfind(',')) + "\n",
-               setup, {"p.csv: line 1 (header), column \"e2e_ms_mean\"", "missing"}),
-      measured("serving points: non-numeric value",
-               header + row + patched(row, ",600,4,", ",ten minutes,4,"), setup,
-               {"p.csv: row 2 (line 3), column \"stage_duration_s\"", "\"ten minutes\""}),
-      measured("serving points: unknown model", header + patched(row, "llama-2-7b", "acme/llm-9b"),
-               setup, {"p.csv: row 1 (line 2), column \"model\"", "unknown model \"acme/llm-9b\""}),
-      measured("serving points: unknown setup key", header + row,
-               R"({"source": "test", "hardware": "h100-sxm", "knobs": {"max_num_seqz": 8}})",
-               {"s.json", "knobs.max_num_seqz", "unknown knob"}),
-      measured("serving points: unknown top-level setup key", header + row,
-               R"({"source": "test", "hardwre": "h100-sxm"})",
-               {"s.json", "\"hardwre\"", "unknown key"}),
-      measured("serving points: a configuration the run refuses", header + row,
-               R"({"source": "test", "hardware": "h100-sxm",
-                   "knobs": {"max_num_seqs": 4096, "max_num_batched_tokens": 2048}})",
-               {"p.csv row 1", "max_num_batched_tokens"}),
-  };
-}
-
 }  // namespace
-
-TEST_CASE("Malformed measured serving points give one clear error line and write nothing",
-          "[bad_input]") {
-  check_cases("bad_serving_points", serving_point_cases());
-}
 
 TEST_CASE("Malformed inputs give one clear error line, the documented exit code, no output",
           "[bad_input]") {
   const auto all = cases();
   REQUIRE(all.size() >= 40);
   check_cases("bad_input", all);
-}
-
-TEST_CASE("Malformed measurement files give one clear error line", "[bad_input]") {
-  const servesim::test::ScratchDir scratch("validate_help");
-  if (run_executable(SERVESIM_EXECUTABLE, {"validate", "--help"}, scratch.path(), kTimeLimitS)
-          .exit_code != 0) {
-    WARN("skipped: this build has no servesim validate");
-    return;
-  }
-  check_cases("bad_measurements", measurement_cases());
 }
 
 TEST_CASE("Awkward but valid inputs run: CRLF, BOM, equal timestamps, over-long requests",
