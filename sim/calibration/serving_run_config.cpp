@@ -98,7 +98,10 @@ RunPlan plan_load_stages(const ServingRun& run, const ServingRunOptions& options
                        {"users_per_group", first.users_per_group},
                        {"system_prompt_tokens", system_tokens},
                        {"question_tokens", question_tokens},
-                       {"output_tokens", output_tokens}}}};
+                       {"output_tokens", output_tokens},
+                       // inference-perf sends a fixed set of groups x users prompts, request i
+                       // the (i mod users)-th: each user asks its own question every round.
+                       {"questions", "per_user"}}}};
   } else {
     plan.workload = {{"arrival", {{"process", "trace"}}},
                      {"lengths", {{"distribution", "trace"}}},

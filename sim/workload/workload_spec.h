@@ -46,6 +46,10 @@ inline constexpr std::array<std::pair<std::string_view, LengthsKind>, 6> kLength
     {"multi_turn", LengthsKind::MultiTurn},
     {"agentic", LengthsKind::Agentic},
 }};
+inline constexpr std::array<std::pair<std::string_view, QuestionReuse>, 2> kQuestionReuseNames{{
+    {"per_request", QuestionReuse::PerRequest},
+    {"per_user", QuestionReuse::PerUser},
+}};
 inline constexpr std::array<std::pair<std::string_view, DurationKind>, 4> kDurationNames{{
     {"fixed", DurationKind::Fixed},
     {"uniform", DurationKind::Uniform},

@@ -19,7 +19,7 @@ using Keys = std::initializer_list<std::string_view>;
 constexpr std::array<std::string_view, 5> kArrivalKeys{"rate_per_s", "cv", "users", "think_time_s",
                                                        "stages"};
 constexpr std::array<std::string_view, 5> kTokenCountKeys{"tokens", "mean", "std", "min", "max"};
-constexpr std::array<std::string_view, 19> kLengthsKeys{"prompt",
+constexpr std::array<std::string_view, 20> kLengthsKeys{"prompt",
                                                         "output",
                                                         "path",
                                                         "max_prompt_tokens",
@@ -29,6 +29,7 @@ constexpr std::array<std::string_view, 19> kLengthsKeys{"prompt",
                                                         "system_prompt_tokens",
                                                         "question_tokens",
                                                         "output_tokens",
+                                                        "questions",
                                                         "turns",
                                                         "user",
                                                         "think_time",
@@ -272,6 +273,7 @@ SharedPrefixSpec parse_shared_prefix(JsonObjectReader& r) {
   p.system_prompt_tokens = r.positive_integer("system_prompt_tokens");
   p.question_tokens = r.positive_integer("question_tokens");
   p.output_tokens = r.positive_integer("output_tokens");
+  if (r.has("questions")) p.questions = read_choice(r, "questions", kQuestionReuseNames);
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   if (p.groups > kMax / p.users_per_group) {
     r.fail("users_per_group", "groups x users_per_group exceeds 2^63 - 1 users");
@@ -304,10 +306,10 @@ LengthsSpec parse_lengths(JsonObjectReader r, const fs::path& base_dir) {
       break;
     case LengthsKind::SharedPrefix:
       // Every request has the same lengths: a filter would keep all of them or none.
-      refuse_unused(
-          r, kLengthsKeys,
-          {"groups", "users_per_group", "system_prompt_tokens", "question_tokens", "output_tokens"},
-          kind);
+      refuse_unused(r, kLengthsKeys,
+                    {"groups", "users_per_group", "system_prompt_tokens", "question_tokens",
+                     "output_tokens", "questions"},
+                    kind);
       l.shared_prefix = parse_shared_prefix(r);
       break;
     case LengthsKind::MultiTurn:

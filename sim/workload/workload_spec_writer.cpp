@@ -95,6 +95,7 @@ json lengths_to_json(const LengthsSpec& l) {
       out["system_prompt_tokens"] = l.shared_prefix.system_prompt_tokens;
       out["question_tokens"] = l.shared_prefix.question_tokens;
       out["output_tokens"] = l.shared_prefix.output_tokens;
+      out["questions"] = name(kQuestionReuseNames, l.shared_prefix.questions);
       break;
     case LengthsKind::MultiTurn:
       out["turns"] = token_count_to_json(l.session.turns, "count");

@@ -95,7 +95,8 @@ TEST_CASE("two load stages map to one run with the agreed engine and workload ke
                                      {"users_per_group", 4},
                                      {"system_prompt_tokens", 100},
                                      {"question_tokens", 492},
-                                     {"output_tokens", 195}}}};
+                                     {"output_tokens", 195},
+                                     {"questions", "per_user"}}}};
   CHECK(workload == expected);
   CHECK(config.trace.empty());
   REQUIRE(config.stages.size() == 2);

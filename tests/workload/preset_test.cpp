@@ -39,12 +39,18 @@ struct SharedPrefixTarget {
   std::vector<ArrivalStage> stages;
 };
 
+// inference-perf asks each user's own question in every round.
+constexpr QuestionReuse kPerUser = QuestionReuse::PerUser;
+
 const std::vector<SharedPrefixTarget>& shared_prefix_presets() {
   static const std::vector<SharedPrefixTarget> presets{
-      {"inference-perf-codegen", "codegen", {11, 4, 100, 466, 247}, {{5, 600}, {10, 600}}},
-      {"inference-perf-general", "general", {9, 5, 100, 447, 248}, {{8, 600}, {20, 600}}},
-      {"inference-perf-roleplay", "roleplay", {10, 5, 150, 600, 251}, {{6, 1200}}},
-      {"inference-perf-reasoning", "reasoning", {23, 1, 100, 934, 1448}, {{4, 1200}}},
+      {"inference-perf-codegen",
+       "codegen",
+       {11, 4, 100, 466, 247, kPerUser},
+       {{5, 600}, {10, 600}}},
+      {"inference-perf-general", "general", {9, 5, 100, 447, 248, kPerUser}, {{8, 600}, {20, 600}}},
+      {"inference-perf-roleplay", "roleplay", {10, 5, 150, 600, 251, kPerUser}, {{6, 1200}}},
+      {"inference-perf-reasoning", "reasoning", {23, 1, 100, 934, 1448, kPerUser}, {{4, 1200}}},
   };
   return presets;
 }

@@ -1,11 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 
 #include "sim/core/error.h"
 #include "sim/workload/impl/filtered_lengths.h"
 #include "sim/workload/impl/shared_prefix_lengths.h"
 #include "sim/workload/shared_prefix.h"
+#include "sim/workload/token_content.h"
 #include "tests/support/workload_test_support.h"
 
 using namespace servesim;
@@ -61,8 +63,13 @@ TEST_CASE("shared_prefix: a spec round-trips through workload_spec_to_json", "[w
   const nlohmann::json written = workload_spec_to_json(spec);
   CHECK(written["lengths"] == nlohmann::json::parse(R"({"distribution": "shared_prefix",
       "groups": 3, "users_per_group": 2, "system_prompt_tokens": 100, "question_tokens": 466,
-      "output_tokens": 247})"));
+      "output_tokens": 247, "questions": "per_request"})"));
   CHECK(parse_workload_spec(written, "test.json", "/") == spec);
+  const WorkloadSpec per_user =
+      test::spec_from_text(shared_prefix_spec(R"(, "questions": "per_user")"));
+  CHECK(per_user.lengths.shared_prefix.questions == QuestionReuse::PerUser);
+  CHECK(workload_spec_to_json(per_user)["lengths"]["questions"] == "per_user");
+  CHECK(parse_workload_spec(workload_spec_to_json(per_user), "test.json", "/") == per_user);
 }
 
 TEST_CASE("shared_prefix: bad keys are refused naming the key", "[workload]") {
@@ -87,6 +94,9 @@ TEST_CASE("shared_prefix: bad keys are refused naming the key", "[workload]") {
                "\"lengths." + std::string(missing) + "\"");
   }
   fails_with(shared_prefix_spec(R"(, "groupz": 2)"), "\"lengths.groupz\": unknown key");
+  fails_with(shared_prefix_spec(R"(, "questions": "per_group")"),
+             "\"lengths.questions\": unknown value \"per_group\"; valid values are per_request, "
+             "per_user");
   fails_with(shared_prefix_spec(R"(, "max_total_tokens": 2048)"),
              "\"lengths.max_total_tokens\": not used with distribution \"shared_prefix\"");
   fails_with(shared_prefix_spec(R"(, "prompt": {"distribution": "fixed", "tokens": 3})"),
@@ -135,4 +145,35 @@ TEST_CASE("shared_prefix: the content passes through a lengths filter", "[worklo
     REQUIRE(filtered.last_content() != nullptr);
     CHECK(*filtered.last_content() == shared_prefix_content(spec, i));
   }
+}
+
+TEST_CASE("shared_prefix: per-user questions repeat each user's whole prompt", "[workload]") {
+  // 3 groups x 2 users: request i is user i mod 6, so requests 0 and 6 send the same prompt
+  // (system prompt and question), 0 and 1 share only the system prompt, 0 and 2 nothing.
+  const WorkloadSpec spec =
+      test::spec_from_text(shared_prefix_spec(R"(, "questions": "per_user")"));
+  const auto source = make_workload_source(spec, RngStreams(1));
+  std::vector<TokenContent> contents;
+  while (const auto request = source->next()) {
+    CHECK(request->prompt_tokens == 566);
+    contents.push_back(*source->last_content());
+  }
+  REQUIRE(contents.size() == 60);
+  for (std::size_t i = 0; i < contents.size(); ++i) {
+    INFO("request " << i);
+    REQUIRE(contents[i].size() == 2);
+    CHECK(contents[i][0] == ContentSegment{mix_ids(kSharedPrefixContent, i % 6 / 2), 100});
+    CHECK(contents[i][1] == ContentSegment{mix_ids(kSharedPrefixQuestion, i % 6), 466});
+    CHECK(contents[i] == contents[i % 6]);
+  }
+  CHECK(contents[0][0] == contents[1][0]);
+  CHECK(contents[0][1] != contents[1][1]);
+  CHECK(contents[0][0] != contents[2][0]);
+  // Every full block of a repeated prompt names the same block: 566 tokens are 35 blocks of 16.
+  CHECK(block_hashes(contents[0], 16) == block_hashes(contents[6], 16));
+  CHECK(block_hashes(contents[0], 16).size() == 35);
+  const auto first = block_hashes(contents[0], 16);
+  const auto second_user = block_hashes(contents[1], 16);
+  CHECK(std::equal(first.begin(), first.begin() + 6, second_user.begin()));  // 100 tokens: 6 blocks
+  CHECK(first[6] != second_user[6]);
 }
