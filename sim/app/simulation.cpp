@@ -178,9 +178,13 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
         *time_model, config.pp, max_len, observer, swap, config.engine.bulk_decode,
         max_len_policy));
     if (speculation) replicas.back()->speculate(*speculation);
+    if (config.engine.costs.host.overlaps_device && config.pp == 1) {
+      replicas.back()->plan_one_step_ahead();
+    }
   }
   Cluster cluster(std::move(replicas), router_entry.factory(streams, config.routing), *source,
-                  observer);
+                  observer,
+                  SimTime::duration_from_seconds(config.engine.costs.host.frontend_latency_s));
   const ClusterRunStats stats = cluster.run();
 
   nlohmann::json resolved = run_config_to_json(config);

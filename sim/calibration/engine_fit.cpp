@@ -51,6 +51,7 @@ std::pair<double, double> range_of(const std::string& term) {
   if (term.ends_with("_factor")) return {0.9, 3.0};
   if (term == "kernels.all_reduce_latency_s") return {2e-6, 1e-4};
   if (term == "host.per_sequence_s" || term == "host.per_token_s") return {1e-8, 1e-3};
+  if (term == "host.frontend_latency_s") return {1e-5, 0.1};
   return {1e-7, 0.05};
 }
 
@@ -170,6 +171,7 @@ bool is_fittable_term(const std::string& term) {
                                                "host.per_sequence_s",
                                                "host.per_token_s",
                                                "host.kernel_launch_s",
+                                               "host.frontend_latency_s",
                                                "kernels.gemm_factor",
                                                "kernels.decode_attention_factor",
                                                "kernels.prefill_attention_factor",
@@ -197,7 +199,8 @@ EngineFitReport fit_engine(const std::vector<ServingRun>& runs, const EngineProf
       throw InputError("--terms", "\"" + term +
                                       "\" is not a term a fit sets (host.schedule_s, host.step_s, "
                                       "host.per_sequence_s, host.per_token_s, "
-                                      "host.kernel_launch_s, kernels.*_factor, "
+                                      "host.kernel_launch_s, host.frontend_latency_s, "
+                                      "kernels.*_factor, "
                                       "kernels.all_reduce_latency_s)");
     }
     const auto [low, high] = range_of(term);

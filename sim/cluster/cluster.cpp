@@ -5,7 +5,7 @@
 namespace servesim {
 
 Cluster::Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr<IRouter> router,
-                 IWorkloadSource& source, IServingObserver& observer)
+                 IWorkloadSource& source, IServingObserver& observer, SimTime frontend_latency)
     : replicas_(std::move(replicas)),
       router_(std::move(router)),
       source_(source),
@@ -13,7 +13,8 @@ Cluster::Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr
       launch_pending_(replicas_.size(), false),
       views_(replicas_.size()),
       router_reads_views_(router_->reads_views()),
-      last_completion_(replicas_.size()) {
+      last_completion_(replicas_.size()),
+      frontend_latency_(frontend_latency) {
   if (replicas_.empty()) throw InputError("replicas", "expected at least one replica");
   // Replicas are identical: the first one's block size names every replica's blocks.
   prefix_block_tokens_ = replicas_.front()->allocator().prefix_block_tokens();
@@ -77,7 +78,8 @@ EventQueue<Cluster::Event>::EventId Cluster::push(SimTime time, const Event& eve
 void Cluster::schedule_next_arrival() {
   if (arrival_pending_) return;
   if (const auto next = source_.next()) {
-    pending_arrival_event_ = push(next->arrival, Event{EventPhase::Arrival, 0, 0, *next});
+    pending_arrival_event_ =
+        push(next->arrival + frontend_latency_, Event{EventPhase::Arrival, 0, 0, *next});
     pending_arrival_ = *next;
     arrival_pending_ = true;
     if (prefix_block_tokens_ > 0) pending_content_ = source_.last_content();
@@ -135,7 +137,7 @@ void Cluster::on_arrival(const RequestSpec& spec) {
     request->block_hashes = std::move(hashes);
     request->has_content = true;
   }
-  replicas_[static_cast<std::size_t>(target)]->enqueue(request);
+  replicas_[static_cast<std::size_t>(target)]->enqueue(request, queue_.now());
   refresh_view(target);
   request_launch(target);
 }

@@ -40,8 +40,11 @@ struct ClusterRunStats {
 // event queue, time_monotonic.
 class Cluster {
  public:
+  // `frontend_latency`: how long after its arrival (the client's send) a request reaches the
+  // router and the engine (an engine's host.frontend_latency_s).
   Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr<IRouter> router,
-          IWorkloadSource& source, IServingObserver& observer);
+          IWorkloadSource& source, IServingObserver& observer,
+          SimTime frontend_latency = SimTime{});
 
   ClusterRunStats run();
 
@@ -89,6 +92,7 @@ class Cluster {
     std::int64_t batch = 0;
   };
   std::vector<PendingCompletion> last_completion_;
+  SimTime frontend_latency_;
   bool arrival_pending_ = false;
   // The pending arrival, which a closed-loop source may take back (IWorkloadSource::take_back).
   EventQueue<Event>::EventId pending_arrival_event_;

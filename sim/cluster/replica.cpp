@@ -46,10 +46,36 @@ void Replica::speculate(Speculation& speculation) {
   runs_.reset();
 }
 
-void Replica::enqueue(Request* request) {
+void Replica::plan_one_step_ahead() {
+  if (pipeline_stages_ > 1) {
+    throw InputError("pp",
+                     "planning one step ahead (an engine whose host work overlaps the "
+                     "GPU) needs one pipeline stage");
+  }
+  plans_ahead_ = true;
+}
+
+void Replica::enqueue(Request* request, SimTime now) {
   request->replica = id_;
-  scheduler_->enqueue(request);
   ++outstanding_;
+  if (plans_ahead_ && !in_flight_.empty()) {
+    staged_.push_back({request, now});
+    return;
+  }
+  scheduler_->enqueue(request);
+}
+
+void Replica::release_staged() {
+  std::size_t ready = 0;
+  while (ready < staged_.size() && !(last_launch_ < staged_[ready].arrived))
+    ++ready;
+  if (ready == 0) {
+    if (has_work()) return;
+    ready = staged_.size();
+  }
+  for (std::size_t i = 0; i < ready; ++i)
+    scheduler_->enqueue(staged_[i].request);
+  staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(ready));
 }
 
 ReplicaView Replica::view() const {
@@ -57,10 +83,12 @@ ReplicaView Replica::view() const {
   ReplicaView v;
   v.replica = id_;
   v.outstanding_requests = outstanding_;
-  v.waiting_requests = static_cast<std::int64_t>(queues_.waiting().size());
+  v.waiting_requests = static_cast<std::int64_t>(queues_.waiting().size() + staged_.size());
   v.running_requests = static_cast<std::int64_t>(queues_.running().size());
   v.swapped_requests = static_cast<std::int64_t>(queues_.swapped().size());
   v.waiting_tokens = queues_.waiting_tokens();
+  for (const Staged& s : staged_)
+    v.waiting_tokens += s.request->spec.prompt_tokens;
   v.kv_capacity_tokens = usage.capacity_tokens;
   v.kv_used_tokens = usage.used();
   v.kv_free_tokens = usage.free + usage.cached;  // cached blocks are free for allocation
@@ -143,7 +171,9 @@ IterationRecord Replica::record_of(SimTime start, SimTime duration, const BatchP
 }
 
 std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
-  if (stage_busy(now) || !has_work()) return std::nullopt;
+  if (stage_busy(now)) return std::nullopt;
+  if (!staged_.empty()) release_staged();
+  if (!has_work()) return std::nullopt;
   BatchPlan plan = spare_plan();
   scheduler_->plan(*allocator_, plan);
   if (plan.empty()) {
@@ -165,9 +195,11 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   // With prefix caching, a decode iteration of a request with content may name a block that a
   // waiting request's prompt shares, and so admit it sooner than a decode run would let it
   // (a run names its blocks at its end): such plans run one iteration at a time.
+  // Requests held back by planning ahead join the step after this one: no run may pass it.
   const bool hits_may_grow = plan.has_content && !queues_.waiting().empty();
-  const std::int64_t run_steps =
-      runs_ && !hits_may_grow ? runs_->steps_for(plan, queues_.running().size()) : 1;
+  const std::int64_t run_steps = runs_ && !hits_may_grow && staged_.empty()
+                                     ? runs_->steps_for(plan, queues_.running().size())
+                                     : 1;
   double first_s;
   if (run_steps > 1) {
     first_s = runs_->price(plan, run_steps);
@@ -194,6 +226,7 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   ++iterations_;
 
   const std::int64_t batch = next_batch_++;
+  last_launch_ = now;
   SimTime done = now + total;
   stage_free_at_ = now + stage;
   if (run_steps > 1) {

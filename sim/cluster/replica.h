@@ -50,7 +50,8 @@ class Replica {
   // be served, or served as `served`, whose output the maximum sequence length may have cut
   // (max_len_admission.h); the scheduler's limits apply to the request as served.
   LengthAdmission admission(const RequestSpec& request) const;
-  void enqueue(Request* request);
+  // The request reaches this replica's engine at `now`.
+  void enqueue(Request* request, SimTime now);
 
   struct Launch {
     std::int64_t batch = 0;
@@ -72,6 +73,11 @@ class Replica {
   // plans drafts, steps are priced with their proposing and completed by `speculation`, and
   // bulk decoding is off. Throws InputError when the scheduler cannot speculate.
   void speculate(Speculation& speculation);
+  // From now on each step's batch is planned while the step before it runs, as an engine
+  // whose host work overlaps the GPU (vLLM's async scheduling, SGLang's overlap scheduler)
+  // plans it: a request that reaches the engine during step k first runs in step k + 2, or
+  // in step k + 1 when nothing was left to plan for it at k's launch. One pipeline stage only.
+  void plan_one_step_ahead();
   std::int64_t iterations() const { return iterations_; }
   bool has_work() const { return !queues_.empty(); }
   // True while the first pipeline stage is still working on the last batch launched.
@@ -93,6 +99,10 @@ class Replica {
                       std::int64_t later_steps, SimTime last_at);
   // The plan's steps are complete: the blocks they computed join the prefix cache.
   void commit_computed(const BatchPlan& plan);
+  // Planning ahead: hands the scheduler the requests that reached the engine by the last
+  // launch (the plan of the step now starting was made then), or every one when the
+  // scheduler would have nothing to plan without them.
+  void release_staged();
   std::int64_t next_final_tokens() const {
     const auto& waiting = queues_.waiting();
     return waiting.empty() ? 0 : waiting.front()->final_tokens();
@@ -125,6 +135,15 @@ class Replica {
   std::int64_t outstanding_ = 0;
   std::int64_t iterations_ = 0;
   SimTime stage_free_at_;
+  // Planning ahead (plan_one_step_ahead): requests that arrived while a batch was in flight,
+  // with their arrival times, oldest first, and when the last batch was launched.
+  bool plans_ahead_ = false;
+  struct Staged {
+    Request* request;
+    SimTime arrived;
+  };
+  std::vector<Staged> staged_;
+  SimTime last_launch_;
 };
 
 }  // namespace servesim

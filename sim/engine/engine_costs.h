@@ -27,6 +27,11 @@ struct EngineHostCosts {
   // not cover cannot run faster than its launches: its device time is at least kernels x this.
   double kernel_launch_s = 0;
   std::int64_t decode_steps_per_schedule = 1;
+  // Per request, the API server's part of its latency outside the engine loop: tokenizing the
+  // prompt and handing it to the engine, and taking the tokens back (detokenizing, streaming).
+  // It occupies neither the GPU nor the engine's step, and adds once to TTFT and E2E: the
+  // engine sees the request this long after the client sent it.
+  double frontend_latency_s = 0;
 };
 
 // Factors on the hardware's kernel ceilings for the kernels this engine runs: a factor

@@ -33,6 +33,7 @@ void read_host(JsonObjectReader& h, EngineHostCosts& host) {
   host.kernel_launch_s = non_negative(h, "kernel_launch_s", host.kernel_launch_s);
   host.decode_steps_per_schedule = h.optional_positive_integer("decode_steps_per_schedule")
                                        .value_or(host.decode_steps_per_schedule);
+  host.frontend_latency_s = non_negative(h, "frontend_latency_s", host.frontend_latency_s);
   h.reject_unknown_keys();
 }
 
@@ -204,7 +205,8 @@ nlohmann::json engine_costs_to_json(const EngineCosts& c) {
         {"per_token_s", c.host.per_token_s},
         {"overlaps_device", c.host.overlaps_device},
         {"kernel_launch_s", c.host.kernel_launch_s},
-        {"decode_steps_per_schedule", c.host.decode_steps_per_schedule}}},
+        {"decode_steps_per_schedule", c.host.decode_steps_per_schedule},
+        {"frontend_latency_s", c.host.frontend_latency_s}}},
       {"kernels",
        {{"attention_backend", c.kernels.attention_backend},
         {"gemm_factor", c.kernels.gemm},

@@ -75,7 +75,7 @@ TEST_CASE("a replica's view agrees with its requests and its allocator after eve
   constexpr std::int64_t kRequests = 4;
   test::RequestArena arena;
   for (std::int64_t id = 0; id < kRequests; ++id)
-    replica.enqueue(arena.add(100, 60));
+    replica.enqueue(arena.add(100, 60), SimTime{});
   check_view(replica, blocks, arena, kRequests);
   CHECK(replica.view().waiting_tokens == 400);
 
