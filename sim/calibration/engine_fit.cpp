@@ -21,12 +21,26 @@ nlohmann::json::json_pointer pointer_of(const std::string& term) {
   return nlohmann::json::json_pointer(path);
 }
 
+// Whether a metric is fitted: the mean latencies (TTFT, ITL, E2E) where a point measured
+// them, its throughput only where it measured no latency (static batches, bursts). A load
+// stage's throughput follows its arrivals, and a prefix of the stage (--max-requests-per-point)
+// would bias it.
+bool fitted_metric(const PointComparison& c, ServingMetric metric) {
+  const auto is_latency = [](ServingMetric m) {
+    return m == ServingMetric::TtftMs || m == ServingMetric::ItlMs || m == ServingMetric::E2eMs;
+  };
+  if (metric == ServingMetric::CompletedShare) return false;
+  if (is_latency(metric)) return true;
+  return std::none_of(c.metrics.begin(), c.metrics.end(),
+                      [&](const MetricComparison& m) { return is_latency(m.metric); });
+}
+
 double loss(const ServingValidation& v) {
   double sum = 0;
   for (const PointComparison& c : v.points) {
     if (c.measured_overloaded()) continue;
     for (const MetricComparison& m : c.metrics) {
-      if (m.metric == ServingMetric::CompletedShare) continue;
+      if (!fitted_metric(c, m.metric)) continue;
       if (!c.predicted() || !m.predicted || *m.predicted <= 0) {
         sum += kUnservedPenalty;
         continue;
@@ -252,7 +266,7 @@ EngineFitReport fit_engine(const std::vector<ServingRun>& runs, const EngineProf
     j[pointer_of(options.terms[i])] = value;
     j["sources"][options.terms[i]] =
         "fitted by servesim calibrate --measured (least squares of log relative errors of mean "
-        "TTFT, ITL, E2E and throughput, Nelder-Mead) to " +
+        "TTFT, ITL and E2E, or throughput where no latency was measured, Nelder-Mead) to " +
         std::to_string(points) + " measured points (files: calibration.files)";
   }
   const auto stats_json = [](const ServingValidation& v) {

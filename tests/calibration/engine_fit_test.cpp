@@ -320,3 +320,29 @@ TEST_CASE("fit_engine refuses unknown terms and having nothing to fit", "[engine
       Contains("no measured point to fit"));
   CHECK(calls == 0);
 }
+
+TEST_CASE("fit_engine fits a load stage's latencies, not its throughput", "[engine_fit]") {
+  // The throughputs measured are off by 2x (a stage's throughput follows its arrivals, and a
+  // prefix of it is biased): were they fitted, the terms would move off the truth.
+  const EngineProfile base = test::shipped_engine("vllm");
+  Terms truth = terms_of(base, {});
+  truth["host.step_s"] = 1.2e-3;
+  truth["kernels.gemm_factor"] = 1.25;
+  auto runs = measured_runs({"model-a", "model-b", "model-c"}, truth, false);
+  for (ServingRun& run : runs) {
+    for (ServingPoint& p : run.points)
+      *p.measured[ServingMetric::OutputTokensPerS] *= 2;
+  }
+  EngineFitOptions options;
+  options.terms = {"host.step_s", "kernels.gemm_factor"};
+  options.max_evaluations = 300;
+  int calls = 0;
+  const EngineFitReport report =
+      fit_engine(runs, base, synthetic_predictor(base, calls), options, {"synthetic.csv"});
+  for (const std::string& term : options.terms) {
+    INFO(term);
+    CHECK(report.terms.at(term) == Approx(truth.at(term)).epsilon(0.01));
+  }
+  CHECK(stats_of(report.fitted, ServingMetric::ItlMs).mape < 2e-3);
+  CHECK(stats_of(report.fitted, ServingMetric::OutputTokensPerS).mape == Approx(0.5).epsilon(0.01));
+}
