@@ -64,6 +64,7 @@ nlohmann::json kv_report(const ModelSpec& model, const HardwareProfile* hardware
     r["hw"] = hardware->name;
     r["tp"] = o.parallelism.tensor;
     r["pp"] = o.parallelism.pipeline;
+    if (o.parallelism.data > 1) r["data_parallel"] = o.parallelism.data;
     r["weight_dtype"] = std::string(dtype_name(o.weight_dtype));
     r["mem_util"] = o.memory_utilization;
     r["memory_capacity_bytes_per_gpu"] = json_number(c.memory_capacity_bytes_per_gpu);

@@ -31,8 +31,9 @@ nlohmann::json cost_to_json(const IterationCost& cost) {
 
 }  // namespace
 
-BatchShape RooflineBatch::shape() const {
+BatchShape RooflineBatch::shape(AttentionSpans spans) const {
   BatchShape shape;
+  shape.spans = spans;
   for (std::int64_t i = 0; i < decode_sequences; ++i) {
     if (speculative_tokens > 0) {
       add_verification(shape, speculative_tokens + 1, decode_context_tokens - 1);
@@ -52,6 +53,7 @@ nlohmann::json roofline_report(const ModelSpec& model, const HardwareProfile& ha
                       {"tp", options.parallelism.tensor},
                       {"pp", options.parallelism.pipeline},
                       {"expert_parallel", options.parallelism.expert},
+                      {"data_parallel", options.parallelism.data},
                       {"weight_dtype", dtype_name(options.weight_dtype)},
                       {"kv_dtype", dtype_name(options.kv_dtype)},
                       {"compute_dtype", dtype_name(roofline.compute_dtype())},
@@ -70,7 +72,7 @@ nlohmann::json roofline_report(const ModelSpec& model, const HardwareProfile& ha
     return r;
   }
   const RooflineBatch& batch = query.batch;
-  const BatchShape shape = batch.shape();
+  const BatchShape shape = batch.shape(roofline.attention_spans());
   if (shape.empty()) {
     throw UsageError("the batch is empty: give a decode batch or prefill tokens");
   }
@@ -82,7 +84,8 @@ nlohmann::json roofline_report(const ModelSpec& model, const HardwareProfile& ha
     r["batch"]["speculative_tokens"] = batch.speculative_tokens;
     RooflineBatch plain = batch;
     plain.speculative_tokens = 0;
-    r["plain_decode_time_s"] = roofline.estimate(plain.shape()).total_time_s;
+    r["plain_decode_time_s"] =
+        roofline.estimate(plain.shape(roofline.attention_spans())).total_time_s;
   }
   r.update(cost_to_json(roofline.estimate(shape)));
   return r;

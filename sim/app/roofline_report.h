@@ -23,7 +23,8 @@ struct RooflineBatch {
   // > 0: each decoding sequence verifies this many drafts instead (a speculative step: its
   // last token and the drafts over decode_context_tokens - 1 cached ones).
   std::int64_t speculative_tokens = 0;
-  BatchShape shape() const;
+  // `spans`: the cost model's (IExecutionTimeModel::attention_spans), for windowed layers.
+  BatchShape shape(AttentionSpans spans = {}) const;
 };
 
 // Either one iteration, or (generate) generating `generated_tokens` after a prompt of

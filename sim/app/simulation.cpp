@@ -61,7 +61,8 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   check_policy_pair(config.scheduler.name, config.allocator.name);
 
   RooflineOptions roofline;
-  roofline.parallelism = Parallelism{config.tp, config.pp, config.expert_parallel};
+  roofline.parallelism =
+      Parallelism{config.tp, config.pp, config.expert_parallel, config.data_parallel};
   roofline.expert_load_imbalance = config.expert_load_imbalance;
   roofline.weight_dtype = config.weight_dtype == "auto"
                               ? auto_weight_dtype(model)
@@ -80,6 +81,11 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
           return load_model_file(
               Catalog(data_root / "models", "model", "speculative.model").resolve(name));
         });
+    if (draft->network && config.data_parallel > 1) {
+      throw InputError("data_parallel",
+                       "a proposer network (draft model, EAGLE head, MTP layer) beside "
+                       "data-parallel attention is not modelled; use ngram or data_parallel 1");
+    }
   }
 
   std::int64_t capacity_tokens = 0;

@@ -55,6 +55,10 @@ void add_parallelism_options(po::options_description& options) {
       "pipeline-parallel degree (stages of consecutive layers)")(
       "tensor-parallel-size", po::value<std::int64_t>()->value_name("T"), "vLLM's name for --tp")(
       "pipeline-parallel-size", po::value<std::int64_t>()->value_name("P"), "vLLM's name for --pp")(
+      "dp", po::value<std::int64_t>()->value_name("D")->default_value(1),
+      "data-parallel attention ranks of an MoE model (with --enable-expert-parallel): D ranks of "
+      "--tp GPUs, experts over all D x TP")(
+      "data-parallel-size", po::value<std::int64_t>()->value_name("D"), "vLLM's name for --dp")(
       "enable-expert-parallel",
       "expert parallelism as vLLM's flag: MoE experts spread whole over the TP GPUs (EP size = "
       "TP)");
@@ -110,6 +114,7 @@ Parallelism parallelism_from(const po::variables_map& vm) {
   p.tensor = integer_flag(vm, given_flag(vm, "tp", "tensor-parallel-size"), 1).value_or(1);
   p.pipeline = integer_flag(vm, given_flag(vm, "pp", "pipeline-parallel-size"), 1).value_or(1);
   p.expert = vm.count("enable-expert-parallel") != 0;
+  p.data = integer_flag(vm, given_flag(vm, "dp", "data-parallel-size"), 1).value_or(1);
   return p;
 }
 

@@ -120,6 +120,9 @@ int run_roofline(CommandContext& context) {
   const RooflineModel roofline(model, hardware, o);
   out << model.name << " on " << hardware.name << ", TP " << o.parallelism.tensor << ", PP "
       << o.parallelism.pipeline
+      << (o.parallelism.data > 1 ? ", DP attention " + std::to_string(o.parallelism.data) +
+                                       " ranks (the busiest rank's share of the batch)"
+                                 : "")
       << (o.parallelism.expert ? ", EP " + std::to_string(o.parallelism.expert_degree()) : "")
       << ", weights " << dtype_name(o.weight_dtype) << ", KV " << dtype_name(o.kv_dtype)
       << ", compute " << dtype_name(roofline.compute_dtype())
@@ -147,7 +150,7 @@ int run_roofline(CommandContext& context) {
     return 0;
   }
 
-  const BatchShape shape = query.batch.shape();
+  const BatchShape shape = query.batch.shape(roofline.attention_spans());
   const IterationCost cost = roofline.estimate(shape);
   out << "Batch: ";
   const std::int64_t drafts = query.batch.speculative_tokens;
@@ -169,7 +172,7 @@ int run_roofline(CommandContext& context) {
   if (drafts > 0) {
     RooflineBatch plain = query.batch;
     plain.speculative_tokens = 0;
-    const double plain_s = roofline.estimate(plain.shape()).total_time_s;
+    const double plain_s = roofline.estimate(plain.shape(roofline.attention_spans())).total_time_s;
     out << "A plain decode step of the same batch takes " << format_seconds(plain_s)
         << "; this verification takes " << format_fixed(cost.total_time_s / plain_s, 2)
         << "x as long:\nspeculation pays only when a step emits more tokens per sequence than "

@@ -31,6 +31,9 @@ constexpr RunFlag kRunFlags[] = {
     {"hw", "hardware", FlagType::Text, "NAME|PATH", "hardware profile (default h100-sxm)"},
     {"tp", "tp", FlagType::Integer, "T", "tensor-parallel GPUs per replica (default 1)"},
     {"pp", "pp", FlagType::Integer, "P", "pipeline stages per replica (default 1)"},
+    {"dp", "data_parallel", FlagType::Integer, "D",
+     "data-parallel attention ranks of an MoE replica, each of --tp GPUs, with expert "
+     "parallelism over all D x TP GPUs (default 1)"},
     {"expert-load-imbalance", "expert_load_imbalance", FlagType::Number, "F",
      "with expert parallelism: the busiest GPU's routed tokens over the even share (default 1)"},
     {"replicas", "replicas", FlagType::Integer, "N", "model replicas (default 1)"},
@@ -114,6 +117,8 @@ struct VllmFlag {
 constexpr VllmFlag kVllmFlags[] = {
     {"tensor-parallel-size", "tp", "tp", FlagType::Integer, "T", "= --tp", nullptr},
     {"pipeline-parallel-size", "pp", "pp", FlagType::Integer, "P", "= --pp", nullptr},
+    {"data-parallel-size", "data_parallel", "dp", FlagType::Integer, "D",
+     "= --dp (with --enable-expert-parallel: data-parallel attention)", nullptr},
     {"max-model-len", "max_len", "max-len", FlagType::Integer, "TOKENS", "= --max-len", nullptr},
     {"gpu-memory-utilization", "memory.mem_util", "mem-util", FlagType::Number, "F", "= --mem-util",
      nullptr},

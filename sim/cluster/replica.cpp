@@ -96,10 +96,14 @@ ReplicaView Replica::view() const {
 }
 
 BatchPlan Replica::spare_plan() {
-  if (spare_plans_.empty()) return {};
-  BatchPlan plan = std::move(spare_plans_.back());
-  spare_plans_.pop_back();
-  plan.clear();
+  BatchPlan plan;
+  if (!spare_plans_.empty()) {
+    plan = std::move(spare_plans_.back());
+    spare_plans_.pop_back();
+    plan.clear();
+  }
+  // The cost model's windows, so that prompt chunks add the windowed layers' sums.
+  plan.shape.spans = time_model_.attention_spans();
   return plan;
 }
 

@@ -35,6 +35,7 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
     if (!(*f >= 1.0)) r.fail("expert_load_imbalance", "expected a number of at least 1");
     c.expert_load_imbalance = *f;
   }
+  c.data_parallel = positive_or(r, "data_parallel", c.data_parallel);
   c.replicas = positive_or(r, "replicas", c.replicas);
   c.router = r.optional_string("router").value_or(c.router);
   c.weight_dtype = r.optional_string("weight_dtype").value_or(c.weight_dtype);
@@ -138,6 +139,7 @@ nlohmann::json run_config_to_json(const RunConfig& c) {
       {"pp", c.pp},
       {"expert_parallel", c.expert_parallel},
       {"expert_load_imbalance", c.expert_load_imbalance},
+      {"data_parallel", c.data_parallel},
       {"replicas", c.replicas},
       {"router", c.router},
       {"weight_dtype", c.weight_dtype},

@@ -27,6 +27,10 @@ struct RunConfig {
   // tokens are expert_load_imbalance (>= 1) times the even share.
   bool expert_parallel = false;
   double expert_load_imbalance = 1.0;
+  // Data-parallel attention ranks (vLLM's --data-parallel-size with --enable-expert-parallel):
+  // an MoE replica of data_parallel x tp GPUs runs attention as data_parallel ranks of tp GPUs
+  // each, with its own sequences and KV, and the MoE layers expert-parallel over all of them.
+  std::int64_t data_parallel = 1;
   std::int64_t replicas = 1;
   std::string router = "round_robin";
   // The prefix_aware router's score weights (sim/cluster/impl/prefix_aware_router.h): the

@@ -16,6 +16,11 @@ class IExecutionTimeModel {
   virtual ~IExecutionTimeModel() = default;
   virtual IterationCost estimate(const BatchShape& shape) const = 0;
 
+  // The windowed layers' spans this model prices prompt chunks by: a BatchShape whose `spans`
+  // equal them has its windowed sums priced, any other shape has its windowed layers priced
+  // as full ones. None by default.
+  virtual AttentionSpans attention_spans() const noexcept { return {}; }
+
   // The durations (total_time_s) of a run of decode-only iterations: `first`, then `first`
   // with every context one token longer, and so on, one value per element of `durations_s`.
   // Each must equal estimate() of its shape exactly (bulk decoding relies on it); an

@@ -20,6 +20,7 @@ GenerationComparison compare_generation(const IExecutionTimeModel& model,
   for (std::int64_t step = 0; step < generated_tokens; ++step) {
     const std::int64_t known = prompt_tokens + step;  // tokens fed so far
     BatchShape cached;
+    cached.spans = model.attention_spans();
     if (step == 0) {
       cached.add_prefill(prompt_tokens, 0);
     } else {
@@ -27,6 +28,7 @@ GenerationComparison compare_generation(const IExecutionTimeModel& model,
     }
     add(result.with_cache, model.estimate(cached));
     BatchShape recomputed;
+    recomputed.spans = model.attention_spans();
     recomputed.add_prefill(known, 0);
     add(result.without_cache, model.estimate(recomputed));
   }

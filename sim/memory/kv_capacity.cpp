@@ -120,6 +120,8 @@ KvCapacity plan_kv_capacity(const ModelSpec& model, const HardwareProfile& hardw
   }
   c.kv_capacity_tokens = static_cast<std::int64_t>(std::floor(
       (c.kv_bytes_per_gpu - c.kv_reserved_bytes_per_gpu) / c.kv_bytes_per_token_per_gpu));
+  // Data-parallel attention ranks hold KV of their own sequences, not copies.
+  c.kv_capacity_tokens *= options.parallelism.data;
   c.kv_capacity_bytes = c.kv_bytes_per_gpu * static_cast<double>(options.parallelism.gpus());
   return c;
 }

@@ -36,7 +36,9 @@ struct KvCapacityOptions {
 // when that leaves more tokens (a long window over many sequences):
 //   reserved   = max_sequences x reserved bytes per sequence
 //   tokens     = floor((kv per GPU - reserved) / slot bytes per token)
-// (all GPUs of a replica hold the same number of tokens). Per-group block pools, as vLLM's
+// (all GPUs of a replica hold the same number of tokens; with data-parallel attention each
+// of the parallelism.data ranks holds its own, so the replica holds data times as many).
+// Per-group block pools, as vLLM's
 // hybrid KV-cache manager keeps them, are not modelled yet.
 struct KvCapacity {
   double memory_capacity_bytes_per_gpu = 0;

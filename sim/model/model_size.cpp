@@ -73,7 +73,7 @@ void add_mlp(const ModelSpec& m, const ShardShape& s, std::int64_t tp, bool moe,
   const std::int64_t expert = matrices * hidden * s.intermediate;
   const std::int64_t shared =
       m.shared_experts * matrices * hidden * ceil_div(m.shared_expert_intermediate_size, tp);
-  p.mlp_linear_total += s.experts * expert + shared;
+  p.mlp_linear_total += s.experts_held * expert + shared;
   p.mlp_linear_active += s.experts_per_token * expert + shared;
   p.other += hidden * s.experts;  // router
   if (m.router_bias) p.other += s.experts;
@@ -81,7 +81,7 @@ void add_mlp(const ModelSpec& m, const ShardShape& s, std::int64_t tp, bool moe,
   if (m.shared_expert_gate) p.other += hidden;
   if (m.expert_bias || m.output_and_mlp_bias) {
     const std::int64_t bias = up_rows * s.intermediate + hidden;
-    p.other += s.experts * bias;
+    p.other += s.experts_held * bias;
     p.other_unrouted += (s.experts - s.experts_per_token) * bias;
   }
 }

@@ -39,6 +39,26 @@ ShardShape shard_model(const ModelSpec& model, const Parallelism& parallelism) {
     throw InputError("--pp", "pipeline degree " + std::to_string(pp) + " exceeds the " +
                                  std::to_string(model.num_layers) + " layers of " + model.name);
   }
+  const std::int64_t dp = parallelism.data;
+  if (dp <= 0) {
+    throw InputError("data_parallel", "expected a positive integer, got " + std::to_string(dp));
+  }
+  if (dp > 1) {
+    if (!model.is_moe()) {
+      throw InputError("data_parallel", model.name +
+                                            " is a dense model: data-parallel attention is for "
+                                            "MoE models; run independent copies with replicas");
+    }
+    if (!parallelism.expert) {
+      throw InputError("data_parallel",
+                       "data-parallel attention needs expert_parallel (--enable-expert-parallel): "
+                       "the MoE layers run expert-parallel over the DP x TP GPUs");
+    }
+    if (pp > 1) {
+      throw InputError("data_parallel", "data-parallel attention with pp " + std::to_string(pp) +
+                                            " is not modelled; expected pp 1");
+    }
+  }
   if (parallelism.expert) {
     if (!model.is_moe()) {
       throw InputError("expert_parallel",
@@ -48,7 +68,7 @@ ShardShape shard_model(const ModelSpec& model, const Parallelism& parallelism) {
     }
     if (model.num_experts % parallelism.expert_degree() != 0) {
       throw InputError("expert_parallel",
-                       "the EP size (= TP) " + std::to_string(parallelism.expert_degree()) +
+                       "the EP size (= TP x DP) " + std::to_string(parallelism.expert_degree()) +
                            " does not divide the " + std::to_string(model.num_experts) +
                            " routed experts of " + model.name);
     }
@@ -62,6 +82,7 @@ ShardShape shard_model(const ModelSpec& model, const Parallelism& parallelism) {
   s.intermediate = ceil_div(model.intermediate_size, tp);
   s.vocab = ceil_div(model.vocab_size, tp);
   s.experts = model.num_experts;
+  s.experts_held = model.num_experts / dp;
   s.experts_per_token = model.experts_per_token;
   s.tensor = tp;
   return s;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "sim/hardware/data_parallel.h"
 #include "sim/hardware/expert_parallel.h"
 #include "sim/hardware/kernel_work.h"
 #include "sim/model/model_size.h"
@@ -72,6 +73,15 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
   o_width_ = attention_out / stage / hidden_;
   window_tokens_ = static_cast<double>(model.sliding_window_tokens.value_or(0));
   chunk_tokens_ = static_cast<double>(model.attention_chunk_tokens.value_or(0));
+  for (std::int64_t i = 0; i < model.num_layers; ++i) {
+    const LayerAttention kind = model.attention_of(i);
+    if (kind == LayerAttention::SlidingWindow) {
+      spans_.window_tokens = model.sliding_window_tokens.value_or(0);
+    }
+    if (kind == LayerAttention::ChunkedLocal) {
+      spans_.chunk_tokens = model.attention_chunk_tokens.value_or(0);
+    }
+  }
   dense_intermediate_ = std::ceil(static_cast<double>(model.dense_mlp_width()) /
                                   static_cast<double>(options.parallelism.tensor));
   shared_experts_ = model.is_moe()
@@ -84,6 +94,7 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
     // busiest GPU's, load_imbalance times the even share); the shared experts stay sliced by
     // TP, so in units of a whole routed expert a GPU computes 1 / TP of them.
     expert_degree_ = static_cast<double>(options.parallelism.expert_degree());
+    data_ranks_ = options.parallelism.data;
     intermediate_ = static_cast<double>(model.intermediate_size);
     local_experts_ = experts_ / expert_degree_;
     expert_copies_per_token_ = experts_per_token_ * options.expert_load_imbalance / expert_degree_;
@@ -202,9 +213,11 @@ void RooflineModel::price_collective(OperatorCost& op, double calls, double byte
   op.bound = Bound::Network;
 }
 
-IterationCost RooflineModel::estimate(const BatchShape& shape) const {
+IterationCost RooflineModel::estimate(const BatchShape& replica) const {
   IterationCost cost;
-  if (shape.empty()) return cost;
+  if (replica.empty()) return cost;
+  // With data-parallel attention every layer but the MoE computes the busiest rank's share.
+  const BatchShape shape = busiest_attention_rank(replica, data_ranks_);
   // The dense layers compute the tokens of the graph that runs the step (padding included).
   const std::optional<double> graph = graph_tokens(shape);
   const double tokens = graph.value_or(static_cast<double>(shape.tokens()));
@@ -231,22 +244,40 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
             gemm_work(tokens, qkv_width, hidden_, attention_weight_bytes_, a, tiling(qkv)), qkv,
             tokens);
   if (shape.prefill_tokens > 0) {
-    // Attention layers over their whole context (windows in prefill are not narrowed yet);
-    // recurrent layers update their state once per token, reading and writing it once per
-    // sequence.
-    KernelWork w = prefill_attention_work(
-        prefill_tokens, static_cast<double>(shape.prefill_context_tokens),
-        shape.prefill_attention_pairs, shape.prefill_masked_pairs, q_width, kv_width, a, kv_bytes_);
+    // Attention layers over what their masks reach: full layers the whole context, windowed
+    // ones (when the shape kept their sums, see AttentionSpans) the pairs and keys of their
+    // window or chunk; recurrent layers update their state once per token, reading and
+    // writing it once per sequence.
+    const auto attention_work = [&](double context, double pairs, double masked) {
+      return prefill_attention_work(prefill_tokens, context, pairs, masked, q_width, kv_width, a,
+                                    kv_bytes_);
+    };
+    const KernelWork w = attention_work(static_cast<double>(shape.prefill_context_tokens),
+                                        shape.prefill_attention_pairs, shape.prefill_masked_pairs);
     const double attention_layers = l - recurrent_layers_;
     double flops = attention_layers * w.flops, bytes = attention_layers * w.bytes;
+    double masked_flops = attention_layers * w.masked_flops;
+    if (window_layers_ + chunk_layers_ > 0 && shape.spans == spans_) {
+      flops = full_layers_ * w.flops;
+      bytes = full_layers_ * w.bytes;
+      masked_flops = full_layers_ * w.masked_flops;
+      const auto add_windowed = [&](double layers, const WindowedPrefill& sums) {
+        if (layers == 0) return;
+        const KernelWork k = attention_work(sums.context_keys, sums.pairs, sums.masked_pairs);
+        flops += layers * k.flops;
+        bytes += layers * k.bytes;
+        masked_flops += layers * k.masked_flops;
+      };
+      add_windowed(window_layers_, shape.prefill_window);
+      add_windowed(chunk_layers_, shape.prefill_chunked);
+    }
     if (recurrent_layers_ > 0) {
       flops += recurrent_layers_ * 6 * recurrent_state_elements_ * prefill_tokens;
       bytes += recurrent_layers_ * 2 * recurrent_state_elements_ * a *
                static_cast<double>(shape.prefill_sequences);
     }
     price(cost.at(OperatorKind::AttentionPrefill), flops, bytes, kernels_.prefill_attention,
-          prefill_tokens / static_cast<double>(shape.prefill_sequences), l,
-          attention_layers * w.masked_flops, 0);
+          prefill_tokens / static_cast<double>(shape.prefill_sequences), l, masked_flops, 0);
   }
   if (shape.decode_sequences > 0) {
     const DecodeAttention attention = decode_attention(shape.decode_sequences);
@@ -265,11 +296,16 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
   // in expectation (uniform routing): the weights actually streamed.
   // Shared experts: as many more experts every token passes through (their width over the
   // routed experts' width).
+  // With data-parallel attention the MoE layers take every rank's tokens, each rank padded
+  // to the busiest one's count (as vLLM pads its DP ranks' batches to the same size); the
+  // shared experts, sliced by TP within a rank, its own.
+  const double ranks = static_cast<double>(data_ranks_);
+  const double moe_tokens = tokens * ranks;
   const double experts_read =
-      moe_ ? local_experts_ * (1 - std::pow(1 - experts_per_token_ / experts_, tokens)) +
+      moe_ ? local_experts_ * (1 - std::pow(1 - experts_per_token_ / experts_, moe_tokens)) +
                  shared_experts_
            : 1.0;
-  const double routed_tokens = tokens * (expert_copies_per_token_ + shared_experts_);
+  const double routed_tokens = tokens * (ranks * expert_copies_per_token_ + shared_experts_);
   const double up_width = (gated_ ? 2 : 1) * intermediate_;
   const double router_flops = moe_ ? 2 * tokens * hidden_ * experts_ : 0;
   // Each expert read runs one GEMM over its share of the routed tokens.
@@ -336,7 +372,7 @@ IterationCost RooflineModel::estimate(const BatchShape& shape) const {
     // the outputs back, in every MoE layer; the TP all-reduces stay (they stand in for
     // gathering the tokens back for the next layer's TP attention).
     ExpertParallelShape ep;
-    ep.tokens = tokens / expert_degree_;
+    ep.tokens = moe_tokens / expert_degree_;
     ep.hidden = hidden_;
     ep.activation_bytes = a;
     ep.experts_per_token = experts_per_token_;
@@ -433,15 +469,17 @@ double RooflineModel::device_without_decode_attention(const IterationCost& cost)
   return total_s;
 }
 
-void RooflineModel::estimate_decode_run(const BatchShape& first,
+void RooflineModel::estimate_decode_run(const BatchShape& replica_first,
                                         std::span<double> durations_s) const {
   if (durations_s.empty()) return;
-  if (first.prefill_sequences > 0 || first.decode_sequences == 0 ||
+  if (replica_first.prefill_sequences > 0 || replica_first.decode_sequences == 0 ||
       durations_s.size() > static_cast<std::size_t>(INT32_MAX)) {
-    IExecutionTimeModel::estimate_decode_run(first, durations_s);
+    IExecutionTimeModel::estimate_decode_run(replica_first, durations_s);
     return;
   }
-  const double others_s = device_without_decode_attention(estimate(first));
+  const double others_s = device_without_decode_attention(estimate(replica_first));
+  // With data-parallel attention the busiest rank's: its contexts grow by its sequences.
+  const BatchShape first = busiest_attention_rank(replica_first, data_ranks_);
   // Every step of the run has the same sequences and tokens: the same host work and launches.
   const StepOverheads overheads = step_overheads(first, graph_tokens(first).has_value());
   // A local copy, so that nothing the loop reads can alias the durations it writes, and the

@@ -43,7 +43,10 @@ class RooflineModel final : public IExecutionTimeModel {
   IterationCost estimate(const BatchShape& shape) const override;
   // Decode attention is the only operator whose cost depends on the contexts: the rest is
   // priced once for the run.
-  void estimate_decode_run(const BatchShape& first, std::span<double> durations_s) const override;
+  void estimate_decode_run(const BatchShape& replica_first,
+                           std::span<double> durations_s) const override;
+  // The model's sliding window and attention chunk, when it has such layers.
+  AttentionSpans attention_spans() const noexcept override { return spans_; }
 
   // The numeric format the tensor cores run in: fp8 weights use fp8 units where the device
   // has them; other narrow formats are weight-only (dequantised to 16 bits).
@@ -153,11 +156,15 @@ class RooflineModel final : public IExecutionTimeModel {
   // each sliced by TP, without EP) and the expert copies per token it computes (k without EP;
   // k x imbalance / EP with it).
   double expert_degree_ = 1, local_experts_ = 1, expert_copies_per_token_ = 1;
+  // Data-parallel attention ranks (1 without): the step is priced at the busiest rank's share
+  // of the sequences (busiest_attention_rank), the MoE layers at all ranks' tokens.
+  std::int64_t data_ranks_ = 1;
   double weight_bytes_, other_weight_bytes_, activation_bytes_, kv_bytes_;
   // The stage's layers by kind (see ModelSpec): attention layers by how they read the cache,
   // and MoE layers against dense ones (moe_layers_ + dense_layers_ = layers_).
   double full_layers_ = 0, window_layers_ = 0, chunk_layers_ = 0, recurrent_layers_ = 0;
   double window_tokens_ = 0, chunk_tokens_ = 0;
+  AttentionSpans spans_;  // the same, for BatchShape (0 for a kind the model lacks)
   double moe_layers_ = 0, dense_layers_ = 0, dense_intermediate_ = 0, shared_experts_ = 0;
   // Attention projections per layer, averaged over the stage's layers: the widths of the
   // GEMMs before (qkv: Q, K, V, MLA's down and up projections, a recurrent layer's input
