@@ -1,0 +1,108 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/memory/impl/block_pool.h"
+#include "sim/memory/kv_cache_allocator.h"
+#include "sim/memory/kv_pool_layout.h"
+#include "sim/memory/sequence_table.h"
+
+namespace servesim {
+
+// vLLM V1's hybrid KV-cache manager (kv_cache_coordinator.py over single_type_kv_cache_manager
+// .py): one pool of blocks shared by the layout's groups, and per sequence one block table per
+// group, each kept by its kind's rule:
+//   full attention, MLA   a block for every block_tokens tokens, held to the end;
+//   sliding window W      the same, but before each allocation the blocks wholly before the
+//                         window of the next token (token index < computed - W + 1) are freed;
+//   chunked local C       the same, freeing the blocks before the chunk of the next token;
+//   recurrent state       one block (a page holding the layers' state) from admission on.
+// Blocks are freed before the allocation that follows them, as vLLM's allocate_slots calls
+// remove_skipped_blocks first; a sequence's tokens held are its computed ones. A step's new
+// tokens all take blocks (their K and V are written before attention reads the window), so a
+// long prompt chunk briefly holds its whole length in a window group too. Allocation fails
+// when the new blocks of all groups together exceed the free ones (the scheduler preempts as
+// with PagedAllocator); admission keeps the same watermark of free blocks.
+//
+// Memory is reported in token slots, a block counting block_tokens slots (the layout's
+// smallest attention block): token states are the tokens held in live blocks (a recurrent
+// block counts whole), internal fragmentation the rest of the used blocks. The categories
+// partition total blocks x block_tokens.
+//
+// No prefix caching: vLLM's rule for windowed groups (a hit must find the window's blocks
+// before the hit point) and for recurrent states (a state is cached only at chosen
+// positions) is not modelled; a run with prefix caching on shares nothing for such a model.
+class HybridPagedAllocator final : public IKvCacheAllocator {
+ public:
+  // Throws InfeasibleError when the pool has fewer blocks than the layout has groups.
+  HybridPagedAllocator(const KvPoolLayout& layout, std::int64_t total_blocks,
+                       double watermark_fraction = 0.01);
+
+  bool fits_when_empty(std::int64_t final_tokens) const override;
+  bool can_admit(std::int64_t tokens, std::int64_t final_tokens) const override;
+  std::int64_t admit(std::int64_t sequence, std::int64_t tokens,
+                     std::int64_t final_tokens) override;
+  bool can_grow(std::int64_t sequence, std::int64_t tokens) const override;
+  void grow(std::int64_t sequence, std::int64_t tokens) override;
+  bool try_grow(std::int64_t sequence, std::int64_t tokens) override;
+  void release(std::int64_t sequence) override;
+
+  KvUsage usage(std::int64_t next_final_tokens) const override;
+  std::int64_t capacity_tokens() const override { return pool_.total() * slot_tokens_; }
+  std::int64_t sequences() const override { return static_cast<std::int64_t>(tables_.size()); }
+
+  const KvPoolLayout& layout() const { return layout_; }
+  std::int64_t total_blocks() const { return pool_.total(); }
+  std::int64_t free_blocks() const { return pool_.free(); }
+  // Blocks the sequences hold in group `group` (a layout index), all together.
+  std::int64_t group_blocks(std::size_t group) const { return group_blocks_.at(group); }
+  // The live blocks one sequence holds in a group, in logical order (those freed behind a
+  // window are gone).
+  const std::vector<std::int32_t>& block_table(std::int64_t sequence, std::size_t group) const;
+
+ private:
+  struct GroupTable {
+    std::vector<std::int32_t> blocks;  // live blocks, in logical order
+    std::int64_t skipped = 0;          // leading blocks freed (vLLM's null blocks)
+  };
+  struct Table {
+    std::int64_t tokens = 0;
+    std::vector<GroupTable> groups;
+  };
+
+  // Blocks (live and skipped) a group's table spans for `tokens` tokens.
+  static std::int64_t span_of(const KvPoolGroup& g, std::int64_t tokens);
+  // The first block a group still needs once `computed` tokens are computed.
+  static std::int64_t first_needed(const KvPoolGroup& g, std::int64_t computed);
+  // Blocks freed and blocks taken if `t` grew by `tokens` now.
+  struct Change {
+    std::int64_t freed = 0;
+    std::int64_t taken = 0;
+  };
+  Change change_of(const Table& t, std::int64_t tokens) const;
+  bool fits(const Table& t, std::int64_t tokens) const {
+    const Change c = change_of(t, tokens);
+    return c.taken <= pool_.free() + c.freed;
+  }
+  // Frees what lies outside the windows, then takes blocks for `tokens` more.
+  void free_skipped(Table& t);
+  void take(Table& t, std::int64_t tokens);
+  // The token slots holding state in a table.
+  std::int64_t states_of(const Table& t) const;
+  const Table& table(std::int64_t sequence) const;
+  Table& table(std::int64_t sequence) {
+    return const_cast<Table&>(static_cast<const HybridPagedAllocator&>(*this).table(sequence));
+  }
+  void check_conservation() const;
+
+  KvPoolLayout layout_;
+  std::int64_t slot_tokens_;
+  std::int64_t watermark_blocks_;
+  BlockPool pool_;
+  SequenceTable<Table> tables_;
+  std::vector<std::int64_t> group_blocks_;
+  std::int64_t token_states_ = 0;
+};
+
+}  // namespace servesim
