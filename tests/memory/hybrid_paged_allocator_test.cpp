@@ -223,3 +223,27 @@ TEST_CASE("a gpt-oss run over per-group pools serves every request and partition
   CHECK(shares == Approx(1.0).epsilon(1e-6));
   CHECK(j["kv_memory"]["token_states"].get<double>() > 0);
 }
+
+TEST_CASE("per-group pools cache no prefixes and refuse a host tier in one line",
+          "[memory][hybrid]") {
+  // inference-perf's shared-prefix load: a full-attention model hits its system prompts, a
+  // model with a windowed group (prefix caching not modelled for it) hits nothing.
+  const std::string workload =
+      (test::source_dir() / "workloads" / "inference-perf-general.json").string();
+  const auto hit_rate = [&](const std::string& model) {
+    const auto r = test::run_servesim({"run", "--model", model, "--hw", "h100-sxm", "--workload",
+                                       workload, "--enable-prefix-caching", "--json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.json()["requests_completed"] == 16800);
+    return r.json()["prefix_cache_hit_rate"].get<double>();
+  };
+  CHECK(hit_rate("llama-3.1-8b") > 0.1);
+  CHECK(hit_rate("gpt-oss-20b") == 0);
+  test::require_error(
+      test::run_servesim({"run", "--model", "gpt-oss-20b", "--num-requests", "4",
+                          "--enable-prefix-caching", "--set", "memory.host_cache_gib=1"}),
+      3,
+      "memory.host_cache_gib: a host tier of the prefix cache is not modelled for a model with "
+      "windowed or recurrent layer groups");
+}
