@@ -247,3 +247,34 @@ TEST_CASE("per-group pools cache no prefixes and refuse a host tier in one line"
       "memory.host_cache_gib: a host tier of the prefix cache is not modelled for a model with "
       "windowed or recurrent layer groups");
 }
+
+TEST_CASE("servesim kv --hw reports the pools, vLLM's figure and its concurrency",
+          "[memory][hybrid]") {
+  const auto r = test::run_servesim({"kv", "--model", "gpt-oss-120b", "--hw", "h200",
+                                     "--weight-dtype", "fp4", "--max-len", "131072", "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = r.json();
+  REQUIRE(j.contains("kv_pools"));
+  const auto& pools = j["kv_pools"];
+  CHECK(pools["groups"].size() == 2);
+  CHECK(pools["layers_per_group"] == 18);
+  CHECK(pools["block_tokens"] == 16);
+  CHECK(pools["block_bytes"] == 18 * 16 * 2048);
+  const auto blocks = pools["blocks"].get<std::int64_t>();
+  CHECK(j["kv_capacity_tokens"] == blocks / 2 * 16);
+  CHECK(j["vllm_kv_cache_size_tokens"] == j["kv_capacity_tokens"]);
+  CHECK(j["max_sequences_at_max_len"] == blocks / (8192 + 521));
+  // A larger block: the same bytes in fewer, larger blocks.
+  const auto big = test::run_servesim({"kv", "--model", "gpt-oss-120b", "--hw", "h200",
+                                       "--weight-dtype", "fp4", "--block-size", "64", "--json"});
+  REQUIRE(big.exit_code == 0);
+  CHECK(big.json()["kv_pools"]["blocks"].get<std::int64_t>() == Approx(blocks / 4).margin(1));
+
+  // One full-attention group: no pools, vLLM's figure the capacity in whole blocks.
+  const auto llama =
+      test::run_servesim({"kv", "--model", "llama-3-8b", "--hw", "h100-sxm", "--json"}).json();
+  CHECK_FALSE(llama.contains("kv_pools"));
+  CHECK(llama["vllm_kv_cache_size_tokens"] ==
+        llama["kv_capacity_tokens"].get<std::int64_t>() / 16 * 16);
+}
