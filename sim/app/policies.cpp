@@ -90,8 +90,8 @@ Registry<AllocatorFactory> allocator_registry() {
                   const KvPoolLayout& pools) -> std::unique_ptr<IKvCacheAllocator> {
                  const std::int64_t block_size = parameters.integer("block_size");
                  if (pools.per_group()) {
-                   // Windowed or recurrent layer groups: per-group tables over one pool, no
-                   // prefix caching (docs/models.md).
+                   // Windowed or recurrent layer groups: per-group tables over one pool
+                   // (docs/models.md, "Per-group block pools").
                    if (prefix_cache.host_cache_tokens > 0) {
                      throw InputError("memory.host_cache_gib",
                                       "a host tier of the prefix cache is not modelled for a "
@@ -99,7 +99,7 @@ Registry<AllocatorFactory> allocator_registry() {
                    }
                    return std::make_unique<HybridPagedAllocator>(
                        pools, pools.blocks_for_reported_tokens(capacity_tokens),
-                       parameters.number("watermark"));
+                       parameters.number("watermark"), prefix_cache.enabled);
                  }
                  return std::make_unique<PagedAllocator>(
                      capacity_tokens, block_size, parameters.number("watermark"),

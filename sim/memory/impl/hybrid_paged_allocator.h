@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "sim/memory/impl/block_pool.h"
@@ -30,14 +31,20 @@ namespace servesim {
 // block counts whole), internal fragmentation the rest of the used blocks. The categories
 // partition total blocks x block_tokens.
 //
-// No prefix caching: vLLM's rule for windowed groups (a hit must find the window's blocks
-// before the hit point) and for recurrent states (a state is cached only at chosen
-// positions) is not modelled; a run with prefix caching on shares nothing for such a model.
+// Prefix caching (vLLM V1's, as PagedAllocator keeps it) for layouts of full-attention, MLA
+// and sliding-window groups of one block size: a computed full block is named by its
+// content's identity and its group, and stays hittable once freed (by its sequence's end or
+// by the window passing it) until taken again. A look-up follows vLLM's
+// HybridKVCacheCoordinator: the longest run of leading blocks every full group holds, then
+// the longest prefix of that within which every window group holds the window's blocks
+// before the hit point (ceil((W - 1) / block) of them; all its leading blocks when shorter).
+// A hit shares those blocks; the window's earlier blocks are skipped. Chunked-local and
+// recurrent layouts cache nothing (vLLM keeps states only at chosen positions).
 class HybridPagedAllocator final : public IKvCacheAllocator {
  public:
   // Throws InfeasibleError when the pool has fewer blocks than the layout has groups.
   HybridPagedAllocator(const KvPoolLayout& layout, std::int64_t total_blocks,
-                       double watermark_fraction = 0.01);
+                       double watermark_fraction = 0.01, bool prefix_caching = false);
 
   bool fits_when_empty(std::int64_t final_tokens) const override;
   bool can_admit(std::int64_t tokens, std::int64_t final_tokens) const override;
@@ -48,6 +55,14 @@ class HybridPagedAllocator final : public IKvCacheAllocator {
   bool try_grow(std::int64_t sequence, std::int64_t tokens) override;
   void release(std::int64_t sequence) override;
 
+  std::int64_t prefix_block_tokens() const override { return caching_ ? slot_tokens_ : 0; }
+  std::int64_t cached_prefix_tokens(const PrefixKey& key) const override;
+  bool can_admit_prefix(const PrefixKey& key, std::int64_t tokens,
+                        std::int64_t final_tokens) const override;
+  PrefixAdmission admit_prefix(const PrefixKey& key, std::int64_t tokens,
+                               std::int64_t final_tokens) override;
+  void commit_computed(std::int64_t sequence, std::int64_t computed_tokens) override;
+
   KvUsage usage(std::int64_t next_final_tokens) const override;
   std::int64_t capacity_tokens() const override { return pool_.total() * slot_tokens_; }
   std::int64_t sequences() const override { return static_cast<std::int64_t>(tables_.size()); }
@@ -55,7 +70,10 @@ class HybridPagedAllocator final : public IKvCacheAllocator {
   const KvPoolLayout& layout() const { return layout_; }
   std::int64_t total_blocks() const { return pool_.total(); }
   std::int64_t free_blocks() const { return pool_.free(); }
-  // Blocks the sequences hold in group `group` (a layout index), all together.
+  // Holders beyond the first of the blocks prefix hits share, summed over blocks.
+  std::int64_t extra_holders() const { return pool_.extra_holders(); }
+  // Blocks the sequences hold in group `group` (a layout index), all together (a shared block
+  // once per holder).
   std::int64_t group_blocks(std::size_t group) const { return group_blocks_.at(group); }
   // The live blocks one sequence holds in a group, in logical order (those freed behind a
   // window are gone).
@@ -69,6 +87,10 @@ class HybridPagedAllocator final : public IKvCacheAllocator {
   struct Table {
     std::int64_t tokens = 0;
     std::vector<GroupTable> groups;
+    // Prefix caching: its content's block identities (empty: none are named), and the leading
+    // blocks named or offered a name in every group.
+    std::span<const std::uint64_t> hashes;
+    std::int64_t committed_blocks = 0;
   };
 
   // Blocks (live and skipped) a group's table spans for `tokens` tokens.
@@ -95,8 +117,19 @@ class HybridPagedAllocator final : public IKvCacheAllocator {
     return const_cast<Table&>(static_cast<const HybridPagedAllocator&>(*this).table(sequence));
   }
   void check_conservation() const;
+  // Prefix caching: the identity of block `index` of group `group` of `key`'s sequence, and
+  // the blocks of the longest hit (at most `max_blocks`, leaving the last token computed).
+  static std::uint64_t identity(std::int64_t sequence, std::span<const std::uint64_t> hashes,
+                                std::int64_t index, std::size_t group);
+  std::int64_t hit_blocks(const PrefixKey& key, std::int64_t max_blocks) const;
+  // The first block of group `group` a hit of `hits` blocks shares (earlier ones skipped).
+  std::int64_t first_shared(std::size_t group, std::int64_t hits) const;
+  std::int64_t physical_states() const {
+    return token_states_ - pool_.extra_holders() * slot_tokens_;
+  }
 
   KvPoolLayout layout_;
+  bool caching_;
   std::int64_t slot_tokens_;
   std::int64_t watermark_blocks_;
   BlockPool pool_;
