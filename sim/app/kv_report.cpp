@@ -34,6 +34,27 @@ nlohmann::json groups_json(const std::vector<KvGroup>& groups, std::optional<std
   return list;
 }
 
+// The pool of blocks and its groups, as vLLM cuts a hybrid model's KV memory.
+nlohmann::json pools_json(const KvPoolLayout& pools, std::int64_t blocks) {
+  nlohmann::json j;
+  j["blocks"] = blocks;
+  j["block_tokens"] = pools.block_tokens;
+  j["layers_per_group"] = pools.layers_per_group;
+  j["page_bytes"] = json_number(pools.page_bytes);
+  j["block_bytes"] = json_number(pools.block_bytes());
+  nlohmann::json list = nlohmann::json::array();
+  for (const KvPoolGroup& g : pools.groups) {
+    nlohmann::json group;
+    group["kind"] = std::string(kv_group_kind_name(g.kind));
+    group["layers"] = g.layers;
+    if (g.block_tokens > 0) group["block_tokens"] = g.block_tokens;
+    if (g.window_tokens > 0) group["window_tokens"] = g.window_tokens;
+    list.push_back(std::move(group));
+  }
+  j["groups"] = std::move(list);
+  return j;
+}
+
 }  // namespace
 
 nlohmann::json kv_report(const ModelSpec& model, const HardwareProfile* hardware,
@@ -76,16 +97,12 @@ nlohmann::json kv_report(const ModelSpec& model, const HardwareProfile* hardware
     r["kv_capacity_bytes"] = json_number(std::floor(c.kv_capacity_bytes));
     r["kv_bytes_per_token_per_gpu"] = json_number(c.kv_bytes_per_token_per_gpu);
     r["kv_groups_per_gpu"] = groups_json(c.groups_per_gpu, std::nullopt);
-    if (c.kv_reserved_bytes_per_gpu > 0) {
-      r["kv_reserved_bytes_per_sequence_per_gpu"] =
-          json_number(c.kv_reserved_bytes_per_sequence_per_gpu);
-      r["reserved_sequences"] = o.max_sequences;
-      r["kv_reserved_bytes_per_gpu"] = json_number(c.kv_reserved_bytes_per_gpu);
-    }
+    if (c.pools.per_group()) r["kv_pools"] = pools_json(c.pools, c.pool_blocks);
     r["kv_capacity_tokens"] = c.kv_capacity_tokens;
+    // What vLLM logs as `GPU KV cache size: N tokens` (whole blocks of the pool).
+    r["vllm_kv_cache_size_tokens"] = c.pools.reported_tokens(c.pools.blocks_in(c.kv_bytes_per_gpu));
     r["max_len"] = max_len;
-    r["max_sequences_at_max_len"] =
-        sequences_that_fit(c.groups_per_gpu, c.kv_bytes_per_gpu, max_len);
+    r["max_sequences_at_max_len"] = sequences_at_length(c, o, max_len);
   }
   return r;
 }

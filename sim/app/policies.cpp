@@ -12,6 +12,7 @@
 #include "sim/memory/impl/contiguous_allocator.h"
 #include "sim/memory/impl/first_fit_address_space.h"
 #include "sim/memory/impl/fixed_reservation.h"
+#include "sim/memory/impl/hybrid_paged_allocator.h"
 #include "sim/memory/impl/max_reservation.h"
 #include "sim/memory/impl/oracle_reservation.h"
 #include "sim/memory/impl/paged_allocator.h"
@@ -85,8 +86,21 @@ Registry<AllocatorFactory> allocator_registry() {
                     "watermark", 0.01,
                     "share of the blocks kept free when admitting prompts, for decode growth")},
                [](const PolicyParameters& parameters, std::int64_t capacity_tokens,
-                  std::int64_t /*max_len_tokens*/, const PrefixCacheOptions& prefix_cache) {
+                  std::int64_t /*max_len_tokens*/, const PrefixCacheOptions& prefix_cache,
+                  const KvPoolLayout& pools) -> std::unique_ptr<IKvCacheAllocator> {
                  const std::int64_t block_size = parameters.integer("block_size");
+                 if (pools.per_group()) {
+                   // Windowed or recurrent layer groups: per-group tables over one pool
+                   // (docs/models.md, "Per-group block pools").
+                   if (prefix_cache.host_cache_tokens > 0) {
+                     throw InputError("memory.host_cache_gib",
+                                      "a host tier of the prefix cache is not modelled for a "
+                                      "model with windowed or recurrent layer groups");
+                   }
+                   return std::make_unique<HybridPagedAllocator>(
+                       pools, pools.blocks_for_reported_tokens(capacity_tokens),
+                       parameters.number("watermark"), prefix_cache.enabled);
+                 }
                  return std::make_unique<PagedAllocator>(
                      capacity_tokens, block_size, parameters.number("watermark"),
                      prefix_cache.enabled, prefix_cache.host_cache_tokens / block_size);
@@ -99,7 +113,8 @@ Registry<AllocatorFactory> allocator_registry() {
                              "where in the address space a region goes")},
       // Contiguous regions share nothing: prefix caching has no effect.
       [](const PolicyParameters& parameters, std::int64_t capacity_tokens,
-         std::int64_t max_len_tokens, const PrefixCacheOptions& prefix_cache) {
+         std::int64_t max_len_tokens, const PrefixCacheOptions& prefix_cache,
+         const KvPoolLayout& /*pools*/) -> std::unique_ptr<IKvCacheAllocator> {
         if (prefix_cache.host_cache_tokens > 0) {
           throw InputError("memory.host_cache_gib",
                            "a host tier of the prefix cache needs the paged allocator; contiguous "

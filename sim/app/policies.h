@@ -17,6 +17,7 @@
 #include "sim/hardware/impl/roofline_model.h"
 #include "sim/memory/address_space.h"
 #include "sim/memory/kv_cache_allocator.h"
+#include "sim/memory/kv_pool_layout.h"
 #include "sim/memory/reservation_policy.h"
 #include "sim/model/model_spec.h"
 #include "sim/scheduler/batch_scheduler.h"
@@ -32,9 +33,12 @@ struct PrefixCacheOptions {
   bool enabled = false;
   std::int64_t host_cache_tokens = 0;  // > 0: the host tier's size, in token slots
 };
+// `pools`: how the model's KV memory is cut into blocks (kv_pool_layout.h); a paged allocator
+// keeps per-group block tables when pools.per_group(), and then `capacity_tokens` is vLLM's
+// reported size (KvPoolLayout::reported_tokens).
 using AllocatorFactory = std::function<std::unique_ptr<IKvCacheAllocator>(
     const PolicyParameters& parameters, std::int64_t capacity_tokens, std::int64_t max_len_tokens,
-    const PrefixCacheOptions& prefix_cache)>;
+    const PrefixCacheOptions& prefix_cache, const KvPoolLayout& pools)>;
 // A scheduler and the allocators whose mechanics it works with.
 struct SchedulerFactory {
   std::vector<std::string> allocators;

@@ -88,13 +88,24 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
     }
   }
 
+  // How the KV memory is cut into blocks: per-group pools for windowed or recurrent layers.
+  const std::int64_t block_tokens = config.allocator.parameters.has("block_size")
+                                        ? config.allocator.parameters.integer("block_size")
+                                        : KvCapacityOptions{}.block_tokens;
+  const KvPoolLayout pools = kv_pool_layout(
+      kv_groups_per_gpu(model, roofline.parallelism, roofline.kv_dtype), block_tokens);
   std::int64_t capacity_tokens = 0;
   if (config.memory.kv_capacity_tokens) {
     capacity_tokens = *config.memory.kv_capacity_tokens;
   } else if (config.memory.kv_capacity_gib) {
-    // KV bytes per replica, as the vLLM paper states its setups ("12 GB for KV").
-    capacity_tokens = static_cast<std::int64_t>(*config.memory.kv_capacity_gib * 1073741824.0 /
-                                                kv_bytes_per_token(model, roofline.kv_dtype));
+    // KV bytes per replica, as the vLLM paper states its setups ("12 GB for KV"); with pools,
+    // the GPUs' equal shares of them, cut as vLLM cuts them.
+    const double bytes = *config.memory.kv_capacity_gib * 1073741824.0;
+    capacity_tokens =
+        pools.per_group()
+            ? pools.reported_tokens(
+                  pools.blocks_in(bytes / static_cast<double>(roofline.parallelism.gpus())))
+            : static_cast<std::int64_t>(bytes / kv_bytes_per_token(model, roofline.kv_dtype));
     if (capacity_tokens < 1) {
       throw InfeasibleError("memory.kv_capacity_gib holds less than one token of " + model.name);
     }
@@ -106,6 +117,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
     o.memory_utilization = config.memory.mem_util;
     o.max_batched_tokens = config.memory.max_batched_tokens_reserve;
     o.max_sequences = planned_sequences(config.scheduler.parameters);
+    o.block_tokens = block_tokens;
     const KvCapacity planned = plan_kv_capacity(model, hardware, o);
     capacity_tokens = planned.kv_capacity_tokens;
     if (draft && draft->network) {
@@ -176,7 +188,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   std::int64_t allocator_capacity_tokens = 0;  // what the allocator holds: whole blocks
   for (std::int64_t i = 0; i < config.replicas; ++i) {
     auto allocator = allocator_entry.factory(config.allocator.parameters, capacity_tokens, max_len,
-                                             prefix_cache);
+                                             prefix_cache, pools);
     allocator_capacity_tokens = allocator->capacity_tokens();
     replicas.push_back(std::make_unique<Replica>(
         static_cast<std::int32_t>(i), std::move(allocator),

@@ -96,14 +96,26 @@ void print_human(std::ostream& out, const nlohmann::json& r) {
     bytes_row("KV per GPU", "kv_bytes_per_gpu");
     bytes_row("KV capacity per replica", "kv_capacity_bytes");
     bytes_row("token slot per GPU", "kv_bytes_per_token_per_gpu");
-    if (r.contains("kv_reserved_bytes_per_gpu")) {
-      table.add_row({"windows and states reserved",
-                     format_bytes(r["kv_reserved_bytes_per_gpu"].get<double>()),
-                     "for " + format_count(r["reserved_sequences"].get<double>()) +
-                         " sequences (--max-num-seqs)"});
+    if (r.contains("kv_pools")) {
+      const auto& p = r["kv_pools"];
+      table.add_row({"KV pool", format_count(p["blocks"].get<double>()) + " blocks",
+                     format_count(p["block_tokens"].get<double>()) + " tokens x " +
+                         format_count(p["layers_per_group"].get<double>()) + " layers, " +
+                         format_bytes(p["block_bytes"].get<double>()) + " each"});
+      for (const auto& g : p["groups"]) {
+        std::string label = "  group " + g["kind"].get<std::string>();
+        if (g.contains("window_tokens")) {
+          label += " (" + format_count(g["window_tokens"].get<double>()) + " tokens)";
+        }
+        table.add_row({label, std::to_string(g["layers"].get<int>()) + " layers",
+                       g.contains("block_tokens")
+                           ? format_count(g["block_tokens"].get<double>()) + " tokens per block"
+                           : "one block per sequence"});
+      }
     }
-    table.add_row(
-        {"KV capacity", format_count(r["kv_capacity_tokens"].get<double>()) + " tokens", ""});
+    table.add_row({"KV capacity", format_count(r["kv_capacity_tokens"].get<double>()) + " tokens",
+                   "vLLM: GPU KV cache size " +
+                       format_count(r["vllm_kv_cache_size_tokens"].get<double>()) + " tokens"});
     table.add_row({"sequences at max length",
                    format_count(r["max_sequences_at_max_len"].get<double>()),
                    "of " + format_count(r["max_len"].get<double>()) + " tokens"});
@@ -144,6 +156,8 @@ int run_kv(CommandContext& context) {
       "tokens of the largest forward pass, for the activation reserve")(
       "max-num-seqs", po::value<std::int64_t>()->value_name("N")->default_value(256),
       "sequences sampled in one step, for the logits reserve")(
+      "block-size", po::value<std::int64_t>()->value_name("TOKENS")->default_value(16),
+      "tokens per KV block, for the pools of a model of several layer groups")(
       "gpu-memory-utilization", po::value<double>()->value_name("F"), "vLLM's name for --mem-util")(
       "max-model-len", po::value<std::int64_t>()->value_name("TOKENS"),
       "vLLM's name for --max-len")("max-num-batched-tokens",
@@ -183,6 +197,7 @@ int run_kv(CommandContext& context) {
     o.max_batched_tokens =
         *integer_flag(*vm, given_flag(*vm, "max-batched-tokens", "max-num-batched-tokens"), 1);
     o.max_sequences = *integer_flag(*vm, "max-num-seqs", 1);
+    o.block_tokens = *integer_flag(*vm, "block-size", 1);
     report.max_len = integer_flag(*vm, given_flag(*vm, "max-len", "max-model-len"), 1);
   }
   const nlohmann::json r = kv_report(model, hardware ? &*hardware : nullptr, report);

@@ -18,45 +18,6 @@ std::string gib(double bytes) {
   return out.str();
 }
 
-// A slot's bytes and what every sequence has reserved beyond its slots.
-struct SlotPlan {
-  double slot_bytes = 0;
-  double reserved_bytes_per_sequence = 0;
-};
-
-// Each windowed group (sliding window, attention chunk) of a model whose other groups grow
-// is either reserved per sequence at its full window or priced into every slot, whichever
-// leaves more tokens: both bound what a sequence holds in it (min(n, W) <= W and <= n). A
-// short window is cheaper reserved (gpt-oss: 128 tokens), a long one for many sequences
-// cheaper in the slots (Llama 4's 8,192-token chunks).
-SlotPlan best_slot_plan(const std::vector<KvGroup>& groups, double kv_bytes, double sequences) {
-  SlotPlan base{kv_slot_bytes_per_token(groups), kv_reserved_bytes_per_sequence(groups)};
-  std::vector<const KvGroup*> windowed;
-  for (const KvGroup& g : groups) {
-    const bool window = g.kind == KvGroupKind::SlidingWindow || g.kind == KvGroupKind::ChunkedLocal;
-    // Only reserved windows can move (a model whose groups do not grow prices them already).
-    if (window && g.max_bytes_per_sequence() > 0 && base.reserved_bytes_per_sequence > 0 &&
-        std::any_of(groups.begin(), groups.end(), [](const KvGroup& x) { return x.grows(); })) {
-      windowed.push_back(&g);
-    }
-  }
-  const auto tokens = [&](const SlotPlan& p) {
-    return (kv_bytes - sequences * p.reserved_bytes_per_sequence) / p.slot_bytes;
-  };
-  SlotPlan best = base;
-  for (std::size_t mask = 1; mask < (std::size_t{1} << windowed.size()); ++mask) {
-    SlotPlan p = base;
-    for (std::size_t j = 0; j < windowed.size(); ++j) {
-      if ((mask >> j) & 1) {
-        p.slot_bytes += windowed[j]->bytes_per_token;
-        p.reserved_bytes_per_sequence -= windowed[j]->max_bytes_per_sequence();
-      }
-    }
-    if (tokens(p) > tokens(best)) best = p;
-  }
-  return best;
-}
-
 }  // namespace
 
 double activation_bytes_per_token(const ModelSpec& model, const ShardShape& shard,
@@ -97,29 +58,33 @@ KvCapacity plan_kv_capacity(const ModelSpec& model, const HardwareProfile& hardw
   c.kv_bytes_per_gpu =
       c.usable_bytes_per_gpu - c.weight_bytes_per_gpu - c.activation_reserve_bytes_per_gpu;
   c.groups_per_gpu = kv_groups_per_gpu(model, options.parallelism, options.kv_dtype);
-  const SlotPlan plan = best_slot_plan(c.groups_per_gpu, c.kv_bytes_per_gpu,
-                                       static_cast<double>(options.max_sequences));
-  c.kv_bytes_per_token_per_gpu = plan.slot_bytes;
-  c.kv_reserved_bytes_per_sequence_per_gpu = plan.reserved_bytes_per_sequence;
-  c.kv_reserved_bytes_per_gpu =
-      static_cast<double>(options.max_sequences) * c.kv_reserved_bytes_per_sequence_per_gpu;
-  if (c.kv_bytes_per_gpu < c.kv_reserved_bytes_per_gpu + c.kv_bytes_per_token_per_gpu) {
+  c.pools = kv_pool_layout(c.groups_per_gpu, options.block_tokens);
+  const bool pooled = c.pools.per_group();
+  if (pooled) {
+    c.pool_blocks = c.pools.blocks_in(c.kv_bytes_per_gpu);
+    c.kv_bytes_per_token_per_gpu = c.pools.block_bytes() *
+                                   static_cast<double>(c.pools.groups.size()) /
+                                   static_cast<double>(c.pools.block_tokens);
+  } else {
+    c.kv_bytes_per_token_per_gpu = kv_slot_bytes_per_token(c.groups_per_gpu);
+  }
+  // Room for at least one block of every group (one token of every layer).
+  const double least = pooled ? c.pools.block_bytes() * static_cast<double>(c.pools.groups.size())
+                              : c.kv_bytes_per_token_per_gpu;
+  if (c.kv_bytes_per_gpu < least) {
     std::ostringstream msg;
     msg << model.name << " does not fit on " << hardware.name << " at TP "
         << options.parallelism.tensor << ", PP " << options.parallelism.pipeline << ": "
         << gib(c.weight_bytes_per_gpu) << " of weights and "
-        << gib(c.activation_reserve_bytes_per_gpu) << " of activations and runtime per GPU";
-    if (c.kv_reserved_bytes_per_gpu > 0) {
-      msg << " (and " << gib(c.kv_reserved_bytes_per_gpu) << " of windows and recurrent state for "
-          << options.max_sequences << " sequences)";
-    }
-    msg << " leave no KV room in " << gib(c.usable_bytes_per_gpu) << " usable ("
+        << gib(c.activation_reserve_bytes_per_gpu) << " of activations and runtime per GPU"
+        << " leave no KV room in " << gib(c.usable_bytes_per_gpu) << " usable ("
         << options.memory_utilization << " x " << gib(hardware.memory_capacity_bytes)
         << "); raise --tp or --pp, use a narrower --weight-dtype, or a larger device";
     throw InfeasibleError(msg.str());
   }
-  c.kv_capacity_tokens = static_cast<std::int64_t>(std::floor(
-      (c.kv_bytes_per_gpu - c.kv_reserved_bytes_per_gpu) / c.kv_bytes_per_token_per_gpu));
+  c.kv_capacity_tokens = pooled ? c.pools.reported_tokens(c.pool_blocks)
+                                : static_cast<std::int64_t>(std::floor(
+                                      c.kv_bytes_per_gpu / c.kv_bytes_per_token_per_gpu));
   // Data-parallel attention ranks hold KV of their own sequences, not copies.
   c.kv_capacity_tokens *= options.parallelism.data;
   c.kv_capacity_bytes = c.kv_bytes_per_gpu * static_cast<double>(options.parallelism.gpus());
@@ -131,6 +96,16 @@ std::int64_t sequences_that_fit(const std::vector<KvGroup>& groups_per_gpu, doub
   const double per_sequence = kv_bytes_for_tokens(groups_per_gpu, tokens);
   if (!(per_sequence > 0) || kv_bytes <= 0) return 0;
   return static_cast<std::int64_t>(std::floor(kv_bytes / per_sequence));
+}
+
+std::int64_t sequences_at_length(const KvCapacity& capacity, const KvCapacityOptions& options,
+                                 std::int64_t tokens) {
+  if (!capacity.pools.per_group()) {
+    return sequences_that_fit(capacity.groups_per_gpu, capacity.kv_bytes_per_gpu, tokens);
+  }
+  const std::int64_t per_sequence =
+      capacity.pools.max_blocks_per_sequence(tokens, options.max_batched_tokens);
+  return per_sequence > 0 ? capacity.pool_blocks / per_sequence : 0;
 }
 
 }  // namespace servesim

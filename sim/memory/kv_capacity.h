@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "sim/hardware/hardware_profile.h"
+#include "sim/memory/kv_pool_layout.h"
 #include "sim/model/dtype.h"
 #include "sim/model/kv_spec.h"
 #include "sim/model/model_spec.h"
@@ -20,6 +21,9 @@ struct KvCapacityOptions {
   // one pass of max_num_batched_tokens at start-up), and the sequences sampled at once.
   std::int64_t max_batched_tokens = 8192;
   std::int64_t max_sequences = 256;
+  // Tokens per KV block (the paged allocator's block_size): the pools of a model of several
+  // layer groups are cut in blocks (kv_pool_layout.h).
+  std::int64_t block_tokens = 16;
 };
 
 // How one GPU's memory divides, and what that means for the replica. The rule:
@@ -28,36 +32,40 @@ struct KvCapacityOptions {
 //                + max_batched_tokens x activation bytes per token of one layer
 //                + max_sequences x vocabulary shard x 4 B (fp32 logits)
 //   kv per GPU = usable - weights per GPU - activation
-// The allocator works in token slots of one size, so a model with several layer groups
-// (kv_spec.h) is given an equivalent: a slot is priced at the bytes per token of the groups
-// that grow without bound (full attention, MLA latent; the windowed groups when none grows),
-// and every one of max_sequences sequences has its recurrent states and windows (W tokens of
-// each windowed group) reserved up front; a windowed group is priced into the slot instead
-// when that leaves more tokens (a long window over many sequences):
-//   reserved   = max_sequences x reserved bytes per sequence
-//   tokens     = floor((kv per GPU - reserved) / slot bytes per token)
-// (all GPUs of a replica hold the same number of tokens; with data-parallel attention each
-// of the parallelism.data ranks holds its own, so the replica holds data times as many).
-// Per-group block pools, as vLLM's
-// hybrid KV-cache manager keeps them, are not modelled yet.
+// A model of one full-attention or MLA group holds kv per GPU / bytes per token tokens. A
+// model of several layer groups (kv_spec.h), or of windowed or recurrent layers only, is cut
+// into one pool of blocks as vLLM's hybrid KV-cache manager cuts it (kv_pool_layout.h):
+//   blocks     = floor(kv per GPU / page bytes / layers per group)
+//   tokens     = blocks / groups x block tokens          (vLLM's `GPU KV cache size`)
+// and its allocator keeps per-group block tables over that pool (HybridPagedAllocator). All
+// GPUs of a replica hold the same number of tokens; with data-parallel attention each of the
+// parallelism.data ranks holds its own, so the replica holds data times as many.
 struct KvCapacity {
   double memory_capacity_bytes_per_gpu = 0;
   double usable_bytes_per_gpu = 0;
   double weight_bytes_per_gpu = 0;
   double activation_reserve_bytes_per_gpu = 0;
   double kv_bytes_per_gpu = 0;
-  double kv_bytes_per_token_per_gpu = 0;  // one slot: the growing groups on one GPU
-  double kv_reserved_bytes_per_sequence_per_gpu = 0;
-  double kv_reserved_bytes_per_gpu = 0;  // max_sequences x the above
-  double kv_capacity_bytes = 0;          // per replica: kv_bytes_per_gpu x GPUs
+  // kv_bytes_per_gpu / kv_capacity_tokens: one group's bytes per token; with pools, a block's
+  // bytes x groups / block tokens (every layer counted as if it held every token, as vLLM's
+  // reported size counts them).
+  double kv_bytes_per_token_per_gpu = 0;
+  double kv_capacity_bytes = 0;  // per replica: kv_bytes_per_gpu x GPUs
   std::int64_t kv_capacity_tokens = 0;
   std::vector<KvGroup> groups_per_gpu;
+  KvPoolLayout pools;            // how the KV memory is cut into blocks
+  std::int64_t pool_blocks = 0;  // blocks of the pool (per_group layouts; 0 otherwise)
 };
 
 // How many sequences of `tokens` tokens fit in `kv_bytes` of one GPU, every group counted
 // at what such a sequence holds (windows at most W, states once).
 std::int64_t sequences_that_fit(const std::vector<KvGroup>& groups_per_gpu, double kv_bytes,
                                 std::int64_t tokens);
+// How many sequences of `tokens` tokens the capacity serves at once: sequences_that_fit for
+// one group; with pools, vLLM's `Maximum concurrency` (pool blocks over the blocks a sequence
+// holds at most, KvPoolLayout::max_blocks_per_sequence, at max_batched_tokens per step).
+std::int64_t sequences_at_length(const KvCapacity& capacity, const KvCapacityOptions& options,
+                                 std::int64_t tokens);
 
 // Throws InfeasibleError, with the figures, when weights and activations leave no KV room.
 KvCapacity plan_kv_capacity(const ModelSpec& model, const HardwareProfile& hardware,

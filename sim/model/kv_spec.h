@@ -49,8 +49,9 @@ std::vector<KvGroup> kv_groups_per_gpu(const ModelSpec& model, const Parallelism
                                        DType kv_dtype);
 
 // Bytes per token of the groups that grow without bound (full attention, MLA latent); for a
-// model none of whose groups grows (every layer windowed), of its windowed groups. This is
-// the size of one token slot of the simulation's allocator (see plan_kv_capacity).
+// model none of whose groups grows (every layer windowed), of its windowed groups. For a model
+// of one full-attention or MLA group this is the size of one token slot of the simulation's
+// allocator; models of several groups are cut into block pools (memory/kv_pool_layout.h).
 double kv_slot_bytes_per_token(const std::vector<KvGroup>& groups) noexcept;
 // Bytes every sequence holds beyond its slots: the windowed and chunked groups at their full
 // window, and the recurrent states (0 for the windowed groups of a model priced by them).

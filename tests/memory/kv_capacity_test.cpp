@@ -2,6 +2,7 @@
 
 #include "sim/core/error.h"
 #include "sim/memory/kv_capacity.h"
+#include "sim/memory/kv_pool_layout.h"
 #include "sim/model/model_size.h"
 #include "tests/support/test_support.h"
 
@@ -75,52 +76,74 @@ TEST_CASE("token slots from vLLM's available KV memory match its reported KV cac
   CHECK(tokens == Approx(178880).epsilon(0.03));
 }
 
-TEST_CASE("windows and recurrent states are reserved per sequence before slots are counted",
+TEST_CASE("token slots of V0's paged cache match its reported blocks", "[memory][arch]") {
+  // vLLM issue #10517 (vllm-project/vllm), Llama-3.1-8B-Instruct on an RTX 3090, vLLM V0:
+  // "kv_cache_size=3.81GiB ... # GPU blocks: 1952" (31,232 tokens of 16-token blocks), and at a
+  // longer max_model_len "kv_cache_size=2.89GiB ... # GPU blocks: 1478" (23,648 tokens).
+  const ModelSpec m = shipped_model("llama-3.1-8b");
+  const double slot = kv_bytes_per_token(m, DType::BF16);
+  CHECK(slot == 32.0 * 8 * 128 * 2 * 2);
+  CHECK(3.81 * 1073741824.0 / slot == Approx(1952 * 16).epsilon(0.03));
+  CHECK(2.89 * 1073741824.0 / slot == Approx(1478 * 16).epsilon(0.03));
+}
+
+TEST_CASE("token slots of a Qwen3 dense model match vLLM's reported KV cache size",
+          "[memory][arch]") {
+  // LMCache issue #1739 (LMCache/LMCache), Qwen3-14B on one GPU with vLLM V1:
+  // "Available KV cache memory: 6.51 GiB", "GPU KV cache size: 42,656 tokens". Qwen3-14B
+  // keeps Qwen3-8B's attention (8 KV heads of 128) over 40 layers instead of 36.
+  ModelSpec m = shipped_model("qwen3-8b");
+  m.num_layers = 40;
+  m.layer_attention.clear();  // every layer full attention, as in Qwen3-8B
+  const KvPoolLayout pools = kv_pool_layout(kv_groups(m, DType::BF16), 16);
+  CHECK_FALSE(pools.per_group());
+  const double available = 6.51 * 1073741824.0;
+  CHECK(pools.reported_tokens(pools.blocks_in(available)) == Approx(42656).epsilon(0.03));
+  CHECK(available / kv_bytes_per_token(m, DType::BF16) == Approx(42656).epsilon(0.03));
+}
+
+TEST_CASE("a hybrid model's KV is cut into vLLM's pools: gpt-oss, Qwen3-Next, Llama 4",
           "[memory][arch]") {
   const HardwareProfile hw = shipped_hardware("h200");
   KvCapacityOptions o;
   o.weight_dtype = DType::FP4;  // gpt-oss-120b as shipped: MXFP4 experts
   const ModelSpec oss = shipped_model("gpt-oss-120b");
   const KvCapacity c = plan_kv_capacity(oss, hw, o);
-  // 18 full layers grow; 18 windowed layers hold 128 tokens for each of 256 sequences.
-  CHECK(c.kv_bytes_per_token_per_gpu == 18.0 * 2048);
-  CHECK(c.kv_reserved_bytes_per_sequence_per_gpu == 18.0 * 2048 * 128);
-  CHECK(c.kv_reserved_bytes_per_gpu == 256.0 * 18 * 2048 * 128);
-  CHECK(c.kv_capacity_tokens ==
-        static_cast<std::int64_t>((c.kv_bytes_per_gpu - c.kv_reserved_bytes_per_gpu) /
-                                  (18.0 * 2048)));
-  // Sequences of 131,072 tokens that fit: each holds 18 x 2,048 x (131,072 + 128) B.
-  CHECK(sequences_that_fit(c.groups_per_gpu, c.kv_bytes_per_gpu, 131072) ==
-        static_cast<std::int64_t>(c.kv_bytes_per_gpu / (18.0 * 2048 * (131072 + 128))));
+  // 18 full and 18 windowed layers: two groups of 18 layers, a page of 16 tokens x 2,048 B.
+  REQUIRE(c.pools.groups.size() == 2);
+  CHECK(c.pools.page_bytes == 16.0 * 2048);
+  CHECK(c.pool_blocks == static_cast<std::int64_t>(c.kv_bytes_per_gpu / (16.0 * 2048) / 18));
+  // vLLM's figure counts every layer as if it held every token.
+  CHECK(c.kv_capacity_tokens == c.pool_blocks / 2 * 16);
+  CHECK(c.kv_bytes_per_token_per_gpu == 36.0 * 2048);
 
-  // DeepSeek-V3 on 8 x H200 in fp8: the MLA latent is replicated on every rank.
+  // DeepSeek-V3 on 8 x H200 in fp8: one MLA group, the latent replicated on every rank.
   KvCapacityOptions d;
   d.weight_dtype = DType::FP8;
   d.parallelism = {8, 1};
   const KvCapacity v3 = plan_kv_capacity(shipped_model("deepseek-v3"), hw, d);
+  CHECK_FALSE(v3.pools.per_group());
   CHECK(v3.kv_bytes_per_token_per_gpu == 70272.0);
-  CHECK(v3.kv_reserved_bytes_per_gpu == 0);
   CHECK(v3.kv_capacity_tokens == static_cast<std::int64_t>(v3.kv_bytes_per_gpu / 70272.0));
 
-  // Qwen3-Next: 36 recurrent layers' state per sequence, reserved for 256 sequences.
+  // Qwen3-Next at TP 2: 12 full layers of 1 x 256 x 2 x 2 B a token and 36 recurrent layers of
+  // (16 x 128 x 128 + 3 x 4,096) x 2 B of state. The attention block grows to 16 x
+  // ceil(548,864 / 16,384) = 544 tokens so that a page holds a state; 12 layers a group: one
+  // full and three recurrent groups.
   KvCapacityOptions q;
   q.parallelism = {2, 1};
   const KvCapacity next = plan_kv_capacity(shipped_model("qwen3-next-80b-a3b"), hw, q);
-  const double state = 36.0 * (16 * 128 * 128 + 3 * 4096) * 2;  // TP 2 halves the heads
-  CHECK(next.kv_reserved_bytes_per_sequence_per_gpu == state);
-  CHECK(next.kv_bytes_per_token_per_gpu == 12.0 * 1 * 256 * 2 * 2);
-}
+  CHECK(next.pools.block_tokens == 544);
+  CHECK(next.pools.page_bytes == 544.0 * 1024);
+  CHECK(next.pools.layers_per_group == 12);
+  CHECK(next.pools.groups.size() == 4);
+  CHECK(next.kv_capacity_tokens == next.pool_blocks / 4 * 544);
 
-TEST_CASE("a long window over many sequences is priced into the slots instead", "[memory][arch]") {
-  const HardwareProfile hw = shipped_hardware("h200");
-  KvCapacityOptions o;
+  // Llama 4 Scout at TP 8: 36 chunked and 12 full layers, one KV head of 128 a GPU.
   o.parallelism = {8, 1};
-  o.max_sequences = 1024;
-  const ModelSpec scout = shipped_model("llama-4-scout");
-  const KvCapacity c = plan_kv_capacity(scout, hw, o);
-  // Reserving 36 chunked layers x 8,192 tokens x 512 B for 1,024 sequences (144 GiB) would
-  // not fit: every layer is priced per token instead (48 layers x 1 KV head x 128 x 2 x 2 B).
-  CHECK(c.kv_reserved_bytes_per_gpu == 0);
-  CHECK(c.kv_bytes_per_token_per_gpu == 48.0 * 512);
-  CHECK(c.kv_capacity_tokens == static_cast<std::int64_t>(c.kv_bytes_per_gpu / (48.0 * 512)));
+  o.weight_dtype = DType::BF16;
+  const KvCapacity scout = plan_kv_capacity(shipped_model("llama-4-scout"), hw, o);
+  CHECK(scout.pools.groups.size() == 4);
+  CHECK(scout.pool_blocks == static_cast<std::int64_t>(scout.kv_bytes_per_gpu / (16.0 * 512) / 12));
+  CHECK(scout.kv_capacity_tokens == scout.pool_blocks / 4 * 16);
 }
