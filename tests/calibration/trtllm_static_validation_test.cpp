@@ -25,10 +25,10 @@ TEST_CASE("TensorRT-LLM 0.9.0 static FP8 batches: output throughput within the i
   const auto j = r.json();
   const auto& stats = j.at("metrics").at("output_tokens_per_s_per_gpu");
   CHECK(stats.at("count") == 19);
-  CHECK(stats.at("mape").get<double>() <= 0.10);
-  CHECK(stats.at("median_ape").get<double>() <= 0.06);
-  CHECK(stats.at("max_ape").get<double>() <= 0.20);
-  double mistral = 0, llama7 = 0;
+  CHECK(stats.at("mape").get<double>() <= 0.05);  // the issue asks for 10%
+  CHECK(stats.at("median_ape").get<double>() <= 0.04);
+  CHECK(stats.at("max_ape").get<double>() <= 0.10);
+  double mistral = 0, llama7 = 0, llama70 = 0;
   for (const auto& p : j.at("points")) {
     INFO(p.dump());
     const double error =
@@ -36,6 +36,7 @@ TEST_CASE("TensorRT-LLM 0.9.0 static FP8 batches: output throughput within the i
     const std::string model = p.at("model");
     if (model == "mistral-7b") mistral += std::abs(error) / 8;
     if (model == "llama-2-7b") llama7 += std::abs(error) / 7;
+    if (model == "llama-2-70b") llama70 += std::abs(error) / 4;
     // Llama-2-7B's 120 x (128 + 2048) tokens fit one H100 only with the FP8 cache and the
     // whole memory; a second batch would halve the throughput.
     if (model == "llama-2-7b" && p.at("hardware") == "h100-sxm" &&
@@ -43,7 +44,9 @@ TEST_CASE("TensorRT-LLM 0.9.0 static FP8 batches: output throughput within the i
       CHECK(std::abs(error) < 0.10);
     }
   }
-  // The two 7B models the CUDA-core attention terms were fitted on (docs/validation.md).
-  CHECK(mistral < 0.06);
-  CHECK(llama7 < 0.06);
+  // The two 7B models the CUDA-core attention terms were fitted on, and Llama-2-70B, in no
+  // fit (docs/validation.md).
+  CHECK(mistral < 0.04);
+  CHECK(llama7 < 0.04);
+  CHECK(llama70 < 0.05);
 }
