@@ -93,6 +93,10 @@ TEST_CASE("CUDA-core decode attention covers windowed layers and spares tensor-c
   RooflineOptions all = core_attention(0.1, 200);
   all.engine.kernels.decode_attention_tensor_core_min_group = 0;
   CHECK(RooflineModel(llama70, hw, all).estimate(shape).total_time_s > a.total_time_s);
+  // MLA's absorbed decode never runs the multi-head kernel.
+  const ModelSpec deepseek = shipped_model("deepseek-v3");
+  CHECK(RooflineModel(deepseek, hw, all).estimate(shape).total_time_s ==
+        RooflineModel(deepseek, hw, RooflineOptions{}).estimate(shape).total_time_s);
 }
 
 TEST_CASE("a decode run with CUDA-core attention is priced exactly as its iterations",
