@@ -149,10 +149,12 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
   kernels_.decode_attention = scaled(kernels_.decode_attention, factors.decode_attention);
   // The engine's CUDA-core decode attention, unless the model's query heads per KV head reach
   // the group at which the engine runs a tensor-core GQA kernel. MLA's absorbed decode is a
-  // kernel of its own (tensor cores), never the multi-head one.
+  // kernel of its own (tensor cores), never the multi-head one. A profile without an fp32 peak
+  // keeps its ceilings.
   const double group = kv_heads_ > 0 ? heads_ / kv_heads_ : 1;
   decode_on_cuda_cores_ =
       factors.decode_attention_core_efficiency > 0 && !model.mla &&
+      hardware.supports(DType::FP32) &&
       (factors.decode_attention_tensor_core_min_group == 0 ||
        group < static_cast<double>(factors.decode_attention_tensor_core_min_group));
   fp32_flops_per_s_ = hardware.peak_flops(DType::FP32);
