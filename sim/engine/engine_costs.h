@@ -47,6 +47,16 @@ struct EngineKernelFactors {
   // Residual add and RMSNorm fused in one kernel (2 normalisation kernels per layer reading
   // and writing the hidden state twice, not 4 with the adds apart).
   bool fused_norms = false;
+  // Decode attention on CUDA cores (TensorRT-LLM's masked multi-head attention kernel, one
+  // thread block per sequence and query head), when core_efficiency > 0: its compute side
+  // runs 4 x query width FLOPs per key and layer at core_efficiency x the fp32 (non-tensor)
+  // peak, plus core_sequence_keys keys' worth of fixed work per sequence (loading the query,
+  // the softmax reductions, writing the output), instead of the hardware's tensor-core
+  // ceilings. Models with at least tensor_core_min_group query heads per KV head run a
+  // tensor-core GQA kernel (XQA) instead and keep the hardware's ceilings; 0: none does.
+  double decode_attention_core_efficiency = 0;
+  double decode_attention_core_sequence_keys = 0;
+  std::int64_t decode_attention_tensor_core_min_group = 0;
 };
 
 struct EngineCosts {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include "sim/config/json_reader.h"
 
@@ -51,6 +52,21 @@ void read_kernels(JsonObjectReader& k, EngineKernelFactors& kernels) {
     kernels.all_reduce_latency_s = *latency;
   }
   kernels.fused_norms = k.optional_boolean("fused_norms").value_or(kernels.fused_norms);
+  kernels.decode_attention_core_efficiency =
+      non_negative(k, "decode_attention_core_efficiency", kernels.decode_attention_core_efficiency);
+  if (kernels.decode_attention_core_efficiency > 1) {
+    k.fail("decode_attention_core_efficiency",
+           "expected a share of the fp32 peak between 0 (off) and 1");
+  }
+  kernels.decode_attention_core_sequence_keys = non_negative(
+      k, "decode_attention_core_sequence_keys", kernels.decode_attention_core_sequence_keys);
+  if (const auto group = k.optional_number("decode_attention_tensor_core_min_group")) {
+    if (*group < 0 || *group != std::floor(*group)) {
+      k.fail("decode_attention_tensor_core_min_group",
+             "expected a whole number of query heads per KV head (0: no model)");
+    }
+    kernels.decode_attention_tensor_core_min_group = static_cast<std::int64_t>(*group);
+  }
   k.reject_unknown_keys();
 }
 
@@ -213,7 +229,11 @@ nlohmann::json engine_costs_to_json(const EngineCosts& c) {
         {"decode_attention_factor", c.kernels.decode_attention},
         {"prefill_attention_factor", c.kernels.prefill_attention},
         {"all_reduce_latency_s", optional(c.kernels.all_reduce_latency_s)},
-        {"fused_norms", c.kernels.fused_norms}}},
+        {"fused_norms", c.kernels.fused_norms},
+        {"decode_attention_core_efficiency", c.kernels.decode_attention_core_efficiency},
+        {"decode_attention_core_sequence_keys", c.kernels.decode_attention_core_sequence_keys},
+        {"decode_attention_tensor_core_min_group",
+         c.kernels.decode_attention_tensor_core_min_group}}},
       {"cuda_graphs",
        {{"capture_sizes", c.cuda_graph_capture_sizes},
         {"mixed_batches", c.cuda_graphs_mixed_batches},

@@ -132,3 +132,29 @@ TEST_CASE("a resolved configuration holds every engine value and reads back as t
   CHECK(test::read_file(first / "resolved_config.json") ==
         test::read_file(second / "resolved_config.json"));
 }
+
+TEST_CASE("an engine's CUDA-core decode attention terms are read and checked", "[engine]") {
+  const EngineProfile trt = test::shipped_engine("trtllm");
+  CHECK(trt.costs.kernels.decode_attention_core_efficiency == 0.145);
+  CHECK(trt.costs.kernels.decode_attention_core_sequence_keys == 200);
+  CHECK(trt.costs.kernels.decode_attention_tensor_core_min_group == 8);
+  CHECK(trt.sources.count("kernels.decode_attention_core_efficiency") == 1);
+  // Off in every other engine: their decode attention is the hardware's kernel.
+  for (const char* name : {"vllm", "vllm-0.6", "vllm-v0", "sglang"}) {
+    INFO(name);
+    CHECK(test::shipped_engine(name).costs.kernels.decode_attention_core_efficiency == 0);
+  }
+  nlohmann::json j = engine_to_json(trt);
+  const auto refused = [&](const char* key, nlohmann::json value, const char* expected) {
+    nlohmann::json bad = j;
+    bad["kernels"][key] = value;
+    INFO(key << " = " << value.dump());
+    REQUIRE_THROWS_WITH(engine_from_json(bad, "e.json"),
+                        Contains("e.json") && Contains(key) && Contains(expected));
+  };
+  refused("decode_attention_core_efficiency", 1.5, "between 0 (off) and 1");
+  refused("decode_attention_core_efficiency", -0.1, "non-negative");
+  refused("decode_attention_core_sequence_keys", -1, "non-negative");
+  refused("decode_attention_tensor_core_min_group", 2.5, "whole number");
+  refused("decode_attention_tensor_core_min_group", -8, "whole number");
+}

@@ -143,3 +143,44 @@ TEST_CASE("on profiles without measurements prefill is compute-bound and decode 
     }
   }
 }
+
+TEST_CASE("H200 keeps its measured flat efficiencies and takes the H100's kernel ceilings",
+          "[hardware]") {
+  // The same GH100 die as the H100 SXM with HBM3e: the same SMs and peaks, so the H100's
+  // fitted kernel ceilings (shares of the peaks, and small-GEMM costs in units of the same
+  // peak) carry over; its flat efficiencies were measured on an H200 and stay its own.
+  const HardwareProfile h200 = test::shipped_hardware("h200");
+  const HardwareProfile h100 = test::shipped_hardware("h100-sxm");
+  CHECK(h200.sm_count == h100.sm_count);
+  CHECK(h200.peak_flops(DType::FP8) == h100.peak_flops(DType::FP8));
+  CHECK(h200.memory_bandwidth_bytes_per_s == 4.8e12);
+  CHECK(h200.efficiency.memory_bandwidth == 0.85);
+  check_same_ceilings(h200.kernels.gemm, h100.kernels.gemm);
+  check_same_ceilings(h200.kernels.decode_attention, h100.kernels.decode_attention);
+  check_same_ceilings(h200.kernels.prefill_attention, h100.kernels.prefill_attention);
+  for (const GemmOperator op : kGemmOperators) {
+    INFO(gemm_operator_name(op));
+    const auto& own = h200.kernels.gemm_operators[static_cast<std::size_t>(op)];
+    const auto& theirs = h100.kernels.gemm_operators[static_cast<std::size_t>(op)];
+    REQUIRE(own.has_value() == theirs.has_value());
+    if (own) check_same_ceilings(*own, *theirs);
+  }
+  const auto path = test::source_dir() / "hw_profiles" / "h200.json";
+  for (const auto& key : numeric_key_paths(read_json_file(path), "sources")) {
+    INFO(key);
+    REQUIRE(h200.sources.count(key) == 1);
+    if (key.starts_with("kernels.")) {
+      CHECK_THAT(h200.sources.at(key),
+                 Contains("from the h100-sxm profile (same architecture), not measured on this "
+                          "GPU"));
+    }
+  }
+  // A batch-1 decode stays memory-bound overall, and the larger bandwidth still pays.
+  const ModelSpec model = test::shipped_model("llama-2-7b");
+  BatchShape decode;
+  decode.add_decode(1024);
+  const auto on_h200 = RooflineModel(model, h200, RooflineOptions{}).estimate(decode);
+  const auto on_h100 = RooflineModel(model, h100, RooflineOptions{}).estimate(decode);
+  CHECK(on_h200.dominant_bound() == Bound::Memory);
+  CHECK(on_h200.total_time_s < on_h100.total_time_s / 1.15);
+}

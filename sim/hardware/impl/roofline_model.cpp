@@ -158,6 +158,17 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
     if (own) own = scaled(*own, factors.gemm);
   }
   kernels_.decode_attention = scaled(kernels_.decode_attention, factors.decode_attention);
+  // The engine's CUDA-core decode attention, unless the model's query heads per KV head reach
+  // the group at which the engine runs a tensor-core GQA kernel. MLA's absorbed decode is a
+  // kernel of its own (tensor cores), never the multi-head one. A profile without an fp32 peak
+  // keeps its ceilings.
+  const double group = kv_heads_ > 0 ? heads_ / kv_heads_ : 1;
+  decode_on_cuda_cores_ =
+      factors.decode_attention_core_efficiency > 0 && !model.mla &&
+      hardware.supports(DType::FP32) &&
+      (factors.decode_attention_tensor_core_min_group == 0 ||
+       group < static_cast<double>(factors.decode_attention_tensor_core_min_group));
+  fp32_flops_per_s_ = hardware.peak_flops(DType::FP32);
   kernels_.prefill_attention = scaled(kernels_.prefill_attention, factors.prefill_attention);
   layer_kernels_ = 5 + (moe_ ? 1 : 0) + (factors.fused_norms ? 3 : 5) +
                    (options.parallelism.tensor > 1 ? 2 : 0) + (expert_degree_ > 1 ? 2 : 0);
@@ -455,6 +466,15 @@ RooflineModel::DecodeAttention RooflineModel::decode_attention(
   d.compute_scale = 1 + ceilings.compute_half_size / size;
   d.memory_scale = 1 + ceilings.memory_half_size / size;
   d.fixed_s = l * ceilings.fixed_s;
+  if (decode_on_cuda_cores_) {
+    // CUDA cores, not the tensor cores: the fp32 peak at the engine's share, flat in the batch.
+    const EngineKernelFactors& k = options_.engine.kernels;
+    d.compute_flops_per_s = fp32_flops_per_s_;
+    d.compute_efficiency = k.decode_attention_core_efficiency / k.decode_attention;
+    d.compute_scale = 1;
+    d.sequence_flops = (d.layers + d.window_layers + d.chunk_layers) *
+                       d.flops(n * k.decode_attention_core_sequence_keys);
+  }
   return d;
 }
 

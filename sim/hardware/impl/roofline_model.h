@@ -87,6 +87,10 @@ class RooflineModel final : public IExecutionTimeModel {
     double layers, q_width, kv_width, kv_bytes, sequence_bytes;
     double compute_flops_per_s, memory_bytes_per_s, compute_efficiency, memory_efficiency;
     double compute_scale, memory_scale, fixed_s;
+    // Fixed compute per step whatever the context, whole stage: the engine's
+    // decode_attention_core_sequence_keys per sequence, as FLOPs of that many keys in every
+    // attention layer (0 otherwise, which leaves the sum unchanged to the bit).
+    double sequence_flops = 0;
     // Windowed layers and the keys they read at most (sequences x W, summed over layers).
     double window_layers = 0, window_keys = 0, chunk_layers = 0, chunk_keys = 0;
     // Recurrent layers' work for all sequences, per layer.
@@ -113,8 +117,8 @@ class RooflineModel final : public IExecutionTimeModel {
     // The whole stage.
     KernelTime time(double context) const noexcept {
       KernelTime t;
-      t.compute_s = (layers * flops(context) + extra_flops(context)) / compute_flops_per_s *
-                    compute_scale / compute_efficiency;
+      t.compute_s = (layers * flops(context) + extra_flops(context) + sequence_flops) /
+                    compute_flops_per_s * compute_scale / compute_efficiency;
       t.memory_s = (layers * bytes(context) + extra_bytes(context)) / memory_bytes_per_s /
                    memory_efficiency * memory_scale;
       t.time_s = std::max(t.compute_s, t.memory_s) + fixed_s;
@@ -176,6 +180,10 @@ class RooflineModel final : public IExecutionTimeModel {
   double attention_q_width_ = 0, attention_kv_width_ = 0;
   // A recurrent layer's state elements per sequence on this GPU (0 without such layers).
   double recurrent_state_elements_ = 0;
+  // The engine's decode attention runs on CUDA cores for this model (EngineKernelFactors),
+  // priced against the fp32 peak.
+  bool decode_on_cuda_cores_ = false;
+  double fp32_flops_per_s_ = 0;
   double compute_flops_per_s_, memory_bytes_per_s_;
   double all_reduce_latency_s_;  // the engine's custom all-reduce, else the hardware's
   // The achieved bandwidth and per-call latency of the TP group's and the PP sends' links:

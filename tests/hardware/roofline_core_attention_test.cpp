@@ -1,0 +1,116 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <vector>
+
+#include "sim/hardware/impl/roofline_model.h"
+#include "tests/support/test_support.h"
+
+using namespace servesim;
+using test::shipped_hardware;
+using test::shipped_model;
+
+namespace {
+
+BatchShape decode_batch(std::int64_t sequences, std::int64_t context) {
+  BatchShape shape;
+  for (std::int64_t i = 0; i < sequences; ++i)
+    shape.add_decode(context);
+  return shape;
+}
+
+// An engine whose decode attention runs on CUDA cores (TensorRT-LLM 0.9's masked MHA kernel)
+// for models with fewer than 8 query heads per KV head.
+RooflineOptions core_attention(double efficiency, double sequence_keys, double factor = 1) {
+  RooflineOptions o;
+  o.engine.kernels.decode_attention_core_efficiency = efficiency;
+  o.engine.kernels.decode_attention_core_sequence_keys = sequence_keys;
+  o.engine.kernels.decode_attention_tensor_core_min_group = 8;
+  o.engine.kernels.decode_attention = factor;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA-core decode attention: FLOPs and fixed work per sequence at the fp32 peak",
+          "[roofline][engine]") {
+  const ModelSpec m = shipped_model("llama-2-7b");  // 32 layers, 32 heads of 128, MHA
+  const HardwareProfile hw = shipped_hardware("h100-sxm");
+  const double n = 50, context = 1000, e = 0.02, k0 = 100;
+  const auto shape = decode_batch(50, 1000);
+  const auto plain = RooflineModel(m, hw, RooflineOptions{}).estimate(shape);
+  const auto core = RooflineModel(m, hw, core_attention(e, k0)).estimate(shape);
+  const OperatorCost& before = plain.at(OperatorKind::AttentionDecode);
+  const OperatorCost& after = core.at(OperatorKind::AttentionDecode);
+  REQUIRE(before.bound == Bound::Memory);
+  const double fixed_s = 32 * hw.kernels.decode_attention.fixed_s;
+  const double memory_s = before.time_s - fixed_s;
+  // 4 x 32 x 128 FLOPs per key and layer over the n x (context + k0) keys' worth of work.
+  const double compute_s = 32 * 4.0 * 32 * 128 * n * (context + k0) / (66.9e12 * e);
+  REQUIRE(compute_s > memory_s);
+  CHECK(after.time_s == Approx(compute_s + fixed_s).epsilon(1e-12));
+  CHECK(after.bound == Bound::Compute);
+  // The FLOPs and bytes reported are the kernel's work, not its fixed costs.
+  CHECK(after.flops == before.flops);
+  CHECK(after.bytes == before.bytes);
+  // Every other operator is priced as before.
+  CHECK(core.total_time_s - after.time_s ==
+        Approx(plain.total_time_s - before.time_s).epsilon(1e-12));
+  // The engine's decode attention factor scales the CUDA-core time as it does the ceilings.
+  const auto slower = RooflineModel(m, hw, core_attention(e, k0, 1.5)).estimate(shape);
+  CHECK(slower.at(OperatorKind::AttentionDecode).time_s ==
+        Approx(1.5 * compute_s + 1.5 * fixed_s).epsilon(1e-12));
+}
+
+TEST_CASE("CUDA-core decode attention: a bandwidth-bound case keeps the memory time",
+          "[roofline][engine]") {
+  const ModelSpec m = shipped_model("llama-2-7b");
+  const HardwareProfile hw = shipped_hardware("h100-sxm");
+  const auto shape = decode_batch(8, 4000);
+  const auto plain = RooflineModel(m, hw, RooflineOptions{}).estimate(shape);
+  const auto core = RooflineModel(m, hw, core_attention(1.0, 0)).estimate(shape);
+  CHECK(core.at(OperatorKind::AttentionDecode).time_s ==
+        plain.at(OperatorKind::AttentionDecode).time_s);
+}
+
+TEST_CASE("CUDA-core decode attention covers windowed layers and spares tensor-core GQA models",
+          "[roofline][engine]") {
+  const HardwareProfile hw = shipped_hardware("h200");
+  // Mistral-7B: 32 windowed layers (W = 4,096), 32 query heads over 8 KV heads (group 4).
+  const ModelSpec mistral = shipped_model("mistral-7b");
+  const auto shape = decode_batch(64, 2000);
+  const auto core = RooflineModel(mistral, hw, core_attention(0.1, 200)).estimate(shape);
+  const double compute_s =
+      32 * 4.0 * 32 * 128 * 64 * (2000 + 200) / (hw.peak_flops(DType::FP32) * 0.1);
+  CHECK(core.at(OperatorKind::AttentionDecode).time_s ==
+        Approx(compute_s + 32 * hw.kernels.decode_attention.fixed_s).epsilon(1e-12));
+  // Llama-2-70B: 64 query heads over 8 KV heads (group 8), the engine's tensor-core kernel.
+  const ModelSpec llama70 = shipped_model("llama-2-70b");
+  const auto a = RooflineModel(llama70, hw, RooflineOptions{}).estimate(shape);
+  const auto b = RooflineModel(llama70, hw, core_attention(0.1, 200)).estimate(shape);
+  CHECK(b.total_time_s == a.total_time_s);
+  // Without a group limit every model takes the CUDA-core kernel.
+  RooflineOptions all = core_attention(0.1, 200);
+  all.engine.kernels.decode_attention_tensor_core_min_group = 0;
+  CHECK(RooflineModel(llama70, hw, all).estimate(shape).total_time_s > a.total_time_s);
+  // MLA's absorbed decode never runs the multi-head kernel.
+  const ModelSpec deepseek = shipped_model("deepseek-v3");
+  CHECK(RooflineModel(deepseek, hw, all).estimate(shape).total_time_s ==
+        RooflineModel(deepseek, hw, RooflineOptions{}).estimate(shape).total_time_s);
+}
+
+TEST_CASE("a decode run with CUDA-core attention is priced exactly as its iterations",
+          "[roofline][engine]") {
+  const RooflineModel model(shipped_model("mistral-7b"), shipped_hardware("h100-sxm"),
+                            core_attention(0.135, 250));
+  BatchShape shape;
+  for (int s = 0; s < 29; ++s)
+    shape.add_decode(50 + 17 * s);
+  std::vector<double> durations(200);
+  model.estimate_decode_run(shape, durations);
+  for (std::size_t step = 0; step < durations.size(); ++step) {
+    INFO("step " << step);
+    REQUIRE(durations[step] == model.estimate(shape).total_time_s);
+    shape.decode_context_tokens += shape.decode_sequences;
+  }
+}
