@@ -133,8 +133,12 @@ TEST_CASE("sweep refuses an empty grid and names an unknown key", "[study][cli]"
 // R the mean TTFT is D + R D^2 / (2 (1 - R D)). A mean TTFT limit of 1.5 D is met up to
 // R = 0.5 / D.
 TEST_CASE("capacity finds the M/D/1 rate within its precision", "[study][cli]") {
-  const std::vector<std::string> md1{"--scheduler",     "static", "--batch-size",    "1",
-                                     "--prompt-tokens", "512",    "--output-tokens", "1"};
+  // One server of deterministic service: no frontend latency outside it.
+  const std::vector<std::string> md1{"--scheduler",     "static",
+                                     "--batch-size",    "1",
+                                     "--prompt-tokens", "512",
+                                     "--output-tokens", "1",
+                                     "--set",           "engine.host.frontend_latency_s=0"};
   auto single = md1;
   single.insert(single.begin(), "run");
   single.insert(single.end(), {"--rate", "inf", "--num-requests", "1", "--json"});
