@@ -109,7 +109,9 @@ TEST_CASE("one request on an idle replica matches the cost model step by step", 
                             options);
   BatchShape prefill;
   prefill.add_prefill(512, 0);
-  double expected_e2e = model.estimate(prefill).total_time_s;
+  // The engine sees the request its frontend latency after it was sent.
+  double expected_e2e =
+      options.engine.host.frontend_latency_s + model.estimate(prefill).total_time_s;
   const double expected_ttft = expected_e2e;
   for (int context = 513; context <= 515; ++context) {
     BatchShape decode;
