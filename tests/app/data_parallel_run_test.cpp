@@ -12,24 +12,6 @@
 using namespace servesim;
 using Catch::Matchers::Contains;
 
-namespace {
-
-// One cell of the first data row of a CSV.
-std::string first_cell(const std::filesystem::path& path, const std::string& column) {
-  std::istringstream in(test::read_file(path));
-  std::string header, row;
-  std::getline(in, header);
-  std::getline(in, row);
-  std::stringstream h(header), r(row);
-  for (std::string name, cell; std::getline(h, name, ',') && std::getline(r, cell, ',');) {
-    if (name == column) return cell;
-  }
-  FAIL("no column " << column << " in " << path);
-  return {};
-}
-
-}  // namespace
-
 TEST_CASE("a DP-attention run holds 8 ranks of KV and records data_parallel", "[app][dp]") {
   test::ScratchDir dir("dp_run");
   const auto out = dir.path() / "out";
@@ -55,7 +37,7 @@ TEST_CASE("a DP-attention run holds 8 ranks of KV and records data_parallel", "[
       plan_kv_capacity(test::shipped_model("deepseek-v3"), test::shipped_hardware("h200"), o);
   // The paged allocator holds whole blocks of them.
   const auto block = resolved["allocator"]["block_size"].get<std::int64_t>();
-  CHECK(std::stoll(first_cell(out / "iterations.csv", "kv_capacity_tokens")) ==
+  CHECK(std::stoll(test::first_csv_cell(out / "iterations.csv", "kv_capacity_tokens")) ==
         plan.kv_capacity_tokens / block * block);
   CHECK(plan.kv_capacity_tokens % 8 == 0);
 

@@ -15,18 +15,8 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// One cell of a one-row CSV (requests.csv of a one-request run).
 double first_cell(const std::filesystem::path& path, const std::string& column) {
-  std::istringstream in(test::read_file(path));
-  std::string header, row;
-  std::getline(in, header);
-  std::getline(in, row);
-  std::stringstream h(header), r(row);
-  for (std::string name, cell; std::getline(h, name, ',') && std::getline(r, cell, ',');) {
-    if (name == column) return std::stod(cell);
-  }
-  FAIL("no column " << column << " in " << path);
-  return 0;
+  return std::stod(test::first_csv_cell(path, column));
 }
 
 // h100-sxm as a profile file with `gpus_per_node` changed, or the topology keys removed.

@@ -62,6 +62,21 @@ inline std::string read_file(const std::filesystem::path& path) {
   return text.str();
 }
 
+// One cell of the first data row of a CSV (requests.csv of a one-request run, the first row
+// of iterations.csv); fails the test when the column is absent.
+inline std::string first_csv_cell(const std::filesystem::path& path, const std::string& column) {
+  std::istringstream in(read_file(path));
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  std::stringstream h(header), r(row);
+  for (std::string name, cell; std::getline(h, name, ',') && std::getline(r, cell, ',');) {
+    if (name == column) return cell;
+  }
+  FAIL("no column " << column << " in " << path);
+  return {};
+}
+
 // A CLI error is one line on stderr with the exit code of its class, naming what was wrong
 // (`needle`), and nothing on stdout.
 inline void require_error(const CliResult& r, int code, const std::string& needle) {
