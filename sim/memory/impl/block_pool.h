@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/memory/impl/host_block_cache.h"
+#include "sim/memory/kv_cache_allocator.h"
 
 namespace servesim {
 
@@ -44,6 +45,18 @@ class BlockPool {
   std::int64_t free() const { return free_; }
   std::int64_t used() const { return total_ - free_; }
   bool prefix_caching() const { return caching_; }
+  // The pool as a KvUsage in token slots, `block_tokens` to a block, `token_states` of them
+  // holding tokens: the rest of the used blocks is internal fragmentation, then the cached
+  // and the free blocks. Any free block serves any request: no external fragmentation.
+  KvUsage usage(std::int64_t block_tokens, std::int64_t token_states) const {
+    KvUsage u;
+    u.capacity_tokens = total_ * block_tokens;
+    u.token_states = token_states;
+    u.internal_fragmentation = used() * block_tokens - token_states;
+    u.cached = cached_free() * block_tokens;
+    u.free = free_ * block_tokens - u.cached;
+    return u;
+  }
   // Whether the free blocks are in the queue (prefix caching, once a block was named).
   bool queued() const { return queue_; }
 

@@ -386,16 +386,9 @@ void HybridPagedAllocator::check_conservation() const {
                            " held by the groups' tables, or tokens outside them");
 }
 
-// Any free block serves any group, so the pool has no external fragmentation.
 KvUsage HybridPagedAllocator::usage(std::int64_t /*next_final_tokens*/) const {
   check_conservation();
-  KvUsage u;
-  u.capacity_tokens = capacity_tokens();
-  u.token_states = physical_states();
-  u.internal_fragmentation = pool_.used() * slot_tokens_ - u.token_states;
-  u.cached = pool_.cached_free() * slot_tokens_;
-  u.free = pool_.free() * slot_tokens_ - u.cached;
-  return u;
+  return pool_.usage(slot_tokens_, physical_states());
 }
 
 }  // namespace servesim

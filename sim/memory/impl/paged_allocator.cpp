@@ -225,16 +225,9 @@ void PagedAllocator::conservation_broken() const {
                                                " blocks, or tokens outside them");
 }
 
-// Any free block serves any request, so paging has no external fragmentation.
 KvUsage PagedAllocator::usage(std::int64_t /*next_final_tokens*/) const {
   check_conservation();
-  KvUsage u;
-  u.capacity_tokens = capacity_tokens();
-  u.token_states = physical_token_states();
-  u.internal_fragmentation = pool_.used() * block_size_ - u.token_states;
-  u.cached = pool_.cached_free() * block_size_;
-  u.free = pool_.free() * block_size_ - u.cached;
-  return u;
+  return pool_.usage(block_size_, physical_token_states());
 }
 
 std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences,
