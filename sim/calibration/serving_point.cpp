@@ -56,7 +56,7 @@ constexpr std::array<std::string_view, 8> kKnobColumns{
     "block_size",   "enable_prefix_caching",  "weight_dtype",  "kv_dtype"};
 
 // Every column a setup may give (at its top level), whatever the kind.
-constexpr std::array<std::string_view, 21> kSetupColumns{"model",
+constexpr std::array<std::string_view, 22> kSetupColumns{"model",
                                                          "hardware",
                                                          "tp",
                                                          "pp",
@@ -70,6 +70,7 @@ constexpr std::array<std::string_view, 21> kSetupColumns{"model",
                                                          "system_prompt_tokens",
                                                          "question_tokens",
                                                          "output_tokens_requested",
+                                                         "ignore_eos",
                                                          "batch_size",
                                                          "input_tokens",
                                                          "output_tokens",
@@ -374,6 +375,14 @@ LoadStage read_load_stage(const Row& row, ServingMetrics& measured) {
                      std::to_string(s.system_prompt_tokens) + ")");
   }
   s.output_tokens_mean = row.number("output_tokens_mean", 1, false);
+  if (auto cell = row.find("ignore_eos")) {
+    s.ignore_eos = boolean_of(*cell);
+    if (s.ignore_eos && !s.output_tokens_requested) {
+      throw InputError(cell->where,
+                       "true needs output_tokens_requested (under ignore_eos every request "
+                       "generates that many tokens), and neither the file nor the setup gives it");
+    }
+  }
   s.requests_sent = row.integer("requests_sent", 1);
   const Cell completed = row.get("requests_completed");
   s.requests_completed = integer_of(completed, 0);
@@ -648,6 +657,16 @@ std::string format_number(double value) {
 
 }  // namespace
 
+double LoadStage::generated_output_tokens() const {
+  if (ignore_eos && output_tokens_requested) return static_cast<double>(*output_tokens_requested);
+  return output_tokens_mean;
+}
+
+double LoadStage::counted_per_generated_token() const {
+  if (!ignore_eos || !output_tokens_requested) return 1.0;
+  return output_tokens_mean / static_cast<double>(*output_tokens_requested);
+}
+
 std::string ServingPoint::workload_label() const {
   struct Label {
     std::string operator()(const LoadStage& s) const { return s.workload; }
@@ -763,12 +782,15 @@ std::vector<ServingRun> group_serving_runs(std::vector<ServingPoint> points) {
           run = ServingRun{};
         } else if (before.pp != p.pp || before.engine != p.engine || !(before.knobs == p.knobs) ||
                    b.groups != s.groups || b.users_per_group != s.users_per_group ||
-                   b.system_prompt_tokens != s.system_prompt_tokens) {
+                   b.system_prompt_tokens != s.system_prompt_tokens ||
+                   b.ignore_eos != s.ignore_eos ||
+                   (s.ignore_eos && b.output_tokens_requested != s.output_tokens_requested)) {
           throw InputError(p.where(), "stage " + std::to_string(s.stage) + " of workload " +
                                           in_quotes(s.workload) + " runs back to back with " +
                                           before.where() +
                                           " but differs from it in pp, engine, knobs, groups, "
-                                          "users_per_group or system_prompt_tokens");
+                                          "users_per_group, system_prompt_tokens or, under "
+                                          "ignore_eos, output_tokens_requested");
         }
       }
       run.points.push_back(std::move(p));

@@ -40,10 +40,20 @@ struct LoadStage {
   std::int64_t system_prompt_tokens = 0;
   std::optional<std::int64_t> question_tokens;          // as requested, before the template
   std::optional<std::int64_t> output_tokens_requested;  // as requested
-  double prompt_tokens_mean = 0;                        // measured: what the server saw
-  double output_tokens_mean = 0;                        // measured: what it generated
+  double prompt_tokens_mean = 0;                        // measured: as the client counted
+  double output_tokens_mean = 0;                        // measured: as the client counted
+  // The requests asked the engine to ignore end-of-sequence tokens, so each generated
+  // output_tokens_requested (required with it). The client's output_tokens_mean may still
+  // differ: inference-perf counts by re-tokenizing the streamed text.
+  bool ignore_eos = false;
   std::int64_t requests_sent = 0;
   std::int64_t requests_completed = 0;
+
+  // What each request generated on the engine: output_tokens_requested under ignore_eos, else
+  // the measured mean.
+  double generated_output_tokens() const;
+  // The client's count of an output token the engine generated (1 without ignore_eos).
+  double counted_per_generated_token() const;
 };
 
 // A static batch: `batch_size` requests of fixed lengths, all at t = 0.

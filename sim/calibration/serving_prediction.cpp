@@ -28,11 +28,15 @@ struct StageSums {
   double ttft_s = 0;
   double e2e_s = 0;
   double decode_s = 0;           // sum of E2E - TTFT
-  std::int64_t decode_gaps = 0;  // sum of output tokens - 1
   std::int64_t output_tokens = 0;
   std::int64_t total_tokens = 0;
   double last_completion_s = 0;
 };
+
+double client_tokens_per_generated(const ServingPoint& point) {
+  const auto* stage = std::get_if<LoadStage>(&point.workload);
+  return stage != nullptr ? stage->counted_per_generated_token() : 1.0;
+}
 
 ServingMetrics metrics_of(const ServingPoint& point, const StageWindow& window, const StageSums& s,
                           std::int64_t gpus) {
@@ -46,11 +50,14 @@ ServingMetrics metrics_of(const ServingPoint& point, const StageWindow& window, 
       const auto n = static_cast<double>(s.completed);
       m[ServingMetric::TtftMs] = s.ttft_s / n * kMsPerS;
       m[ServingMetric::E2eMs] = s.e2e_s / n * kMsPerS;
-      if (s.decode_gaps > 0) {
-        m[ServingMetric::ItlMs] = s.decode_s / static_cast<double>(s.decode_gaps) * kMsPerS;
-      }
+      // Output tokens as the client counted them (a stage under ignore_eos may count fewer or
+      // more than the engine generated): the measured ITL and throughput divide by that count.
+      const double counted = client_tokens_per_generated(point);
+      const double counted_gaps = counted * static_cast<double>(s.output_tokens) - n;
+      if (counted_gaps > 0) m[ServingMetric::ItlMs] = s.decode_s / counted_gaps * kMsPerS;
       if (span_s > 0) {
-        m[ServingMetric::OutputTokensPerS] = static_cast<double>(s.output_tokens) / span_s;
+        m[ServingMetric::OutputTokensPerS] =
+            counted * static_cast<double>(s.output_tokens) / span_s;
       }
     }
     if (s.sent > 0) {
@@ -112,7 +119,6 @@ std::vector<ServingMetrics> serving_metrics_from_records(
     s.ttft_s += ttft_s;
     s.e2e_s += e2e_s;
     s.decode_s += e2e_s - ttft_s;
-    s.decode_gaps += r.output_tokens - 1;
     s.output_tokens += r.output_tokens;
     s.total_tokens += r.prompt_tokens + r.output_tokens;
     s.last_completion_s = std::max(s.last_completion_s, r.completion_s);

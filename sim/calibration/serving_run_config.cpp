@@ -41,9 +41,10 @@ std::int64_t capped(std::int64_t requests, const ServingRunOptions& options) {
 
 // Load stages back to back, each cut to --max-requests-per-point requests. Every request is
 // one of the system prompts plus a question: S + Q tokens, with Q such that S + Q is the
-// measured mean prompt (the chat template adds about 30 tokens to the question), and O the
-// measured mean output (Llama-2-7B stops early on some requests). Both are means over the run's
-// stages weighted by requests sent, since one lengths section serves every stage.
+// measured mean prompt (the chat template adds about 30 tokens to the question), and O what each
+// request generated: output_tokens_requested under ignore_eos, else the measured mean. Both are
+// means over the run's stages weighted by requests sent, since one lengths section serves every
+// stage.
 RunPlan plan_load_stages(const ServingRun& run, const ServingRunOptions& options) {
   RunPlan plan;
   double prompt_sum = 0;
@@ -54,7 +55,7 @@ RunPlan plan_load_stages(const ServingRun& run, const ServingRunOptions& options
     const auto& s = std::get<LoadStage>(p.workload);
     const double weight = static_cast<double>(s.requests_sent);
     prompt_sum += s.prompt_tokens_mean * weight;
-    output_sum += s.output_tokens_mean * weight;
+    output_sum += s.generated_output_tokens() * weight;
     weight_sum += weight;
     double duration_s = s.duration_s;
     if (options.max_requests_per_point) {

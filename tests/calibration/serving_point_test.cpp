@@ -77,6 +77,32 @@ TEST_CASE("a load-stage row takes the setup's columns and its own over them", "[
   CHECK(p.workload_label() == "codegen");
 }
 
+TEST_CASE("ignore_eos from the setup, and refused without output_tokens_requested",
+          "[serving_point]") {
+  const test::ScratchDir dir("serving_point_ignore_eos");
+  std::string with_eos = kSetup;
+  with_eos.insert(with_eos.find("\"engine\""), "\"ignore_eos\": true, ");
+  const auto setup = dir.write("setup.json", with_eos);
+  const auto file = dir.write("m.csv", kLoadHeader + kLoadRows);
+  const auto points = read_serving_points(file, options_with(setup));
+  REQUIRE(points.size() == 2);
+  const auto& s = std::get<LoadStage>(points[0].workload);
+  CHECK(s.ignore_eos);
+  CHECK(s.generated_output_tokens() == 247);
+  CHECK(s.counted_per_generated_token() == Approx(194.0 / 247));
+
+  // The same rows without the requested length: nothing says what each request generated.
+  std::string header = kLoadHeader;
+  header.replace(header.find("output_tokens_requested,"), 24, "");
+  std::string rows = kLoadRows;
+  for (std::size_t at = rows.find(",247,"); at != std::string::npos; at = rows.find(",247,"))
+    rows.replace(at, 5, ",");
+  const auto bare = dir.write("bare.csv", header + rows);
+  const std::string error = error_of(bare, options_with(setup));
+  CHECK_THAT(error, Contains("field \"ignore_eos\""));
+  CHECK_THAT(error, Contains("needs output_tokens_requested"));
+}
+
 TEST_CASE("command-line --hw and --engine override file and setup", "[serving_point]") {
   const test::ScratchDir dir("serving_point_flags");
   const auto setup = dir.write("setup.json", kSetup);

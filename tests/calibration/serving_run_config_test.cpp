@@ -106,6 +106,24 @@ TEST_CASE("two load stages map to one run with the agreed engine and workload ke
   CHECK(config.stages[1].end_s == 1200);
 }
 
+TEST_CASE("under ignore_eos each request generates the requested output, not the client's count",
+          "[serving_run_config]") {
+  ServingRun run{{stage(0, 5, 592, 194, 3000), stage(1, 10, 592, 196, 6000)}};
+  for (auto& p : run.points) {
+    auto& s = std::get<LoadStage>(p.workload);
+    s.ignore_eos = true;
+    s.output_tokens_requested = 247;
+  }
+  ServingRunOptions options;
+  options.workload_keys = WorkloadKeys::Agreed;
+  const auto workload =
+      nlohmann::json::parse(assignments(serving_run_config(run, options)).at("workload"));
+  CHECK(workload.at("lengths").at("output_tokens") == 247);
+  const auto& s0 = std::get<LoadStage>(run.points[0].workload);
+  CHECK(s0.generated_output_tokens() == 247);
+  CHECK(s0.counted_per_generated_token() == Approx(194.0 / 247.0));
+}
+
 TEST_CASE("with the existing keys the same stages are a trace of constant arrivals",
           "[serving_run_config]") {
   const ServingRun run{{stage(0, 5, 592, 194, 3000), stage(1, 10, 592, 196, 6000)}};

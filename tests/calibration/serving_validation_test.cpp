@@ -149,6 +149,23 @@ TEST_CASE("stage metrics from request records: windows, ITL as the data computes
   CHECK(*m[1][ServingMetric::TtftMs] == Approx((0.2 + 11.0) / 2 * 1000));
   CHECK(m[1].overloaded);
 
+  // Under ignore_eos the engine generated 20 tokens a request where the client counted 16 (0.8
+  // a token): ITL and throughput divide by the client's count, as the measured figures do.
+  ServingPoint counted = measured_point(1, 1, 1, false);
+  auto& c = std::get<LoadStage>(counted.workload);
+  c.ignore_eos = true;
+  c.output_tokens_requested = 20;
+  c.output_tokens_mean = 16;
+  ServingRunConfig one_stage;
+  one_stage.stages = {{0, 10}};
+  const auto k = serving_metrics_from_records(
+      ServingRun{{counted}}, one_stage,
+      {request(0, 0.0, 0.1, 2.0, 100, 20), request(1, 1.0, 1.1, 3.0, 100, 20)});
+  // (1.9 + 1.9) s over 2 x (16 - 1) counted gaps.
+  CHECK(*k[0][ServingMetric::ItlMs] == Approx(3.8 / 30 * 1000));
+  CHECK(*k[0][ServingMetric::OutputTokensPerS] == Approx(32 / 3.0));
+  CHECK(*k[0][ServingMetric::E2eMs] == Approx(2000.0));
+
   // A static batch: output tokens per second per GPU over the makespan.
   ServingPoint batch = measured_point(1, 1, 1, false);
   batch.workload = StaticBatch{2, 100, 10};

@@ -28,16 +28,18 @@ TEST_CASE("vLLM 0.15.1 on H100 under load: the mean latencies and the overloaded
     CHECK(metrics.at(metric).at("median_ape").get<double>() <= 0.09);
   }
   CHECK(metrics.at("ttft_ms_mean").at("mape").get<double>() <= 0.10);
-  CHECK(metrics.at("itl_ms_mean").at("mape").get<double>() <= 0.11);
-  CHECK(metrics.at("e2e_ms_mean").at("mape").get<double>() <= 0.11);
+  CHECK(metrics.at("itl_ms_mean").at("mape").get<double>() <= 0.06);
+  CHECK(metrics.at("e2e_ms_mean").at("mape").get<double>() <= 0.06);
   // The four reasoning stages are measured overloaded and predicted so; no other stage is.
   for (const auto& p : j.at("points")) {
     INFO(p.at("row") << " " << p.at("workload"));
     const bool reasoning = p.at("workload") == "reasoning";
     CHECK(p.at("measured_overloaded") == reasoning);
     CHECK(p.at("predicted_overloaded") == reasoning);
-    // Every model but Llama-2-7B (TP 1, docs/validation.md) within 10% in ITL.
-    if (!reasoning && p.at("model") != "meta-llama/Llama-2-7b-hf") {
+    // Every stage within 10% in ITL but Llama-2-7B's at 20 req/s, near its saturation
+    // (docs/validation.md).
+    const bool saturated_7b = p.at("model") == "meta-llama/Llama-2-7b-hf" && p.at("rate_per_s") == 20;
+    if (!reasoning && !saturated_7b) {
       CHECK(std::abs(p.at("metrics").at("itl_ms_mean").at("relative_error").get<double>()) < 0.10);
     }
   }
