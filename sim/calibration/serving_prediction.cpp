@@ -27,7 +27,7 @@ struct StageSums {
   std::int64_t finished_in_stage = 0;
   double ttft_s = 0;
   double e2e_s = 0;
-  double decode_s = 0;           // sum of E2E - TTFT
+  double decode_s = 0;  // sum of E2E - TTFT
   std::int64_t output_tokens = 0;
   std::int64_t total_tokens = 0;
   double last_completion_s = 0;

@@ -38,7 +38,8 @@ TEST_CASE("vLLM 0.15.1 on H100 under load: the mean latencies and the overloaded
     CHECK(p.at("predicted_overloaded") == reasoning);
     // Every stage within 10% in ITL but Llama-2-7B's at 20 req/s, near its saturation
     // (docs/validation.md).
-    const bool saturated_7b = p.at("model") == "meta-llama/Llama-2-7b-hf" && p.at("rate_per_s") == 20;
+    const bool saturated_7b =
+        p.at("model") == "meta-llama/Llama-2-7b-hf" && p.at("rate_per_s") == 20;
     if (!reasoning && !saturated_7b) {
       CHECK(std::abs(p.at("metrics").at("itl_ms_mean").at("relative_error").get<double>()) < 0.10);
     }
