@@ -66,6 +66,9 @@ std::pair<double, double> range_of(const std::string& term) {
   if (term == "kernels.all_reduce_latency_s") return {2e-6, 1e-4};
   if (term == "host.per_sequence_s" || term == "host.per_token_s") return {1e-8, 1e-3};
   if (term == "host.frontend_latency_s") return {1e-5, 0.1};
+  // CUDA-core decode attention: 1% to all of the fp32 peak; fixed work of 1 to 10,000 keys.
+  if (term == "kernels.decode_attention_core_efficiency") return {0.01, 1.0};
+  if (term == "kernels.decode_attention_core_sequence_keys") return {1.0, 1e4};
   return {1e-7, 0.05};
 }
 
@@ -189,7 +192,9 @@ bool is_fittable_term(const std::string& term) {
                                                "kernels.gemm_factor",
                                                "kernels.decode_attention_factor",
                                                "kernels.prefill_attention_factor",
-                                               "kernels.all_reduce_latency_s"};
+                                               "kernels.all_reduce_latency_s",
+                                               "kernels.decode_attention_core_efficiency",
+                                               "kernels.decode_attention_core_sequence_keys"};
   return kTerms.count(term) != 0;
 }
 
@@ -215,7 +220,9 @@ EngineFitReport fit_engine(const std::vector<ServingRun>& runs, const EngineProf
                                       "host.per_sequence_s, host.per_token_s, "
                                       "host.kernel_launch_s, host.frontend_latency_s, "
                                       "kernels.*_factor, "
-                                      "kernels.all_reduce_latency_s)");
+                                      "kernels.all_reduce_latency_s, "
+                                      "kernels.decode_attention_core_efficiency, "
+                                      "kernels.decode_attention_core_sequence_keys)");
     }
     const auto [low, high] = range_of(term);
     const double value = engine_term(base, term);

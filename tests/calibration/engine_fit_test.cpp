@@ -309,6 +309,11 @@ TEST_CASE("fit_engine refuses unknown terms and having nothing to fit", "[engine
                     Contains("--terms") && Contains("not a term a fit sets"));
   CHECK(calls == 0);
 
+  // TensorRT-LLM's CUDA-core decode attention terms are fitted; the XQA group size is a rule.
+  CHECK(is_fittable_term("kernels.decode_attention_core_efficiency"));
+  CHECK(is_fittable_term("kernels.decode_attention_core_sequence_keys"));
+  CHECK_FALSE(is_fittable_term("kernels.decode_attention_tensor_core_min_group"));
+
   std::vector<ServingRun> skipped_only;
   ServingPoint skipped = point("model-a", 8, 1);
   skipped.model.clear();
