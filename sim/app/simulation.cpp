@@ -1,5 +1,8 @@
 #include "sim/app/simulation.h"
 
+#include <set>
+#include <string>
+
 #include "sim/app/metrics_observer.h"
 #include "sim/app/policies.h"
 #include "sim/config/catalog.h"
@@ -27,6 +30,25 @@ DType resolve_kv_dtype(const std::string& text, const ModelSpec& model) {
 std::int64_t planned_sequences(const PolicyParameters& scheduler) {
   constexpr std::int64_t kUncappedSequences = 256;
   return scheduler.has("max_num_seqs") ? scheduler.integer("max_num_seqs") : kUncappedSequences;
+}
+
+// The replica's scheduler parameters. With data-parallel attention each of the `ranks` runs an
+// engine core of its own, with its own max_num_seqs and token budget (as vLLM's data-parallel
+// ranks do): the replica's one scheduler admits the ranks' sum, and the cost model prices the
+// busiest rank's share. The configuration keeps the per-rank values, as vLLM's flags mean them.
+PolicyParameters replica_scheduler_parameters(const PolicyParameters& per_rank,
+                                              const SchedulerFactory& scheduler,
+                                              std::int64_t ranks) {
+  if (ranks <= 1) return per_rank;
+  PolicyParameters replica = per_rank;
+  std::set<std::string> limits = {"max_num_seqs", "max_num_batched_tokens"};
+  if (!scheduler.chunked_prefill_budget_key.empty()) {
+    limits.insert(scheduler.chunked_prefill_budget_key);
+  }
+  for (const std::string& name : limits) {
+    if (per_rank.has(name)) replica.set(name, per_rank.integer(name) * ranks);
+  }
+  return replica;
 }
 
 }  // namespace
@@ -184,6 +206,8 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
     }
   }
 
+  const PolicyParameters scheduler_parameters = replica_scheduler_parameters(
+      config.scheduler.parameters, scheduler_entry.factory, config.data_parallel);
   std::vector<std::unique_ptr<Replica>> replicas;
   std::int64_t allocator_capacity_tokens = 0;  // what the allocator holds: whole blocks
   for (std::int64_t i = 0; i < config.replicas; ++i) {
@@ -192,7 +216,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
     allocator_capacity_tokens = allocator->capacity_tokens();
     replicas.push_back(std::make_unique<Replica>(
         static_cast<std::int32_t>(i), std::move(allocator),
-        scheduler_entry.factory.make(config.scheduler.parameters, swap_capacity_tokens, max_len),
+        scheduler_entry.factory.make(scheduler_parameters, swap_capacity_tokens, max_len),
         *time_model, config.pp, max_len, observer, swap, config.engine.bulk_decode,
         max_len_policy));
     if (speculation) replicas.back()->speculate(*speculation);

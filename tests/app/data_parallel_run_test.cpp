@@ -50,6 +50,47 @@ TEST_CASE("a DP-attention run holds 8 ranks of KV and records data_parallel", "[
   CHECK(test::read_file(again / "summary.json") == test::read_file(out / "summary.json"));
 }
 
+TEST_CASE("each DP rank admits its own max_num_seqs, as vLLM's engine cores do", "[app][dp]") {
+  test::ScratchDir dir("dp_seqs");
+  const auto run = [&](const std::string& dp, const std::string& name) {
+    const auto out = dir.path() / name;
+    const auto r = test::run_servesim({"run",
+                                       "--model",
+                                       "mixtral-8x7b",
+                                       "--hw",
+                                       "h100-sxm",
+                                       "--tp",
+                                       "1",
+                                       "--dp",
+                                       dp,
+                                       "--enable-expert-parallel",
+                                       "--max-num-seqs",
+                                       "4",
+                                       "--prompt-tokens",
+                                       "64",
+                                       "--output-tokens",
+                                       "8",
+                                       "--num-requests",
+                                       "20",
+                                       "--rate",
+                                       "inf",
+                                       "--out",
+                                       out.string()});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::int64_t largest = 0;
+    for (const std::string& cell : test::csv_column(out / "iterations.csv", "batch_size"))
+      largest = std::max<std::int64_t>(largest, std::stoll(cell));
+    // The configuration keeps vLLM's per-rank value.
+    const auto resolved = nlohmann::json::parse(test::read_file(out / "resolved_config.json"));
+    CHECK(resolved["scheduler"]["max_num_seqs"] == 4);
+    return largest;
+  };
+  // Two ranks run 2 x 4 sequences at once; four ranks (TP 1 x DP 4 = EP 4) 16.
+  CHECK(run("2", "dp2") == 8);
+  CHECK(run("4", "dp4") == 16);
+}
+
 TEST_CASE("DP attention on a dense model, without EP or with PP is one line, exit 3",
           "[app][dp][bad_input]") {
   test::ScratchDir dir("dp_bad");

@@ -62,19 +62,37 @@ inline std::string read_file(const std::filesystem::path& path) {
   return text.str();
 }
 
-// One cell of the first data row of a CSV (requests.csv of a one-request run, the first row
-// of iterations.csv); fails the test when the column is absent.
-inline std::string first_csv_cell(const std::filesystem::path& path, const std::string& column) {
+// Every cell of one column of a simple CSV (no quoted commas), in row order; fails the test
+// when the column is absent.
+inline std::vector<std::string> csv_column(const std::filesystem::path& path,
+                                           const std::string& column) {
   std::istringstream in(read_file(path));
-  std::string header, row;
+  std::string header;
   std::getline(in, header);
-  std::getline(in, row);
-  std::stringstream h(header), r(row);
-  for (std::string name, cell; std::getline(h, name, ',') && std::getline(r, cell, ',');) {
-    if (name == column) return cell;
+  std::stringstream h(header);
+  std::size_t index = 0;
+  for (std::string name; std::getline(h, name, ','); ++index) {
+    if (name != column) continue;
+    std::vector<std::string> cells;
+    for (std::string row; std::getline(in, row);) {
+      std::stringstream r(row);
+      std::string cell;
+      for (std::size_t k = 0; k <= index; ++k)
+        std::getline(r, cell, ',');
+      cells.push_back(cell);
+    }
+    return cells;
   }
   FAIL("no column " << column << " in " << path);
   return {};
+}
+
+// One cell of the first data row of a CSV (requests.csv of a one-request run, the first row
+// of iterations.csv); fails the test when the column is absent or there is no row.
+inline std::string first_csv_cell(const std::filesystem::path& path, const std::string& column) {
+  const std::vector<std::string> cells = csv_column(path, column);
+  REQUIRE_FALSE(cells.empty());
+  return cells.front();
 }
 
 // A CLI error is one line on stderr with the exit code of its class, naming what was wrong
