@@ -105,17 +105,23 @@ TEST_CASE("Mixtral with EP across two nodes costs more than in one by the all-to
   CHECK(a2a_one.time_s == Approx(32 * within_layer_s));
   CHECK(a2a_two.time_s == Approx(32 * across_layer_s));
 
-  // The TP group (8 > 4 GPUs a node) also crosses the NIC: its all-reduces cost more by
-  // their bytes over the NIC instead of NVLink, and NCCL's latency (the larger of the
-  // profile's and the NIC's) instead of the custom all-reduce's, for each of the 2 x 32 calls.
+  // The TP group (8 > 4 GPUs a node) also crosses the NIC, in two levels: of each call's
+  // 2 x 7/8 of M bytes a GPU moves (M = 512 tokens x 4096 x 2 B), 2 x 3/4 M stay on NVLink
+  // (reduce-scatter and all-gather within the node) and 2 x 1/2 x M/4 cross the NIC (the
+  // all-reduce between the 2 nodes of each GPU's quarter), with NCCL's latency (the larger of
+  // the profile's and the NIC's) instead of the custom all-reduce's, for each of 2 x 32 calls.
   const OperatorCost& ar_one = cost_one.at(OperatorKind::TpAllReduce);
   const OperatorCost& ar_two = cost_two.at(OperatorKind::TpAllReduce);
-  const double ar_bytes = 2 * 32 * 2.0 * 7 / 8 * 512 * 4096 * 2;
+  const double m_bytes = 512.0 * 4096 * 2;
+  const double ar_bytes = 2 * 32 * 2.0 * 7 / 8 * m_bytes;
   CHECK(ar_one.bytes == Approx(ar_bytes));
+  CHECK(ar_two.bytes == Approx(ar_bytes));
   const double ar_alpha = *vllm_options(8, true).engine.kernels.all_reduce_latency_s;
-  CHECK(ar_two.time_s - ar_one.time_s ==
-        Approx(64 * (std::max(alpha, h100.inter_node_latency_s) - ar_alpha) +
-               ar_bytes * (1 / nic - 1 / link)));
+  CHECK(ar_one.time_s == Approx(64 * ar_alpha + ar_bytes / link));
+  CHECK(ar_two.time_s == Approx(64 * (std::max(alpha, h100.inter_node_latency_s) +
+                                      2 * 3.0 / 4 * m_bytes / link + m_bytes / 4 / nic)));
+  // A flat ring over the NIC would send all 7/4 M of each call over it: 7 times more.
+  CHECK(ar_two.time_s < 64 * std::max(alpha, h100.inter_node_latency_s) + ar_bytes / nic);
 
   // The run's first token (one prefill step; the GPU's time exceeds the host's) costs more
   // across nodes by exactly those two differences, within the nanosecond rounding.

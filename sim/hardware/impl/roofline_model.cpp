@@ -132,11 +132,15 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
   const double node = hardware.gpus_per_node;
   const auto tp_gpus = static_cast<double>(options.parallelism.tensor);
   const auto stage_gpus = static_cast<double>(options.parallelism.gpus());
+  gpu_link_bytes_per_s_ = link;
   tp_link_bytes_per_s_ = link;
   pp_link_bytes_per_s_ = link;
   pp_latency_s_ = hardware.overheads.collective_latency_s;
+  tp_gpus_per_node_ = tp_gpus;
   if (node > 0 && tp_gpus > node) {
     tp_link_bytes_per_s_ = nic;
+    tp_nodes_ = std::ceil(tp_gpus / node);
+    tp_gpus_per_node_ = tp_gpus / tp_nodes_;
     // An engine's custom all-reduce works within an NVLink domain only: NCCL's latency.
     all_reduce_latency_s_ =
         std::max(hardware.overheads.collective_latency_s, hardware.inter_node_latency_s);
@@ -221,6 +225,29 @@ void RooflineModel::price_collective(OperatorCost& op, double calls, double byte
                                      double link_bytes_per_s) const noexcept {
   op.bytes = calls * ring_factor * bytes_per_rank;
   op.time_s = calls * latency_s + op.bytes / link_bytes_per_s;
+  op.bound = Bound::Network;
+}
+
+// Within a node, a ring: 2 (t - 1) / t of the bytes over the GPU link. Across n nodes of g GPUs,
+// two levels, as NCCL's hierarchical algorithms move the data: a reduce-scatter within each
+// node and an all-gather after it, (g - 1) / g of the bytes each over the GPU link, between
+// them an all-reduce of each GPU's 1 / g share with its peers of the other nodes, 2 (n - 1) /
+// n of it over the GPU's NIC. The bytes a GPU moves are the flat ring's, 2 (gn - 1) / gn; a
+// g-th of them, not all, crosses the NIC. One latency per call: NCCL's across nodes.
+void RooflineModel::price_tp_all_reduce(OperatorCost& op, double calls,
+                                        double bytes_per_rank) const noexcept {
+  const double t = static_cast<double>(options_.parallelism.tensor);
+  if (tp_nodes_ <= 1) {
+    price_collective(op, calls, bytes_per_rank, 2 * (t - 1) / t, all_reduce_latency_s_,
+                     tp_link_bytes_per_s_);
+    return;
+  }
+  const double g = tp_gpus_per_node_, n = tp_nodes_;
+  const double within_node = 2 * (g - 1) / g * bytes_per_rank;
+  const double across_nodes = 2 * (n - 1) / n * bytes_per_rank / g;
+  op.bytes = calls * (within_node + across_nodes);
+  op.time_s = calls * (all_reduce_latency_s_ + within_node / gpu_link_bytes_per_s_ +
+                       across_nodes / tp_link_bytes_per_s_);
   op.bound = Bound::Network;
 }
 
@@ -370,9 +397,8 @@ IterationCost RooflineModel::estimate(const BatchShape& replica) const {
 
   const double tp = static_cast<double>(options_.parallelism.tensor);
   if (tp > 1) {
-    // Ring all-reduce after attention and after the MLP of every layer.
-    price_collective(cost.at(OperatorKind::TpAllReduce), 2 * l, tokens * hidden_ * a,
-                     2 * (tp - 1) / tp, all_reduce_latency_s_, tp_link_bytes_per_s_);
+    // An all-reduce after attention and after the MLP of every layer.
+    price_tp_all_reduce(cost.at(OperatorKind::TpAllReduce), 2 * l, tokens * hidden_ * a);
   }
   if (options_.parallelism.pipeline > 1) {
     price_collective(cost.at(OperatorKind::PpSend), 1, tokens * hidden_ * a, 1, pp_latency_s_,

@@ -69,6 +69,8 @@ class RooflineModel final : public IExecutionTimeModel {
               const KernelCeilings& ceilings, double size) const noexcept;
   // `latency_s` per call: the engine's all-reduce latency for TP, the hardware's for PP sends.
   // `link_bytes_per_s`: the achieved bandwidth of the slowest link the group crosses.
+  // The TP all-reduces: a ring over the GPU link within a node; across nodes, two levels.
+  void price_tp_all_reduce(OperatorCost& op, double calls, double bytes_per_rank) const noexcept;
   void price_collective(OperatorCost& op, double calls, double bytes_per_rank, double ring_factor,
                         double latency_s, double link_bytes_per_s) const noexcept;
   KernelTime kernel_time(double flops, double bytes, const KernelCeilings& ceilings, double size,
@@ -189,6 +191,10 @@ class RooflineModel final : public IExecutionTimeModel {
   // The achieved bandwidth and per-call latency of the TP group's and the PP sends' links:
   // the GPU link, or the inter-node link when the group spans nodes.
   double tp_link_bytes_per_s_ = 0, pp_link_bytes_per_s_ = 0, pp_latency_s_ = 0;
+  double gpu_link_bytes_per_s_ = 0;  // achieved, within a node
+  // A TP group over more than one node: its nodes and GPUs in each (1 and TP within a node),
+  // for the two-level all-reduce.
+  double tp_nodes_ = 1, tp_gpus_per_node_ = 1;
   KernelClasses kernels_;  // the hardware's, scaled by the engine's kernel factors
   double layer_kernels_;   // kernels of one layer without attention, for the launch floor
 };
