@@ -231,6 +231,7 @@ TEST_CASE("per-group pools hit a shared prefix as vLLM does and refuse a host ti
   // inference-perf's shared-prefix load: 100-token system prompts. gpt-oss's window group
   // finds no full window (8 blocks) before a 6-block hit, so the hit is its leading run from
   // block 0, as long as the full group's: the same hit rate as a full-attention model.
+  // Llama 4 Scout's chunks (8,192 tokens) hold every prompt: its hit rate is the same too.
   // Qwen3-Next's recurrent states are not cached (vLLM keeps them at chosen positions only).
   const std::string workload =
       (test::source_dir() / "workloads" / "inference-perf-general.json").string();
@@ -245,6 +246,8 @@ TEST_CASE("per-group pools hit a shared prefix as vLLM does and refuse a host ti
   const double llama = hit_rate({"run", "--model", "llama-3.1-8b", "--hw", "h100-sxm"});
   CHECK(llama > 0.1);
   CHECK(hit_rate({"run", "--model", "gpt-oss-20b", "--hw", "h100-sxm"}) == Approx(llama));
+  CHECK(hit_rate({"run", "--model", "llama-4-scout", "--hw", "h100-sxm", "--tp", "4"}) ==
+        Approx(llama));
   CHECK(hit_rate({"run", "--model", "qwen3-next-80b-a3b", "--hw", "h200", "--tp", "2"}) == 0);
   test::require_error(
       test::run_servesim({"run", "--model", "gpt-oss-20b", "--num-requests", "4",
@@ -293,6 +296,58 @@ TEST_CASE("a hit needs the window's blocks before the hit point (vLLM's sliding-
   a.release(4);
   CHECK(a.free_blocks() == 1000);
   check_partition(a);
+}
+
+TEST_CASE("a hit needs the blocks of its chunk before it (vLLM's chunked-local rule)",
+          "[memory][hybrid]") {
+  // One full and one chunked-local group (chunks of 64 tokens: 4 blocks of 16).
+  const KvPoolLayout l = kv_pool_layout({attention(KvGroupKind::FullAttention, 12, 512),
+                                         attention(KvGroupKind::ChunkedLocal, 12, 512, 64)},
+                                        16);
+  REQUIRE(l.groups.size() == 2);
+  HybridPagedAllocator a(l, 1000, 0.0, true);
+  REQUIRE(a.prefix_block_tokens() == 16);
+  std::vector<std::uint64_t> hashes;
+  for (std::uint64_t i = 0; i < 12; ++i)
+    hashes.push_back(500 + i);
+  // Sequence 1 computes 200 tokens; its next token frees the chunked blocks 0..11 (the three
+  // chunks before token 200's) before they are named, then the step names the full group's
+  // blocks 0..11 and nothing of the chunked group.
+  a.admit_prefix(PrefixKey{1, hashes, 200}, 200, 300);
+  REQUIRE(a.try_grow(1, 1));
+  CHECK(a.group_blocks(1) == 1);
+  a.commit_computed(1, 201);
+  a.release(1);
+  check_partition(a);
+  // 12 blocks end on a chunk boundary: the chunked group needs none of them.
+  CHECK(a.cached_prefix_tokens(PrefixKey{2, hashes, 300}) == 192);
+  // 10 blocks would need the chunk's blocks 8 and 9, never named: the hit falls back to the
+  // chunk's start, 8 blocks, which needs none again.
+  std::vector<std::uint64_t> ten(hashes.begin(), hashes.begin() + 10);
+  ten.push_back(9);  // then different content
+  CHECK(a.cached_prefix_tokens(PrefixKey{3, ten, 300}) == 128);
+
+  // Sequence 4 computes 170 tokens and names them before its chunk moves on: the full
+  // group's blocks 0..9 and the chunked group's too (its blocks 0..7 freed on the next token,
+  // named already).
+  std::vector<std::uint64_t> fresh;
+  for (std::uint64_t i = 0; i < 12; ++i)
+    fresh.push_back(900 + i);
+  a.admit_prefix(PrefixKey{4, fresh, 170}, 170, 300);
+  a.commit_computed(4, 170);
+  REQUIRE(a.try_grow(4, 1));
+  CHECK(a.group_blocks(1) == 11 - 8);
+  a.release(4);
+  // Ten blocks: the chunk starting at block 8 holds 8 and 9: a hit of 160 tokens, sharing the
+  // full group's 10 blocks and the chunked group's 2, skipping its first 8.
+  REQUIRE(a.can_admit_prefix(PrefixKey{5, fresh, 200}, 200, 300));
+  const PrefixAdmission hit = a.admit_prefix(PrefixKey{5, fresh, 200}, 200, 300);
+  CHECK(hit.cached_tokens == 160);
+  CHECK(a.block_table(5, 0).size() == 13);
+  CHECK(a.block_table(5, 1).size() == 13 - 8);
+  check_partition(a);
+  a.release(5);
+  CHECK(a.free_blocks() == 1000);
 }
 
 TEST_CASE("servesim kv --hw reports the pools, vLLM's figure and its concurrency",

@@ -28,17 +28,26 @@ std::int64_t checked_blocks(const KvPoolLayout& layout, std::int64_t total_block
   return total_blocks;
 }
 
-// Whether vLLM's prefix caching applies: full, MLA and sliding-window groups of one block size.
+// Whether vLLM's prefix caching applies: full, MLA, sliding-window and chunked-local groups of
+// one block size (vLLM asserts the one size for chunked-local groups), not recurrent states.
 bool cacheable(const KvPoolLayout& layout) {
   return std::all_of(layout.groups.begin(), layout.groups.end(), [&](const KvPoolGroup& g) {
-    const bool kind = g.kind == KvGroupKind::FullAttention || g.kind == KvGroupKind::MlaLatent ||
-                      g.kind == KvGroupKind::SlidingWindow;
-    return kind && g.block_tokens == layout.block_tokens;
+    return g.kind != KvGroupKind::RecurrentState && g.block_tokens == layout.block_tokens;
   });
 }
 
 bool is_window(const KvPoolGroup& g) {
   return g.kind == KvGroupKind::SlidingWindow;
+}
+
+bool is_chunked(const KvPoolGroup& g) {
+  return g.kind == KvGroupKind::ChunkedLocal && g.window_tokens > 0;
+}
+
+// The first block of a chunked-local group a hit of `hits` blocks needs: that of the chunk the
+// next token (index hits x block) falls in; the earlier ones are vLLM's null blocks.
+std::int64_t chunk_start_block(const KvPoolGroup& g, std::int64_t hits) {
+  return hits * g.block_tokens / g.window_tokens * g.window_tokens / g.block_tokens;
 }
 
 // The blocks before a hit point a window group must find: ceil((W - 1) / block).
@@ -221,18 +230,27 @@ std::int64_t HybridPagedAllocator::hit_blocks(const PrefixKey& key, std::int64_t
   std::int64_t hits = std::min(max_blocks, (key.tokens - 1) / slot_tokens_);
   // The leading blocks every full group holds.
   for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
-    if (is_window(layout_.groups[g])) continue;
+    if (is_window(layout_.groups[g]) || is_chunked(layout_.groups[g])) continue;
     std::int64_t k = 0;
     while (k < hits && cached(k, g))
       ++k;
     hits = k;
   }
   // Within them, the longest prefix whose window blocks every window group holds (searched
-  // from the right, as vLLM's SlidingWindowManager), until no group shortens it.
+  // from the right, as vLLM's SlidingWindowManager) and whose current chunk's blocks every
+  // chunked-local group holds from the chunk's start on (ChunkedLocalAttentionManager), until
+  // no group shortens it.
   for (std::int64_t before = -1; before != hits;) {
     before = hits;
     for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
       const KvPoolGroup& group = layout_.groups[g];
+      if (is_chunked(group)) {
+        std::int64_t k = chunk_start_block(group, hits);
+        while (k < hits && cached(k, g))
+          ++k;
+        hits = k;
+        continue;
+      }
       const std::int64_t needed = window_blocks(group);
       if (!is_window(group) || needed <= 0) continue;
       std::int64_t run = 0;
@@ -255,6 +273,7 @@ std::int64_t HybridPagedAllocator::hit_blocks(const PrefixKey& key, std::int64_t
 
 std::int64_t HybridPagedAllocator::first_shared(std::size_t group, std::int64_t hits) const {
   const KvPoolGroup& g = layout_.groups[group];
+  if (is_chunked(g)) return chunk_start_block(g, hits);
   return is_window(g) ? std::max<std::int64_t>(0, hits - window_blocks(g)) : 0;
 }
 

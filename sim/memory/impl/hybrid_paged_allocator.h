@@ -31,15 +31,17 @@ namespace servesim {
 // block counts whole), internal fragmentation the rest of the used blocks. The categories
 // partition total blocks x block_tokens.
 //
-// Prefix caching (vLLM V1's, as PagedAllocator keeps it) for layouts of full-attention, MLA
-// and sliding-window groups of one block size: a computed full block is named by its
-// content's identity and its group, and stays hittable once freed (by its sequence's end or
-// by the window passing it) until taken again. A look-up follows vLLM's
+// Prefix caching (vLLM V1's, as PagedAllocator keeps it) for layouts of full-attention, MLA,
+// sliding-window and chunked-local groups of one block size: a computed full block is named by
+// its content's identity and its group, and stays hittable once freed (by its sequence's end
+// or by the window or chunk passing it) until taken again. A look-up follows vLLM's
 // HybridKVCacheCoordinator: the longest run of leading blocks every full group holds, then
 // the longest prefix of that within which every window group holds the window's blocks
-// before the hit point (ceil((W - 1) / block) of them; all its leading blocks when shorter).
-// A hit shares those blocks; the window's earlier blocks are skipped. Chunked-local and
-// recurrent layouts cache nothing (vLLM keeps states only at chosen positions).
+// before the hit point (ceil((W - 1) / block) of them; all its leading blocks when shorter)
+// and every chunked-local group the blocks of the hit point's chunk before it (none when the
+// hit ends on a chunk boundary), shortened until every group agrees. A hit shares those
+// blocks; the earlier ones are skipped. Layouts with recurrent states cache nothing (vLLM
+// keeps those states only at aligned positions, in its optional "align" mode).
 class HybridPagedAllocator final : public IKvCacheAllocator {
  public:
   // Throws InfeasibleError when the pool has fewer blocks than the layout has groups.
