@@ -118,6 +118,38 @@ TEST_CASE("a sliding-window group frees the blocks behind its window while the f
   CHECK(a.sequences() == 0);
 }
 
+TEST_CASE("decode grows one token at a time keep every group's blocks and states exact",
+          "[memory][hybrid]") {
+  // Most of these grows free and take nothing (the O(1) path); every 16th takes a block, and
+  // the window (128) and the chunk (64) free behind them: the books follow the rules at
+  // every token.
+  const KvPoolLayout chunked = kv_pool_layout({attention(KvGroupKind::FullAttention, 12, 512),
+                                               attention(KvGroupKind::ChunkedLocal, 12, 512, 64)},
+                                              16);
+  for (const KvPoolLayout& l : {gpt_oss_layout(), chunked}) {
+    const KvPoolGroup& local = l.groups[1];
+    HybridPagedAllocator a(l, 1000, 0.0);
+    a.admit(1, 100, 1000);
+    for (std::int64_t tokens = 100; tokens < 700; ++tokens) {
+      REQUIRE(a.try_grow(1, 1));
+      const std::int64_t after = tokens + 1;
+      // The blocks before the one the grow's first token needed are freed.
+      const std::int64_t skipped =
+          local.kind == KvGroupKind::SlidingWindow
+              ? std::max<std::int64_t>(0, tokens - local.window_tokens + 1) / 16
+              : tokens / local.window_tokens * local.window_tokens / 16;
+      const std::int64_t spanned = (after + 15) / 16;
+      INFO("tokens " << after);
+      REQUIRE(a.group_blocks(0) == spanned);
+      REQUIRE(a.group_blocks(1) == spanned - skipped);
+      REQUIRE(a.usage(0).token_states == after + (after - skipped * 16));
+    }
+    check_partition(a);
+    a.release(1);
+    CHECK(a.free_blocks() == 1000);
+  }
+}
+
 TEST_CASE("blocks are conserved across groups under admission, growth, failure and release",
           "[memory][hybrid]") {
   HybridPagedAllocator a(gpt_oss_layout(), 64, 0.0);

@@ -63,6 +63,11 @@ HybridPagedAllocator::HybridPagedAllocator(const KvPoolLayout& layout, std::int6
       caching_(prefix_caching && cacheable(layout)),
       slot_tokens_(layout.block_tokens),
       watermark_blocks_(0),
+      uniform_blocks_(std::all_of(layout.groups.begin(), layout.groups.end(),
+                                  [&](const KvPoolGroup& g) {
+                                    return g.kind == KvGroupKind::RecurrentState ||
+                                           g.block_tokens == layout.block_tokens;
+                                  })),
       pool_(checked_blocks(layout, total_blocks), caching_),
       group_blocks_(layout.groups.size(), 0) {
   watermark_blocks_ = static_cast<std::int64_t>(
@@ -119,6 +124,32 @@ std::int64_t HybridPagedAllocator::states_of(const Table& t) const {
     }
   }
   return states;
+}
+
+void HybridPagedAllocator::settle_quiet(Table& t) const {
+  t.quiet_grows = 0;
+  t.states_per_token = 0;
+  if (!uniform_blocks_ || t.tokens <= 0) return;
+  std::int64_t quiet = INT64_MAX;
+  for (std::size_t i = 0; i < layout_.groups.size(); ++i) {
+    const KvPoolGroup& g = layout_.groups[i];
+    const GroupTable& gt = t.groups[i];
+    if (g.kind == KvGroupKind::RecurrentState) continue;  // one block, taken at admission
+    if (!gt.blocks.empty()) ++t.states_per_token;
+    // A grow that starts at a multiple of the block takes one.
+    const std::int64_t into_block = t.tokens % g.block_tokens;
+    quiet = std::min(quiet, into_block == 0 ? 0 : g.block_tokens - into_block);
+    // The first token count at which the group frees a block it holds now.
+    std::int64_t frees_at = INT64_MAX;
+    if (g.kind == KvGroupKind::SlidingWindow && g.window_tokens > 0) {
+      frees_at = (gt.skipped + 1) * g.block_tokens + g.window_tokens - 1;
+    } else if (g.kind == KvGroupKind::ChunkedLocal && g.window_tokens > 0) {
+      frees_at = (gt.skipped * g.block_tokens / g.window_tokens + 1) * g.window_tokens;
+    }
+    if (frees_at != INT64_MAX)
+      quiet = std::min(quiet, std::max<std::int64_t>(0, frees_at - t.tokens));
+  }
+  t.quiet_grows = quiet == INT64_MAX ? 0 : quiet;
 }
 
 void HybridPagedAllocator::free_skipped(Table& t) {
@@ -201,6 +232,7 @@ std::int64_t HybridPagedAllocator::admit(std::int64_t sequence, std::int64_t tok
   t->committed_blocks = 0;
   take(*t, tokens);
   token_states_ += states_of(*t);
+  settle_quiet(*t);
   return 0;
 }
 
@@ -331,6 +363,7 @@ PrefixAdmission HybridPagedAllocator::admit_prefix(const PrefixKey& key, std::in
   t->tokens = hits * slot_tokens_;
   take(*t, tokens - t->tokens);
   token_states_ += states_of(*t);
+  settle_quiet(*t);
   return {hits * slot_tokens_, 0};
 }
 
@@ -368,12 +401,20 @@ void HybridPagedAllocator::grow(std::int64_t sequence, std::int64_t tokens) {
 bool HybridPagedAllocator::try_grow(std::int64_t sequence, std::int64_t tokens) {
   Table& t = table(sequence);
   if (tokens < 0) return false;
+  if (tokens == 1 && t.quiet_grows > 0) {
+    // Neither frees nor takes a block: what the general path below would do, in O(1).
+    --t.quiet_grows;
+    ++t.tokens;
+    token_states_ += t.states_per_token;
+    return true;
+  }
   token_states_ -= states_of(t);
   // As vLLM: what lies outside the windows is freed whether or not the new blocks fit.
   free_skipped(t);
   const bool fit = fits(t, tokens);
   if (fit) take(t, tokens);
   token_states_ += states_of(t);
+  settle_quiet(t);
   return fit;
 }
 

@@ -42,6 +42,9 @@ namespace servesim {
 // hit ends on a chunk boundary), shortened until every group agrees. A hit shares those
 // blocks; the earlier ones are skipped. Layouts with recurrent states cache nothing (vLLM
 // keeps those states only at aligned positions, in its optional "align" mode).
+//
+// A decode grow of one token that frees and takes no block (most of them: one in a block's
+// worth takes, one frees behind a window) only counts, in O(1) (Table::quiet_grows).
 class HybridPagedAllocator final : public IKvCacheAllocator {
  public:
   // Throws InfeasibleError when the pool has fewer blocks than the layout has groups.
@@ -89,6 +92,10 @@ class HybridPagedAllocator final : public IKvCacheAllocator {
   struct Table {
     std::int64_t tokens = 0;
     std::vector<GroupTable> groups;
+    // Grows of one token ahead that free and take no block in any group, and the token
+    // slots each adds to the states (settle_quiet): such a grow only counts.
+    std::int64_t quiet_grows = 0;
+    std::int64_t states_per_token = 0;
     // Prefix caching: its content's block identities (empty: none are named), and the leading
     // blocks named or offered a name in every group.
     std::span<const std::uint64_t> hashes;
@@ -111,6 +118,8 @@ class HybridPagedAllocator final : public IKvCacheAllocator {
   }
   // Frees what lies outside the windows, then takes blocks for `tokens` more.
   void free_skipped(Table& t);
+  // Sets t.quiet_grows and t.states_per_token for the table as it now is.
+  void settle_quiet(Table& t) const;
   void take(Table& t, std::int64_t tokens);
   // The token slots holding state in a table.
   std::int64_t states_of(const Table& t) const;
@@ -134,6 +143,9 @@ class HybridPagedAllocator final : public IKvCacheAllocator {
   bool caching_;
   std::int64_t slot_tokens_;
   std::int64_t watermark_blocks_;
+  // Every attention group's block holds slot_tokens_ tokens, so a token held adds exactly one
+  // slot of state in each: the condition of quiet grows.
+  bool uniform_blocks_;
   BlockPool pool_;
   SequenceTable<Table> tables_;
   std::vector<std::int64_t> group_blocks_;
