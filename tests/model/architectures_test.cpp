@@ -183,6 +183,9 @@ TEST_CASE("Qwen3-Next: Gated DeltaNet layers hold a constant state per sequence"
   const ModelSpec m = shipped_model("qwen3-next-80b-a3b");
   const ParameterCounts c = count_parameters(m);
   CHECK(static_cast<double>(c.total) == Approx(80e9).epsilon(0.01));  // "80B total"
+  // NVIDIA's NIM model card (docs.api.nvidia.com, qwen3-next-80b-a3b-instruct): "Active
+  // Parameters: 3.9B", to its one decimal (the embedding table included, as here).
+  CHECK(static_cast<double>(c.active) == Approx(3.9e9).epsilon(0.0129));
   const auto groups = kv_groups(m, DType::BF16);
   CHECK(group(groups, KvGroupKind::FullAttention).layers == 12);
   const KvGroup& state = group(groups, KvGroupKind::RecurrentState);
