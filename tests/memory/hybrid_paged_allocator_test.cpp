@@ -126,7 +126,11 @@ TEST_CASE("decode grows one token at a time keep every group's blocks and states
   const KvPoolLayout chunked = kv_pool_layout({attention(KvGroupKind::FullAttention, 12, 512),
                                                attention(KvGroupKind::ChunkedLocal, 12, 512, 64)},
                                               16);
-  for (const KvPoolLayout& l : {gpt_oss_layout(), chunked}) {
+  // A chunk of 72 tokens, not whole blocks: every grow takes the general path.
+  const KvPoolLayout odd = kv_pool_layout({attention(KvGroupKind::FullAttention, 12, 512),
+                                           attention(KvGroupKind::ChunkedLocal, 12, 512, 72)},
+                                          16);
+  for (const KvPoolLayout& l : {gpt_oss_layout(), chunked, odd}) {
     const KvPoolGroup& local = l.groups[1];
     HybridPagedAllocator a(l, 1000, 0.0);
     a.admit(1, 100, 1000);

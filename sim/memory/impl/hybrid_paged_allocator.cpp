@@ -144,7 +144,10 @@ void HybridPagedAllocator::settle_quiet(Table& t) const {
     if (g.kind == KvGroupKind::SlidingWindow && g.window_tokens > 0) {
       frees_at = (gt.skipped + 1) * g.block_tokens + g.window_tokens - 1;
     } else if (g.kind == KvGroupKind::ChunkedLocal && g.window_tokens > 0) {
-      frees_at = (gt.skipped * g.block_tokens / g.window_tokens + 1) * g.window_tokens;
+      // Chunks of whole blocks (Llama 4's 8,192 tokens); any other size takes the general path.
+      frees_at = g.window_tokens % g.block_tokens != 0
+                     ? t.tokens
+                     : (gt.skipped * g.block_tokens / g.window_tokens + 1) * g.window_tokens;
     }
     if (frees_at != INT64_MAX)
       quiet = std::min(quiet, std::max<std::int64_t>(0, frees_at - t.tokens));
