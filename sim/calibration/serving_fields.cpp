@@ -50,6 +50,15 @@ constexpr std::array<std::string_view, 22> kSetupColumns{"model",
                                                          "output_tokens_mean",
                                                          "max_output_tokens"};
 
+// A setup's JSON value as the text a CSV cell would hold.
+std::string cell_text(const nlohmann::json& value, const std::string& where) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  if (value.is_number_integer()) return std::to_string(value.get<std::int64_t>());
+  if (value.is_number()) return value.dump();
+  throw InputError(where, "expected a number, a string or a boolean, got " + value.dump());
+}
+
 }  // namespace
 
 std::string in_quotes(std::string_view text) {
@@ -100,15 +109,6 @@ bool boolean_of(const Cell& cell) {
   if (t == "true" || t == "1") return true;
   if (t == "false" || t == "0") return false;
   fail(cell, "true or false");
-}
-
-// A setup's JSON value as the text a CSV cell would hold.
-std::string cell_text(const nlohmann::json& value, const std::string& where) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
-  if (value.is_number_integer()) return std::to_string(value.get<std::int64_t>());
-  if (value.is_number()) return value.dump();
-  throw InputError(where, "expected a number, a string or a boolean, got " + value.dump());
 }
 
 // --- Setups ------------------------------------------------------------------------------
