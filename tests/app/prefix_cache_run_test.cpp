@@ -65,10 +65,7 @@ nlohmann::json run_summary(const std::filesystem::path& workload,
 
 TEST_CASE("Mooncake traces: a cache that outlives the trace hits what the hash ids share",
           "[app][prefix]") {
-  if (!std::filesystem::exists(mooncake("conversation_trace.jsonl"))) {
-    WARN("shared Mooncake traces absent: skipped");
-    return;
-  }
+  if (!test::shared_data_path("traces/mooncake/conversation_trace.jsonl")) return;
   const test::ScratchDir scratch("mooncake_hits");
   for (const char* file : {"conversation_trace.jsonl", "synthetic_trace.jsonl"}) {
     INFO(file);
@@ -85,10 +82,7 @@ TEST_CASE("Mooncake traces: a cache that outlives the trace hits what the hash i
 
 TEST_CASE("Mooncake conversation trace: a smaller cache hits less, and caching cuts TTFT",
           "[app][prefix]") {
-  if (!std::filesystem::exists(mooncake("conversation_trace.jsonl"))) {
-    WARN("shared Mooncake traces absent: skipped");
-    return;
-  }
+  if (!test::shared_data_path("traces/mooncake/conversation_trace.jsonl")) return;
   // The first 2,000 rows at their own times, on the engine default (vllm: caching on).
   const test::ScratchDir scratch("mooncake_sizes");
   const auto path = scratch.write(

@@ -162,11 +162,9 @@ TEST_CASE("Little's law holds on a steady run", "[app]") {
 }
 
 TEST_CASE("trace replay of the Azure conversation trace completes every request", "[app]") {
-  const auto trace = test::shared_data_dir() / "traces" / "AzureLLMInferenceTrace_conv.csv";
-  if (!std::filesystem::exists(trace)) {
-    WARN("skipped: " << trace << " is absent (shared reference data)");
-    return;
-  }
+  const auto shared_trace = test::shared_data_path("traces/AzureLLMInferenceTrace_conv.csv");
+  if (!shared_trace) return;
+  const std::filesystem::path trace = *shared_trace;
   test::ScratchDir dir("run_trace");
   const auto spec =
       dir.write("trace.json", nlohmann::json({{"arrival", {{"process", "trace"}}},

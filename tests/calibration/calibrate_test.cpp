@@ -21,10 +21,7 @@ const char* const kGemmClasses[] = {"gemm.qkv", "gemm.o", "gemm.mlp_up", "gemm.m
 
 TEST_CASE("calibrated A100 and H100 profiles meet the leave-one-model-out targets",
           "[calibration][shared_data]") {
-  if (!std::filesystem::exists(vidur_root() / "compute")) {
-    WARN("shared data absent (" << vidur_root().string() << "): skipped");
-    return;
-  }
+  if (!test::shared_data_path("profiles/vidur/compute")) return;
   for (const char* device : {"a100", "h100"}) {
     INFO(device);
     const auto loaded = load_measurement_inputs({}, vidur_root(), device);

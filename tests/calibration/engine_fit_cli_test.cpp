@@ -24,11 +24,9 @@ const std::string kSetup = R"({"source": "test", "hardware": "h100-sxm",
 
 TEST_CASE("calibrate --measured fits vllm to the shared vLLM 0.15.1 H100 data and the result runs",
           "[engine_fit_cli][shared_data]") {
-  const auto file = test::shared_data_dir() / "measured" / "vllm-0.15.1-h100-sxm.csv";
-  if (!std::filesystem::exists(file)) {
-    WARN("shared data absent (" << file.string() << "): skipped");
-    return;
-  }
+  const auto shared = test::shared_data_path("measured/vllm-0.15.1-h100-sxm.csv");
+  if (!shared) return;
+  const std::filesystem::path& file = *shared;
   const test::ScratchDir dir("engine_fit_cli_shared");
   const auto out = dir.path() / "e.json";
   const auto r = test::run_servesim({"calibrate", "--measured", file.string(), "--engine", "vllm",

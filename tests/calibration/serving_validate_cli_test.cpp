@@ -139,11 +139,9 @@ TEST_CASE("validate: --measured and --measurements are two modes", "[serving_val
 
 TEST_CASE("validate --measured on the shared vLLM 0.15.1 H100 data",
           "[serving_validate][shared_data]") {
-  const auto file = test::shared_data_dir() / "measured" / "vllm-0.15.1-h100-sxm.csv";
-  if (!std::filesystem::exists(file)) {
-    WARN("shared data absent (" << file.string() << "): skipped");
-    return;
-  }
+  const auto shared = test::shared_data_path("measured/vllm-0.15.1-h100-sxm.csv");
+  if (!shared) return;
+  const std::filesystem::path& file = *shared;
   // The shipped setup names engine vllm; this one leaves the engine out, so that the test runs
   // on the keys every build has (the vllm_v1 scheduler stands in for the engine).
   const test::ScratchDir dir("serving_validate_shared");
@@ -177,11 +175,9 @@ TEST_CASE("validate --measured on the shared vLLM 0.15.1 H100 data",
 
 TEST_CASE("validate --measured on the shared TensorRT-LLM and 2023 vLLM tables",
           "[serving_validate][shared_data]") {
-  const auto measured = test::shared_data_dir() / "measured";
-  if (!std::filesystem::exists(measured / "trtllm-0.9.0-static-fp8.csv")) {
-    WARN("shared data absent (" << measured.string() << "): skipped");
-    return;
-  }
+  const auto shared = test::shared_data_path("measured/trtllm-0.9.0-static-fp8.csv");
+  if (!shared) return;
+  const std::filesystem::path measured = shared->parent_path();
   const test::ScratchDir dir("serving_validate_tables");
   // The shipped setups without their engines (trtllm, vllm-v0), for the same reason as above.
   const auto trt = dir.write("trt.json", R"({"source": "test", "knobs": {"weight_dtype": "fp8"}})");

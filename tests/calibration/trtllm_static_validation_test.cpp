@@ -12,11 +12,9 @@ using namespace servesim;
 
 TEST_CASE("TensorRT-LLM 0.9.0 static FP8 batches: output throughput within the issue's 10% MAPE",
           "[serving_validate][shared_data]") {
-  const auto file = test::shared_data_dir() / "measured" / "trtllm-0.9.0-static-fp8.csv";
-  if (!std::filesystem::exists(file)) {
-    WARN("shared data absent (" << file.string() << "): skipped");
-    return;
-  }
+  const auto shared = test::shared_data_path("measured/trtllm-0.9.0-static-fp8.csv");
+  if (!shared) return;
+  const std::filesystem::path& file = *shared;
   // The default setup (validation/setups/trtllm-0.9.0-static-fp8.json): engine trtllm,
   // FP8 weights and KV cache, the whole memory for the batch's contiguous cache.
   const auto r = test::run_servesim({"validate", "--measured", file.string(), "--json"});

@@ -12,11 +12,9 @@ using namespace servesim;
 
 TEST_CASE("vLLM 0.15.1 on H100 under load: the mean latencies and the overloaded stages",
           "[serving_validate][shared_data]") {
-  const auto file = test::shared_data_dir() / "measured" / "vllm-0.15.1-h100-sxm.csv";
-  if (!std::filesystem::exists(file)) {
-    WARN("shared data absent (" << file.string() << "): skipped");
-    return;
-  }
+  const auto shared = test::shared_data_path("measured/vllm-0.15.1-h100-sxm.csv");
+  if (!shared) return;
+  const std::filesystem::path& file = *shared;
   const auto r = test::run_servesim({"validate", "--measured", file.string(), "--json"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);

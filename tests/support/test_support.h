@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -26,6 +27,14 @@ inline std::filesystem::path source_dir() {
 }
 inline std::filesystem::path shared_data_dir() {
   return source_dir() / ".." / "shared" / "data";
+}
+// A path under the shared data, or nothing (with a warning that the test is skipped) where it
+// is absent: `if (!file) return;` skips a test that reads it.
+inline std::optional<std::filesystem::path> shared_data_path(const std::string& relative) {
+  const std::filesystem::path path = shared_data_dir() / relative;
+  if (std::filesystem::exists(path)) return path;
+  WARN("shared data absent (" << path.string() << "): skipped");
+  return std::nullopt;
 }
 
 inline ModelSpec shipped_model(const std::string& name) {

@@ -118,12 +118,10 @@ TEST_CASE("lengths CSV: Vidur's columns, errors with file and line", "[workload]
 }
 
 TEST_CASE("the shared arXiv lengths file loads", "[workload]") {
-  const auto path = test::shared_data_dir() / "lengths" /
-                    "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv";
-  if (!std::filesystem::exists(path)) {
-    WARN("shared arXiv lengths file absent: skipped");
-    return;
-  }
+  const auto shared_path =
+      test::shared_data_path("lengths/arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv");
+  if (!shared_path) return;
+  const std::filesystem::path path = *shared_path;
   const auto pairs = read_lengths_csv(path);
   REQUIRE(pairs.size() == 28257);
   double prompt_sum = 0;

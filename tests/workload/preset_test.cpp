@@ -205,11 +205,9 @@ TEST_CASE("the shared-prefix presets send rate x duration requests per stage", "
 }
 
 TEST_CASE("the shared-prefix presets match the measured runs' setups", "[workload]") {
-  const auto path = test::shared_data_dir() / "measured" / "vllm-0.15.1-h100-sxm.csv";
-  if (!std::filesystem::exists(path)) {
-    WARN("skipped: " << path << " is absent (shared reference data)");
-    return;
-  }
+  const auto shared_path = test::shared_data_path("measured/vllm-0.15.1-h100-sxm.csv");
+  if (!shared_path) return;
+  const std::filesystem::path path = *shared_path;
   std::istringstream lines(test::read_file(path));
   std::string line;
   std::getline(lines, line);

@@ -246,12 +246,10 @@ TEST_CASE("a workload file is told apart by its content", "[workload]") {
 }
 
 TEST_CASE("the Mooncake traces load in full", "[workload]") {
-  const auto folder = test::shared_data_dir() / "traces" / "mooncake";
-  const auto conversation = folder / "conversation_trace.jsonl";
-  if (!std::filesystem::exists(conversation)) {
-    WARN("shared Mooncake traces absent: skipped");
-    return;
-  }
+  const auto shared = test::shared_data_path("traces/mooncake/conversation_trace.jsonl");
+  if (!shared) return;
+  const std::filesystem::path conversation = *shared;
+  const std::filesystem::path folder = conversation.parent_path();
   const Trace trace = read_trace_file(conversation);
   REQUIRE(trace.size() == 12031);
   double input_sum = 0;
@@ -263,10 +261,7 @@ TEST_CASE("the Mooncake traces load in full", "[workload]") {
 }
 
 TEST_CASE("the Azure conversation trace replays in full", "[workload]") {
-  if (!std::filesystem::exists(conversation_trace())) {
-    WARN("shared Azure conversation trace absent: skipped");
-    return;
-  }
+  if (!test::shared_data_path("traces/AzureLLMInferenceTrace_conv.csv")) return;
   const auto requests = test::generate(trace_spec(conversation_trace(), 1.0));
   REQUIRE(requests.size() == 19366);
   double context_sum = 0;
