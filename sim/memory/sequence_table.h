@@ -2,9 +2,21 @@
 
 #include <bit>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "sim/core/error.h"
+
 namespace servesim {
+
+// The InvariantError of an allocator (`owner`) asked for a sequence it does not hold, or to
+// admit one it holds: "OWNER: sequence N WHAT".
+[[noreturn]] inline void throw_sequence_error(std::string_view owner, std::int64_t sequence,
+                                              std::string_view what) {
+  throw InvariantError(std::string(owner) + ": sequence " + std::to_string(sequence) + " " +
+                       std::string(what));
+}
 
 // What an allocator keeps per sequence, keyed by sequence id. The allocator looks a
 // sequence up for every token it grows, so this is a flat open-addressing index (linear
@@ -27,6 +39,17 @@ class SequenceTable {
     return slot < 0 ? nullptr : &pool_[static_cast<std::size_t>(slot)];
   }
   bool contains(std::int64_t sequence) const noexcept { return find(sequence) != nullptr; }
+  // The value of a sequence that must be present: else an InvariantError naming `owner`.
+  Value& at(std::int64_t sequence, std::string_view owner) {
+    Value* v = find(sequence);
+    if (v == nullptr) throw_sequence_error(owner, sequence, "is not held");
+    return *v;
+  }
+  const Value& at(std::int64_t sequence, std::string_view owner) const {
+    const Value* v = find(sequence);
+    if (v == nullptr) throw_sequence_error(owner, sequence, "is not held");
+    return *v;
+  }
 
   // find() for a loop over many sequences: the table's geometry is held in locals, so stores
   // to the values found cannot force it to be reloaded. Valid until the next emplace or erase.
@@ -76,6 +99,12 @@ class SequenceTable {
     index_[position_of(sequence)] = Entry{sequence, slot};
     ++size_;
     return &pool_[static_cast<std::size_t>(slot)];
+  }
+  // emplace() of a sequence that must be new: else an InvariantError naming `owner`.
+  Value& emplace_new(std::int64_t sequence, std::string_view owner) {
+    Value* v = emplace(sequence);
+    if (v == nullptr) throw_sequence_error(owner, sequence, "admitted twice");
+    return *v;
   }
 
   // Whether the next emplace leaves every value where it is (it reuses a released one's place,

@@ -17,12 +17,7 @@ ContiguousAllocator::ContiguousAllocator(std::unique_ptr<IReservationPolicy> res
 }
 
 const ContiguousAllocator::Held& ContiguousAllocator::held(std::int64_t sequence) const {
-  const Held* h = held_.find(sequence);
-  if (h == nullptr) {
-    throw InvariantError("contiguous allocator: sequence " + std::to_string(sequence) +
-                         " holds no region");
-  }
-  return *h;
+  return held_.at(sequence, "contiguous allocator");
 }
 
 bool ContiguousAllocator::fits_when_empty(std::int64_t final_tokens) const {
@@ -46,10 +41,8 @@ bool ContiguousAllocator::can_admit(std::int64_t tokens, std::int64_t final_toke
 
 std::int64_t ContiguousAllocator::admit(std::int64_t sequence, std::int64_t tokens,
                                         std::int64_t final_tokens) {
-  if (held_.contains(sequence)) {
-    throw InvariantError("contiguous allocator: sequence " + std::to_string(sequence) +
-                         " admitted twice");
-  }
+  if (held_.contains(sequence))
+    throw_sequence_error("contiguous allocator", sequence, "admitted twice");
   const std::int64_t reservation = admission_reservation(tokens, final_tokens);
   const auto region = reservation > 0 ? space_->allocate(reservation) : std::nullopt;
   if (!region) {

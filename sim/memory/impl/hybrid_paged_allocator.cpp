@@ -183,12 +183,7 @@ void HybridPagedAllocator::take(Table& t, std::int64_t tokens) {
 }
 
 const HybridPagedAllocator::Table& HybridPagedAllocator::table(std::int64_t sequence) const {
-  const Table* t = tables_.find(sequence);
-  if (t == nullptr) {
-    throw InvariantError("hybrid paged allocator: sequence " + std::to_string(sequence) +
-                         " holds no blocks");
-  }
-  return *t;
+  return tables_.at(sequence, "hybrid paged allocator");
 }
 
 const std::vector<std::int32_t>& HybridPagedAllocator::block_table(std::int64_t sequence,
@@ -220,11 +215,7 @@ std::int64_t HybridPagedAllocator::admit(std::int64_t sequence, std::int64_t tok
     throw InvariantError("kv_within_capacity", "hybrid paged allocator: admitted sequence " +
                                                    std::to_string(sequence) + " without room");
   }
-  Table* t = tables_.emplace(sequence);
-  if (t == nullptr) {
-    throw InvariantError("hybrid paged allocator: sequence " + std::to_string(sequence) +
-                         " admitted twice");
-  }
+  Table* t = &tables_.emplace_new(sequence, "hybrid paged allocator");
   t->tokens = 0;
   t->groups.resize(layout_.groups.size());
   for (GroupTable& gt : t->groups) {
@@ -344,11 +335,7 @@ PrefixAdmission HybridPagedAllocator::admit_prefix(const PrefixKey& key, std::in
                                                    std::to_string(key.sequence) + " without room");
   }
   const std::int64_t hits = hit_blocks(key, tokens / slot_tokens_);
-  Table* t = tables_.emplace(key.sequence);
-  if (t == nullptr) {
-    throw InvariantError("hybrid paged allocator: sequence " + std::to_string(key.sequence) +
-                         " admitted twice");
-  }
+  Table* t = &tables_.emplace_new(key.sequence, "hybrid paged allocator");
   t->groups.resize(layout_.groups.size());
   for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
     GroupTable& gt = t->groups[g];

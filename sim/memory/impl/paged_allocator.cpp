@@ -39,8 +39,7 @@ PagedAllocator::PagedAllocator(std::int64_t capacity_tokens, std::int64_t block_
 }
 
 void PagedAllocator::throw_unknown(std::int64_t sequence) {
-  throw InvariantError("paged allocator: sequence " + std::to_string(sequence) +
-                       " holds no blocks");
+  throw_sequence_error("paged allocator", sequence, "is not held");
 }
 
 bool PagedAllocator::fits_when_empty(std::int64_t final_tokens) const {
@@ -60,10 +59,8 @@ std::int64_t PagedAllocator::admit(std::int64_t sequence, std::int64_t tokens,
     throw InvariantError("kv_within_capacity", "paged allocator: admitted sequence " +
                                                    std::to_string(sequence) + " without room");
   }
-  if (tables_.contains(sequence)) {
-    throw InvariantError("paged allocator: sequence " + std::to_string(sequence) +
-                         " admitted twice");
-  }
+  if (tables_.contains(sequence))
+    throw_sequence_error("paged allocator", sequence, "admitted twice");
   // A new table may move the others, which the cohort points to.
   if (!tables_.emplace_keeps_values()) cohort_.dissolve();
   BlockTable* t = tables_.emplace(sequence);
@@ -147,10 +144,8 @@ PrefixAdmission PagedAllocator::admit_prefix(const PrefixKey& key, std::int64_t 
     throw InvariantError("kv_within_capacity", "paged allocator: admitted sequence " +
                                                    std::to_string(key.sequence) + " without room");
   }
-  if (tables_.contains(key.sequence)) {
-    throw InvariantError("paged allocator: sequence " + std::to_string(key.sequence) +
-                         " admitted twice");
-  }
+  if (tables_.contains(key.sequence))
+    throw_sequence_error("paged allocator", key.sequence, "admitted twice");
   if (!tables_.emplace_keeps_values()) cohort_.dissolve();
   BlockTable* t = tables_.emplace(key.sequence);
   t->sequence = key.sequence;
