@@ -33,6 +33,20 @@ void check_same_ceilings(const KernelCeilings& a, const KernelCeilings& b) {
   CHECK(a.quantization_weight == b.quantization_weight);
 }
 
+// Every fitted kernel ceiling of `own` is `theirs`: the classes and the per-operator GEMMs.
+void check_same_kernels(const HardwareProfile& own, const HardwareProfile& theirs) {
+  check_same_ceilings(own.kernels.gemm, theirs.kernels.gemm);
+  check_same_ceilings(own.kernels.decode_attention, theirs.kernels.decode_attention);
+  check_same_ceilings(own.kernels.prefill_attention, theirs.kernels.prefill_attention);
+  for (const GemmOperator op : kGemmOperators) {
+    INFO(gemm_operator_name(op));
+    const auto& a = own.kernels.gemm_operators[static_cast<std::size_t>(op)];
+    const auto& b = theirs.kernels.gemm_operators[static_cast<std::size_t>(op)];
+    REQUIRE(a.has_value() == b.has_value());
+    if (a) check_same_ceilings(*a, *b);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("profiles without measurements load and cite a source for every number", "[hardware]") {
@@ -74,16 +88,7 @@ TEST_CASE("profiles without measurements copy their family's efficiencies and sa
       CHECK(p.kernels.gemm.compute_efficiency == f.efficiency.gemm_compute);
       continue;
     }
-    check_same_ceilings(p.kernels.gemm, f.kernels.gemm);
-    check_same_ceilings(p.kernels.decode_attention, f.kernels.decode_attention);
-    check_same_ceilings(p.kernels.prefill_attention, f.kernels.prefill_attention);
-    for (const GemmOperator op : kGemmOperators) {
-      INFO(gemm_operator_name(op));
-      const auto& own = p.kernels.gemm_operators[static_cast<std::size_t>(op)];
-      const auto& theirs = f.kernels.gemm_operators[static_cast<std::size_t>(op)];
-      REQUIRE(own.has_value() == theirs.has_value());
-      if (own) check_same_ceilings(*own, *theirs);
-    }
+    check_same_kernels(p, f);
     const std::string note = "from the " + std::string(family) +
                              " profile (same architecture), not measured on this GPU";
     for (const auto& [key, source] : p.sources) {
@@ -155,16 +160,7 @@ TEST_CASE("H200 keeps its measured flat efficiencies and takes the H100's kernel
   CHECK(h200.peak_flops(DType::FP8) == h100.peak_flops(DType::FP8));
   CHECK(h200.memory_bandwidth_bytes_per_s == 4.8e12);
   CHECK(h200.efficiency.memory_bandwidth == 0.85);
-  check_same_ceilings(h200.kernels.gemm, h100.kernels.gemm);
-  check_same_ceilings(h200.kernels.decode_attention, h100.kernels.decode_attention);
-  check_same_ceilings(h200.kernels.prefill_attention, h100.kernels.prefill_attention);
-  for (const GemmOperator op : kGemmOperators) {
-    INFO(gemm_operator_name(op));
-    const auto& own = h200.kernels.gemm_operators[static_cast<std::size_t>(op)];
-    const auto& theirs = h100.kernels.gemm_operators[static_cast<std::size_t>(op)];
-    REQUIRE(own.has_value() == theirs.has_value());
-    if (own) check_same_ceilings(*own, *theirs);
-  }
+  check_same_kernels(h200, h100);
   const auto path = test::source_dir() / "hw_profiles" / "h200.json";
   for (const auto& key : numeric_key_paths(read_json_file(path), "sources")) {
     INFO(key);
