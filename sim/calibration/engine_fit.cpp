@@ -230,7 +230,7 @@ EngineFitReport fit_engine(const std::vector<ServingRun>& runs, const EngineProf
   }
   std::vector<ServingRun> served;
   for (const ServingRun& run : runs) {
-    if (!run.points.empty() && run.points.front().skip_reason.empty()) served.push_back(run);
+    if (!run.points.empty()) served.push_back(run);
   }
   if (served.empty()) throw InputError("calibrate", "no measured point to fit");
 

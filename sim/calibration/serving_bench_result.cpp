@@ -70,10 +70,7 @@ std::vector<ServingPoint> read_bench_result(const fs::path& file,
   // The deployment: model_id from the file, the rest from the setup or the command line.
   const std::string model_id = r.string("model_id");
   p.model_name = model_id;
-  const ResolvedModel resolved =
-      resolve_model(model_id, options.data_root, source + ": field \"model_id\"");
-  p.model = resolved.model;
-  p.skip_reason = resolved.skip_reason;
+  p.model = resolve_model(model_id, options.data_root, source + ": field \"model_id\"");
   if (options.hardware) {
     p.hardware = resolve_hardware(*options.hardware, options.data_root, "--hw");
   } else if (auto hardware = defaults.find("hardware")) {

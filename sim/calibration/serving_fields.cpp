@@ -166,11 +166,11 @@ Setup read_setup(const fs::path& path) {
 
 // --- Models and hardware -----------------------------------------------------------------
 
-ResolvedModel resolve_model(const std::string& name, const fs::path& data_root,
-                            const std::string& where) {
+std::string resolve_model(const std::string& name, const fs::path& data_root,
+                          const std::string& where) {
   const Catalog catalog(data_root / "models", "model", where);
   // A shipped model's Hugging Face id (its file's _name_or_path).
-  if (const auto file = catalog.find_by_hf_id(name)) return {file->stem().string(), {}};
+  if (const auto file = catalog.find_by_hf_id(name)) return file->stem().string();
   // A shipped name (case-insensitively) or a path to a model file; anything else is refused
   // with the known names.
   const bool path_like = name.find('/') != std::string::npos ||
@@ -186,9 +186,8 @@ ResolvedModel resolve_model(const std::string& name, const fs::path& data_root,
   }
   const fs::path path = catalog.resolve(name);
   std::error_code ec;
-  if (fs::equivalent(path.parent_path(), catalog.directory(), ec))
-    return {path.stem().string(), {}};
-  return {path.string(), {}};
+  if (fs::equivalent(path.parent_path(), catalog.directory(), ec)) return path.stem().string();
+  return path.string();
 }
 
 std::string resolve_hardware(const std::string& name, const fs::path& data_root,

@@ -49,14 +49,11 @@ struct Setup {
 // Reads and checks a setup file (unknown keys and knobs refused, naming the field).
 Setup read_setup(const std::filesystem::path& path);
 
-// A model named by a file: a shipped model's name or Hugging Face id, or a model file.
-struct ResolvedModel {
-  std::string model;  // for the run configuration
-  std::string skip_reason;
-};
-
-ResolvedModel resolve_model(const std::string& name, const std::filesystem::path& data_root,
-                            const std::string& where);
+// What the run configuration's `model` takes for a model a file names: a shipped model's name
+// (from its name or Hugging Face id), or the path of a model file; else an InputError at
+// `where` listing the shipped models.
+std::string resolve_model(const std::string& name, const std::filesystem::path& data_root,
+                          const std::string& where);
 // A hardware profile's shipped name, or the path of a profile file.
 std::string resolve_hardware(const std::string& name, const std::filesystem::path& data_root,
                              const std::string& where);

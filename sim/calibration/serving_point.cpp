@@ -68,9 +68,7 @@ const std::vector<KindColumns>& kind_columns() {
 void read_deployment(const Row& row, const ServingPointOptions& options, ServingPoint& p) {
   const Cell model = row.get("model");
   p.model_name = model.text;
-  const ResolvedModel resolved = resolve_model(model.text, options.data_root, model.where);
-  p.model = resolved.model;
-  p.skip_reason = resolved.skip_reason;
+  p.model = resolve_model(model.text, options.data_root, model.where);
   if (options.hardware) {
     p.hardware = resolve_hardware(*options.hardware, options.data_root, "--hw");
   } else {

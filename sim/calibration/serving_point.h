@@ -92,9 +92,8 @@ struct ServingPoint {
   std::string source;   // the file, as given
   std::size_t row = 0;  // 1-based data row of a CSV file; 0 for a JSON file
   std::size_t line = 0;
-  std::string model_name;   // as the file names it
-  std::string model;        // what the run configuration's `model` takes; empty when skipped
-  std::string skip_reason;  // why the point is not simulated (its model is not shipped)
+  std::string model_name;  // as the file names it
+  std::string model;       // what the run configuration's `model` takes
   std::string hardware;
   std::int64_t tp = 1;
   std::int64_t pp = 1;
@@ -135,8 +134,7 @@ struct ServingPointOptions {
 // <data_root>/validation/setups/<file stem>.json when it exists); columns in the file override
 // the setup. Errors (InputError) name the file, the row or line and the column: a required
 // column missing from file and setup, a value that is not a number of the expected kind, a
-// model that is neither shipped nor a known Hugging Face id, an unknown setup key. A point whose
-// model has a known Hugging Face id but no file in models/ is kept with `skip_reason` set.
+// model that is neither shipped nor a known Hugging Face id, an unknown setup key.
 std::vector<ServingPoint> read_serving_points(const std::filesystem::path& file,
                                               const ServingPointOptions& options);
 

@@ -55,20 +55,16 @@ ServingValidation validate_serving(const std::vector<ServingRun>& runs,
   std::vector<PointComparison> points;
   for (const ServingRun& run : runs) {
     if (run.points.empty()) continue;
-    std::string reason = run.points.front().skip_reason.empty()
-                             ? std::string()
-                             : "skipped: " + run.points.front().skip_reason;
+    std::string reason;
     std::vector<ServingMetrics> predicted;
-    if (reason.empty()) {
-      try {
-        predicted = predict(run);
-      } catch (const InfeasibleError& e) {
-        reason = std::string("not served: ") + e.what();
-      }
-      if (reason.empty() && predicted.size() != run.points.size()) {
-        throw InvariantError("serving prediction: " + std::to_string(predicted.size()) +
-                             " results for " + std::to_string(run.points.size()) + " points");
-      }
+    try {
+      predicted = predict(run);
+    } catch (const InfeasibleError& e) {
+      reason = std::string("not served: ") + e.what();
+    }
+    if (reason.empty() && predicted.size() != run.points.size()) {
+      throw InvariantError("serving prediction: " + std::to_string(predicted.size()) +
+                           " results for " + std::to_string(run.points.size()) + " points");
     }
     for (std::size_t k = 0; k < run.points.size(); ++k) {
       PointComparison c;

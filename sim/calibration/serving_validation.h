@@ -28,7 +28,7 @@ struct MetricComparison {
 
 struct PointComparison {
   ServingPoint point;
-  std::string not_predicted;  // why there is no prediction (model not shipped, infeasible)
+  std::string not_predicted;  // why there is no prediction (the deployment is infeasible)
   bool predicted_overloaded = false;
   std::vector<MetricComparison> metrics;  // every metric measured for the point, in enum order
   bool measured_overloaded() const { return point.measured.overloaded; }

@@ -38,11 +38,8 @@ LoadedServingRuns load_serving_runs(const po::variables_map& vm, const CommandCo
     for (auto& run : group_serving_runs(std::move(points)))
       loaded.runs.push_back(std::move(run));
   }
-  for (const ServingRun& run : loaded.runs) {
-    if (run.points.front().skip_reason.empty()) {
-      check_serving_run(run, context.data_root, loaded.run_options);
-    }
-  }
+  for (const ServingRun& run : loaded.runs)
+    check_serving_run(run, context.data_root, loaded.run_options);
   return loaded;
 }
 

@@ -107,11 +107,6 @@ std::vector<ServingRun> measured_runs(const std::vector<std::string>& models, co
     }
     overloaded.measured.overloaded = true;
     runs.push_back({{overloaded}});
-    ServingPoint skipped = point(models.front(), 8, ++row);
-    skipped.model.clear();
-    skipped.skip_reason = "model x is not shipped in models/";
-    skipped.measured = analytic(point(models.front(), 8, 0), truth);
-    runs.push_back({{skipped}});
   }
   return runs;
 }
@@ -173,10 +168,10 @@ TEST_CASE("fit_engine recovers the engine terms the measured points were made fr
   CHECK(report.evaluations <= 4 * options.max_evaluations);
   CHECK(calls == report.evaluations + 1 + 3);
 
-  // In sample: every point, the skipped and the overloaded one reported as such.
+  // In sample: every point, the overloaded one reported as such.
   const ServingValidation& fitted = report.fitted;
-  CHECK(fitted.points.size() == 11);
-  CHECK(fitted.not_predicted == 1);
+  CHECK(fitted.points.size() == 10);
+  CHECK(fitted.not_predicted == 0);
   CHECK(fitted.measured_overloaded == 1);
   for (const ServingMetric metric : {ServingMetric::TtftMs, ServingMetric::ItlMs,
                                      ServingMetric::E2eMs, ServingMetric::OutputTokensPerS}) {
@@ -314,15 +309,9 @@ TEST_CASE("fit_engine refuses unknown terms and having nothing to fit", "[engine
   CHECK(is_fittable_term("kernels.decode_attention_core_sequence_keys"));
   CHECK_FALSE(is_fittable_term("kernels.decode_attention_tensor_core_min_group"));
 
-  std::vector<ServingRun> skipped_only;
-  ServingPoint skipped = point("model-a", 8, 1);
-  skipped.model.clear();
-  skipped.skip_reason = "model x is not shipped in models/";
-  skipped_only.push_back({{skipped}});
   options.terms = {"host.step_s"};
-  CHECK_THROWS_WITH(
-      fit_engine(skipped_only, base, synthetic_predictor(base, calls), options, {"s.csv"}),
-      Contains("no measured point to fit"));
+  CHECK_THROWS_WITH(fit_engine({}, base, synthetic_predictor(base, calls), options, {"s.csv"}),
+                    Contains("no measured point to fit"));
   CHECK(calls == 0);
 }
 

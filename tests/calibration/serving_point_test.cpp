@@ -54,7 +54,6 @@ TEST_CASE("a load-stage row takes the setup's columns and its own over them", "[
   const ServingPoint& p = points[0];
   CHECK(p.model_name == "meta-llama/Llama-2-7b-hf");
   CHECK(p.model == "llama-2-7b");  // through the Hugging Face id table
-  CHECK(p.skip_reason.empty());
   CHECK(p.hardware == "h100-sxm");
   CHECK(p.tp == 1);
   CHECK(p.engine == std::optional<std::string>("vllm"));
@@ -188,7 +187,6 @@ TEST_CASE("a measured file's Hugging Face model ids resolve to the shipped model
   const auto points = read_serving_points(file, options_with(setup));
   REQUIRE(points.size() == 1);
   CHECK(points[0].model == "codellama-34b");
-  CHECK(points[0].skip_reason.empty());
 }
 
 TEST_CASE("bad measured files name file, row and column", "[serving_point]") {

@@ -219,10 +219,3 @@ TEST_CASE("a replay keeps vLLM's arrival process", "[serving_run_config]") {
   workload = serving_run_workload(ServingRun{{p}}, {});
   CHECK(workload.at("arrival") == nlohmann::json({{"process", "closed_loop"}, {"users", 8}}));
 }
-
-TEST_CASE("a point whose model is not shipped has no configuration", "[serving_run_config]") {
-  ServingPoint p = stage(0, 5, 592, 194, 3000);
-  p.model.clear();
-  p.skip_reason = "model codellama-34b is not shipped";
-  CHECK_THROWS_AS(serving_run_config(ServingRun{{p}}, {}), InputError);
-}

@@ -71,11 +71,7 @@ TEST_CASE("overloaded points are kept out of the errors and reported apart",
   std::vector<ServingRun> runs;
   runs.push_back({{measured_point(1, 100, 1000, false), measured_point(2, 200, 2000, false)}});
   runs.push_back({{measured_point(3, 50000, 90000, true)}});
-  ServingPoint skipped = measured_point(4, 10, 100, false);
-  skipped.model.clear();
-  skipped.skip_reason = "model x is not shipped in models/";
-  runs.push_back({{skipped}});
-  runs.push_back({{measured_point(5, 10, 100, false)}});
+  runs.push_back({{measured_point(4, 10, 100, false)}});
   int calls = 0;
   const auto v = validate_serving(runs, [&](const ServingRun& run) -> std::vector<ServingMetrics> {
     ++calls;
@@ -84,11 +80,10 @@ TEST_CASE("overloaded points are kept out of the errors and reported apart",
     if (run.points.front().row == 3) return {predicted(1, 1, true)};
     throw InfeasibleError("the model does not fit");
   });
-  CHECK(calls == 3);  // the skipped run is not predicted
-  REQUIRE(v.points.size() == 5);
-  CHECK(v.not_predicted == 2);
-  CHECK_THAT(v.points[3].not_predicted, Contains("skipped") && Contains("not shipped"));
-  CHECK_THAT(v.points[4].not_predicted, Contains("not served") && Contains("does not fit"));
+  CHECK(calls == 3);
+  REQUIRE(v.points.size() == 4);
+  CHECK(v.not_predicted == 1);
+  CHECK_THAT(v.points[3].not_predicted, Contains("not served") && Contains("does not fit"));
   CHECK(v.measured_overloaded == 1);
   CHECK(v.overloaded_predicted_overloaded == 1);
   CHECK(v.normal_predicted_overloaded == 1);
@@ -109,11 +104,11 @@ TEST_CASE("overloaded points are kept out of the errors and reported apart",
   CHECK_THAT(csv,
              Contains("m.csv,1,llama-2-7b,h100-sxm,1,1,,w,0,1,ttft_ms_mean,100,110,0.1,0,0,\n"));
   CHECK_THAT(csv, Contains(",1,1,\n"));  // row 3: measured and predicted overloaded
-  CHECK_THAT(csv, Contains("skipped: model x is not shipped in models/"));
+  CHECK_THAT(csv, Contains("not served: the model does not fit"));
   const auto json = serving_validation_to_json(v);
   CHECK(json.at("metrics").at("ttft_ms_mean").at("count") == 2);
   CHECK(json.at("overloaded").at("measured") == 1);
-  CHECK(json.at("points").size() == 5);
+  CHECK(json.at("points").size() == 4);
 }
 
 TEST_CASE("stage metrics from request records: windows, ITL as the data computes it, overload",
