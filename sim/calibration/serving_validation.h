@@ -61,8 +61,8 @@ struct ServingValidation {
   std::size_t not_predicted = 0;
 };
 
-// Compares each point of `runs` with its prediction. Points whose model is not shipped are
-// reported with their reason and not predicted.
+// Compares each point of `runs` with its prediction. A run whose deployment cannot be served
+// (the predictor's InfeasibleError) is reported with the reason and not predicted.
 ServingValidation validate_serving(const std::vector<ServingRun>& runs,
                                    const ServingPredictor& predict);
 // The counts and per-metric statistics of compared points (what validate_serving returns for
