@@ -4,8 +4,7 @@
 
 #include "python/conversions.h"
 #include "python/settings.h"
-#include "sim/app/kv_report.h"
-#include "sim/app/roofline_report.h"
+#include "sim/app/app.h"
 #include "sim/config/catalog.h"
 #include "sim/core/error.h"
 #include "sim/model/model_loader.h"

@@ -6,7 +6,7 @@
 
 #include "python/conversions.h"
 #include "python/settings.h"
-#include "sim/app/simulation.h"
+#include "sim/app/app.h"
 #include "sim/metrics/record_columns.h"
 #include "sim/metrics/summary_json.h"
 

@@ -3,8 +3,6 @@
 #include <vector>
 
 #include "python/conversions.h"
-#include "sim/cli/run_options.h"
-#include "sim/cli/study_options.h"
 #include "sim/config/catalog.h"
 #include "sim/core/error.h"
 
@@ -23,14 +21,14 @@ std::string flag_name(std::string name) {
 std::optional<std::string> run_flag(const std::string& name, const nlohmann::json& value) {
   if (name.find('.') != std::string::npos || value.is_object()) return std::nullopt;
   const std::string flag = flag_name(name);
-  if (flag == "config" || !cli::is_run_setting(flag)) return std::nullopt;
+  if (flag == "config" || !is_run_setting(flag)) return std::nullopt;
   return flag;
 }
 
 }  // namespace
 
 ConfigSources config_sources(const py::object& config, const py::dict& settings) {
-  std::vector<cli::RunSetting> flags;
+  std::vector<RunSetting> flags;
   std::vector<ConfigOverride> keys;
   for (const auto& [key, item] : settings) {
     const std::string name = key.cast<std::string>();
@@ -41,7 +39,7 @@ ConfigSources config_sources(const py::object& config, const py::dict& settings)
       keys.push_back({name, name + "=" + value.dump()});
     }
   }
-  ConfigSources sources = cli::run_config_sources(flags, cli::SettingNames::Keywords);
+  ConfigSources sources = run_config_sources(flags, SettingNames::Keywords);
   for (auto& o : keys)
     sources.overrides.push_back(std::move(o));
   if (config.is_none()) return sources;
@@ -61,9 +59,9 @@ AxisOverrides python_axis_overrides() {
   return [](const std::string& name, const nlohmann::json& value) {
     if (name.find('.') == std::string::npos && name != "policy") {
       const std::string flag = flag_name(name);
-      if (cli::config_key_for_flag(flag)) return cli::axis_overrides(flag, value);
+      if (config_key_for_flag(flag)) return axis_overrides(flag, value);
     }
-    return cli::axis_overrides(name, value);
+    return axis_overrides(name, value);
   };
 }
 

@@ -5,7 +5,7 @@
 
 #include <pybind11/pybind11.h>
 
-#include "sim/app/config_assembly.h"
+#include "sim/app/app.h"
 #include "sim/study/grid.h"
 
 namespace servesim::python {

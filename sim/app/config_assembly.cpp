@@ -8,11 +8,11 @@
 #include "sim/app/engine_defaults.h"
 #include "sim/app/policies.h"
 #include "sim/config/catalog.h"
-#include "sim/config/json_reader.h"
 #include "sim/config/overrides.h"
 #include "sim/config/policy_section.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "sim/workload/trace_reader.h"
 
 namespace servesim {

@@ -4,11 +4,11 @@
 
 #include "sim/app/policies.h"
 #include "sim/config/catalog.h"
-#include "sim/config/json_reader.h"
 #include "sim/config/overrides.h"
 #include "sim/config/policy_section.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "sim/hardware/hardware_profile.h"
 
 namespace servesim {

@@ -4,7 +4,7 @@
 
 #include "sim/core/error.h"
 #include "sim/hardware/generation_cost.h"
-#include "sim/speculative/verification_planning.h"
+#include "sim/scheduler/verification_planning.h"
 
 namespace servesim {
 namespace {

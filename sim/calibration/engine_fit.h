@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/app/config_assembly.h"
+#include "sim/app/app.h"
 #include "sim/calibration/serving_validation.h"
 #include "sim/engine/engine_profile.h"
 

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 
 namespace servesim {
 namespace {

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "sim/config/catalog.h"
-#include "sim/config/json_reader.h"
+#include "sim/core/json_reader.h"
 
 namespace servesim::serving_fields {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "sim/calibration/serving_bench_result.h"
 #include "sim/calibration/serving_fields.h"
-#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "sim/workload/csv_cursor.h"
 
 namespace servesim {

@@ -8,9 +8,7 @@
 #include <limits>
 #include <string>
 
-#include "sim/app/config_assembly.h"
-#include "sim/app/policies.h"
-#include "sim/app/simulation.h"
+#include "sim/app/app.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
 

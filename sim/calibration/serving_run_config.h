@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/app/config_assembly.h"
+#include "sim/app/app.h"
 #include "sim/calibration/serving_point.h"
 
 namespace servesim {

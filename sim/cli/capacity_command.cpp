@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/app/output_directory.h"
+#include "sim/app/app.h"
 #include "sim/cli/format.h"
 #include "sim/cli/run_options.h"
 #include "sim/cli/study_options.h"

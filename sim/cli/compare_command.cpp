@@ -4,10 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/app/output_directory.h"
-#include "sim/app/policy_list.h"
-#include "sim/app/run_outputs.h"
-#include "sim/app/simulation.h"
+#include "sim/app/app.h"
 #include "sim/cli/format.h"
 #include "sim/cli/run_options.h"
 #include "sim/core/error.h"

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/app/kv_report.h"
+#include "sim/app/app.h"
 #include "sim/cli/format.h"
 #include "sim/cli/options.h"
 #include "sim/core/error.h"

@@ -3,7 +3,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/app/policies.h"
+#include "sim/app/app.h"
 #include "sim/cli/format.h"
 #include "sim/cli/options.h"
 #include "sim/config/catalog.h"

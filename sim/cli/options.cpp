@@ -1,6 +1,6 @@
 #include "sim/cli/options.h"
 
-#include "sim/cli/vllm_names.h"
+#include "sim/app/app.h"
 #include "sim/config/catalog.h"
 #include "sim/core/error.h"
 #include "sim/core/suggest.h"

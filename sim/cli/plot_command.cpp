@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "sim/cli/options.h"
-#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "sim/study/run_plots.h"
 #include "sim/study/sweep_plots.h"
 #include "sim/study/sweep_result.h"

@@ -1,4 +1,4 @@
-#include "sim/app/roofline_report.h"
+#include "sim/app/app.h"
 #include "sim/cli/format.h"
 #include "sim/cli/options.h"
 #include "sim/config/catalog.h"

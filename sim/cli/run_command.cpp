@@ -6,10 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/app/config_assembly.h"
-#include "sim/app/output_directory.h"
-#include "sim/app/run_outputs.h"
-#include "sim/app/simulation.h"
+#include "sim/app/app.h"
 #include "sim/cli/run_options.h"
 #include "sim/core/error.h"
 #include "sim/metrics/impl/console_reporter.h"

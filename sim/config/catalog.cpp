@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "sim/core/suggest.h"
 
 #ifndef SERVESIM_SOURCE_DIR

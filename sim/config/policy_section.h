@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/config/json_reader.h"
+#include "sim/core/json_reader.h"
 #include "sim/core/policy_parameters.h"
 
 namespace servesim {

@@ -1,8 +1,8 @@
 #include "sim/config/run_config.h"
 
-#include "sim/config/json_reader.h"
 #include "sim/config/policy_section.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "sim/engine/engine_profile.h"
 
 namespace servesim {

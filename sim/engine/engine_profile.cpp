@@ -4,7 +4,7 @@
 #include <cctype>
 #include <cmath>
 
-#include "sim/config/json_reader.h"
+#include "sim/core/json_reader.h"
 
 namespace servesim {
 namespace {

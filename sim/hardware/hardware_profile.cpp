@@ -4,8 +4,8 @@
 #include <cmath>
 #include <utility>
 
-#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 
 namespace servesim {
 namespace {

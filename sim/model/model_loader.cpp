@@ -3,8 +3,8 @@
 #include <array>
 #include <utility>
 
-#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 
 namespace servesim {
 namespace {

@@ -56,7 +56,7 @@ struct alignas(64) Request {
   std::shared_ptr<const std::vector<std::uint64_t>> block_hashes;
   // Speculative decoding: KV slots the allocator holds for the request beyond its computed
   // tokens, those of drafts its last verification rejected; its next step writes over them
-  // (sim/speculative/verification_planning.h). 0 without speculation.
+  // (sim/scheduler/verification_planning.h). 0 without speculation.
   std::int32_t lookahead_slots = 0;
   // Prompt tokens found in the prefix cache at its first admission (0 without caching); 32
   // bits, as prefill_end_tokens, keep the request in two cache lines.

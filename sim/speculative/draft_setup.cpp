@@ -3,8 +3,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "sim/model/model_size.h"
 
 namespace servesim {

@@ -13,7 +13,7 @@
 namespace servesim {
 
 // The speculative decoding of one run, which its replicas share: the drafts each decoding
-// request proposes (k, fewer near its end: verification_planning.h), what proposing costs
+// request proposes (k, fewer near its end: scheduler/verification_planning.h), what proposing costs
 // (Proposer), how many drafts the target accepts (AcceptanceModel, drawn from the run's
 // "speculative_acceptance" stream in completion order, which the event order fixes), and the
 // figures of summary.json's spec_decode section.

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/config/json_reader.h"
+#include "sim/core/json_reader.h"
 
 namespace servesim {
 

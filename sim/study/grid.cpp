@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 
 namespace servesim {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/app/config_assembly.h"
+#include "sim/app/app.h"
 
 namespace servesim {
 

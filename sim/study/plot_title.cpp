@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "sim/config/json_reader.h"
 #include "sim/config/run_config.h"
+#include "sim/core/json_reader.h"
 
 namespace servesim {
 namespace {

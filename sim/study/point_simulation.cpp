@@ -1,7 +1,6 @@
 #include "sim/study/point_simulation.h"
 
-#include "sim/app/policies.h"
-#include "sim/app/simulation.h"
+#include "sim/app/app.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
 #include "sim/metrics/summary_json.h"

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "sim/metrics/csv_format.h"
 #include "sim/metrics/output_file.h"
 #include "sim/study/point_simulation.h"

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "sim/app/config_assembly.h"
+#include "sim/app/app.h"
 #include "sim/study/grid.h"
 #include "sim/study/point_executor.h"
 #include "sim/study/sweep_result.h"

@@ -5,8 +5,8 @@
 #include <limits>
 #include <span>
 
-#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "sim/workload/arrival_process.h"
 
 namespace servesim {

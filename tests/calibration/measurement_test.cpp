@@ -4,8 +4,8 @@
 
 #include "sim/calibration/measurement.h"
 #include "sim/calibration/measurement_sources.h"
-#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "tests/support/test_support.h"
 
 using namespace servesim;

@@ -1,10 +1,10 @@
 #include <stdexcept>
 
 #include "sim/app/policies.h"
-#include "sim/config/json_reader.h"
 #include "sim/config/overrides.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "sim/workload/workload_spec.h"
 #include "tests/fuzz/fuzz_targets.h"
 

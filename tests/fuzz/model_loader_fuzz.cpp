@@ -1,8 +1,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "sim/model/model_loader.h"
 #include "sim/model/model_size.h"
 #include "tests/fuzz/fuzz_targets.h"

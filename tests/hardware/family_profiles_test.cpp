@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "sim/config/json_reader.h"
+#include "sim/core/json_reader.h"
 #include "sim/hardware/impl/roofline_model.h"
 #include "tests/support/test_support.h"
 

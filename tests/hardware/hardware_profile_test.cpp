@@ -4,8 +4,8 @@
 #include <regex>
 
 #include "sim/config/catalog.h"
-#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "tests/support/test_support.h"
 
 using namespace servesim;

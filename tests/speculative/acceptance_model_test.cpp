@@ -2,12 +2,12 @@
 
 #include <cmath>
 
-#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "sim/scheduler/request_lifecycle.h"
+#include "sim/scheduler/verification_planning.h"
 #include "sim/speculative/acceptance_model.h"
 #include "sim/speculative/speculative_config.h"
-#include "sim/speculative/verification_planning.h"
 
 using namespace servesim;
 

@@ -22,9 +22,7 @@
 namespace servesim::test {
 
 // The repository root (models/, hw_profiles/) and the shared reference data beside it.
-inline std::filesystem::path source_dir() {
-  return SERVESIM_TEST_SOURCE_DIR;
-}
+std::filesystem::path source_dir();
 inline std::filesystem::path shared_data_dir() {
   return source_dir() / ".." / "shared" / "data";
 }

@@ -5,7 +5,7 @@
 #include "sim/core/error.h"
 #include "sim/scheduler/reject_reasons.h"
 #include "sim/scheduler/running_requests.h"
-#include "sim/speculative/verification_planning.h"
+#include "sim/scheduler/verification_planning.h"
 
 namespace servesim {
 

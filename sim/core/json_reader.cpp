@@ -1,4 +1,4 @@
-#include "sim/config/json_reader.h"
+#include "sim/core/json_reader.h"
 
 #include <cmath>
 #include <fstream>

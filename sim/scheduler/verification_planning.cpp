@@ -1,4 +1,4 @@
-#include "sim/speculative/verification_planning.h"
+#include "sim/scheduler/verification_planning.h"
 
 #include <algorithm>
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-namespace servesim::cli {
+namespace servesim {
 
 // vLLM's value names for the settings whose names differ from servesim's (vllm serve's
 // --kv-cache-dtype and --quantization), translated to servesim's; values servesim has no
@@ -16,4 +16,4 @@ std::string kv_dtype_for_vllm(const std::string& value);
 // 4-bit checkpoints these kernels serve; an 8-bit GPTQ checkpoint is --weight-dtype int8).
 std::string weight_dtype_for_vllm_quantization(const std::string& value);
 
-}  // namespace servesim::cli
+}  // namespace servesim

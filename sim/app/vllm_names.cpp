@@ -1,4 +1,4 @@
-#include "sim/cli/vllm_names.h"
+#include "sim/app/vllm_names.h"
 
 #include <string_view>
 #include <utility>
@@ -7,7 +7,7 @@
 #include "sim/core/error.h"
 #include "sim/core/suggest.h"
 
-namespace servesim::cli {
+namespace servesim {
 namespace {
 
 using Names = std::vector<std::pair<std::string_view, std::string_view>>;
@@ -40,4 +40,4 @@ std::string weight_dtype_for_vllm_quantization(const std::string& value) {
   return translate(kNames, value, "--quantization");
 }
 
-}  // namespace servesim::cli
+}  // namespace servesim

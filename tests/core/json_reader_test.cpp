@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "sim/config/json_reader.h"
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "tests/support/test_support.h"
 
 using namespace servesim;

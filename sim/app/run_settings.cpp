@@ -1,0 +1,266 @@
+#include "sim/app/run_settings.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "sim/app/policy_list.h"
+#include "sim/app/run_flags.h"
+#include "sim/core/error.h"
+#include "sim/core/json_reader.h"
+#include "sim/speculative/speculative_config.h"
+
+namespace servesim {
+namespace {
+
+// The settings given, by name, with their values checked against the kind of each.
+class GivenSettings {
+ public:
+  GivenSettings(const std::vector<RunSetting>& settings, SettingNames names) : names_(names) {
+    for (const RunSetting& s : settings) {
+      if (!is_run_setting(s.name)) {
+        throw UsageError(origin(s.name) + ": not a run setting");
+      }
+      if (is_switch(s.name)) {
+        if (!s.value.is_boolean()) fail(s, "a boolean");
+        // A switch set to false is a switch not given.
+        if (!s.value.get<bool>()) continue;
+      }
+      settings_.push_back(&s);
+    }
+  }
+
+  bool has(std::string_view name) const { return find(name) != nullptr; }
+
+  // How messages name a setting: "--prompt-tokens" or "prompt_tokens".
+  std::string origin(std::string_view name) const {
+    if (names_ == SettingNames::Flags) return "--" + std::string(name);
+    std::string keyword(name);
+    std::replace(keyword.begin(), keyword.end(), '-', '_');
+    return keyword;
+  }
+
+  // The value of a given setting as the text of an override's value (JSON, or for a Raw
+  // flag a string as it was written: "4" is the number 4, "inf" the string).
+  std::string json_text(std::string_view name, FlagType type) const {
+    const RunSetting& s = *find(name);
+    const nlohmann::json& v = s.value;
+    switch (type) {
+      case FlagType::Text:
+        if (!v.is_string()) fail(s, "a string");
+        return v.dump();
+      case FlagType::Integer:
+        if (!v.is_number_integer()) fail(s, "an integer");
+        return std::to_string(v.get<std::int64_t>());
+      case FlagType::Number:
+        if (!v.is_number()) fail(s, "a number");
+        return nlohmann::json(v.get<double>()).dump();
+      case FlagType::Raw:
+        if (v.is_string()) return v.get<std::string>();
+        if (!v.is_number()) fail(s, "a number or a string");
+        return v.dump();
+    }
+    return {};
+  }
+
+  std::string text(std::string_view name) const {
+    const RunSetting& s = *find(name);
+    if (!s.value.is_string()) fail(s, "a string");
+    return s.value.get<std::string>();
+  }
+
+  std::int64_t integer(std::string_view name) const {
+    const RunSetting& s = *find(name);
+    if (!s.value.is_number_integer()) fail(s, "an integer");
+    return s.value.get<std::int64_t>();
+  }
+
+  // A repeatable setting's values: an array of strings, or one string.
+  std::vector<std::string> list(std::string_view name) const {
+    const RunSetting& s = *find(name);
+    if (s.value.is_string()) return {s.value.get<std::string>()};
+    std::vector<std::string> values;
+    if (!s.value.is_array()) fail(s, "a list of strings");
+    for (const auto& item : s.value) {
+      if (!item.is_string()) fail(s, "a list of strings");
+      values.push_back(item.get<std::string>());
+    }
+    return values;
+  }
+
+  // Both of two settings that make the same setting is a usage error.
+  void refuse_both(std::string_view a, std::string_view b) const {
+    if (has(a) && has(b)) {
+      throw UsageError(origin(a) + " and " + origin(b) + " are the same setting; give one");
+    }
+  }
+
+ private:
+  const RunSetting* find(std::string_view name) const {
+    for (const RunSetting* s : settings_) {
+      if (s->name == name) return s;
+    }
+    return nullptr;
+  }
+  [[noreturn]] void fail(const RunSetting& s, const char* expected) const {
+    throw UsageError(origin(s.name) + ": expected " + expected + ", got " + s.value.dump());
+  }
+
+  SettingNames names_;
+  std::vector<const RunSetting*> settings_;
+};
+
+// vLLM's --goodput KEY:VALUE ... (milliseconds, as vllm bench serve takes them) as the SLO
+// keys it sets, in seconds: a request is good when it meets every target given, which is
+// servesim's slo_attainment test.
+std::vector<ConfigOverride> goodput_overrides(const GivenSettings& given) {
+  struct Target {
+    std::string_view name;
+    const char* key;
+    const char* servesim_flag;
+  };
+  constexpr Target kTargets[] = {{"ttft", "slo.ttft_s", "slo-ttft"},
+                                 {"tpot", "slo.tpot_s", "slo-tpot"},
+                                 {"e2el", "slo.e2e_s", "slo-e2e"}};
+  const std::string origin = given.origin("goodput");
+  std::vector<ConfigOverride> overrides;
+  std::vector<std::string_view> seen;
+  const std::vector<std::string> pairs = given.list("goodput");
+  for (const auto& pair : pairs) {
+    const auto fail = [&pair, &origin](const std::string& why) {
+      throw InputError(origin, "\"" + pair + "\": " + why +
+                                   " (expected KEY:VALUE pairs, KEY ttft, tpot or e2el, "
+                                   "VALUE milliseconds > 0, e.g. ttft:500 tpot:50)");
+    };
+    const std::size_t colon = pair.find(':');
+    if (colon == std::string::npos) fail("no ':'");
+    const std::string_view name = std::string_view(pair).substr(0, colon);
+    const std::string_view text = std::string_view(pair).substr(colon + 1);
+    const Target* target = nullptr;
+    for (const Target& t : kTargets) {
+      if (t.name == name) target = &t;
+    }
+    if (target == nullptr) fail("unknown metric \"" + std::string(name) + "\"");
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) fail("given twice");
+    seen.push_back(name);
+    double ms = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), ms);
+    if (error != std::errc() || end != text.data() + text.size() || text.empty() ||
+        !std::isfinite(ms) || !(ms > 0)) {
+      fail("\"" + std::string(text) + "\" is not a number of milliseconds > 0");
+    }
+    if (given.has(target->servesim_flag)) {
+      throw UsageError(given.origin(target->servesim_flag) + " and " + origin + " " +
+                       std::string(name) + ":... are the same setting; give one");
+    }
+    overrides.push_back(
+        {origin, std::string(target->key) + "=" + nlohmann::json(ms / 1000).dump()});
+  }
+  return overrides;
+}
+
+}  // namespace
+
+ConfigSources run_config_sources(const std::vector<RunSetting>& settings, SettingNames names) {
+  const GivenSettings given(settings, names);
+  ConfigSources sources;
+  if (given.has("config")) sources.config_file = given.text("config");
+  for (const RunFlag& f : run_flags()) {
+    if (given.has(f.flag)) {
+      sources.overrides.push_back(
+          {given.origin(f.flag), std::string(f.key) + "=" + given.json_text(f.flag, f.type)});
+    }
+  }
+  for (const VllmFlag& f : vllm_flags()) {
+    if (!given.has(f.flag)) continue;
+    for (std::string_view rest = f.same_as; !rest.empty();) {
+      const std::size_t comma = rest.find(',');
+      given.refuse_both(rest.substr(0, comma), f.flag);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    const std::string value = f.value_of != nullptr
+                                  ? nlohmann::json(f.value_of(given.text(f.flag))).dump()
+                                  : given.json_text(f.flag, f.type);
+    sources.overrides.push_back({given.origin(f.flag), std::string(f.key) + "=" + value});
+  }
+  given.refuse_both("enable-chunked-prefill", "no-enable-chunked-prefill");
+  if (given.has("enable-chunked-prefill")) sources.chunked_prefill = true;
+  if (given.has("no-enable-chunked-prefill")) sources.chunked_prefill = false;
+  given.refuse_both("enable-prefix-caching", "no-enable-prefix-caching");
+  for (const char* flag : {"enable-prefix-caching", "no-enable-prefix-caching"}) {
+    if (given.has(flag)) {
+      sources.overrides.push_back(
+          {given.origin(flag),
+           std::string("engine.enable_prefix_caching=") + (flag[0] == 'e' ? "true" : "false")});
+    }
+  }
+  if (given.has("enable-expert-parallel")) {
+    sources.overrides.push_back({given.origin("enable-expert-parallel"), "expert_parallel=true"});
+  }
+  if (given.has("speculative-config")) {
+    const std::string origin = given.origin("speculative-config");
+    const nlohmann::json section = parse_json_text(given.text("speculative-config"), origin);
+    if (!section.is_object()) {
+      throw InputError(origin,
+                       "expected a JSON object, e.g. {\"method\": \"ngram\", "
+                       "\"num_speculative_tokens\": 3}");
+    }
+    sources.overrides.push_back({origin, "speculative=" + section.dump()});
+  }
+  if (given.has("acceptance-rate")) {
+    const std::string origin = given.origin("acceptance-rate");
+    sources.overrides.push_back(
+        {origin, "speculative.acceptance_rate=" +
+                     acceptance_rate_from_text(given.text("acceptance-rate"), origin).dump()});
+  }
+  if (given.has("goodput")) {
+    for (auto& o : goodput_overrides(given))
+      sources.overrides.push_back(std::move(o));
+  }
+  const bool prompt = given.has("prompt-tokens");
+  const bool output = given.has("output-tokens");
+  if (prompt != output) {
+    throw UsageError(given.origin("prompt-tokens") + " and " + given.origin("output-tokens") +
+                     " go together (fixed lengths)");
+  }
+  if (prompt) {
+    const auto fixed = [](std::int64_t tokens) {
+      return nlohmann::json{{"distribution", "fixed"}, {"tokens", tokens}};
+    };
+    const nlohmann::json lengths = {{"distribution", "independent"},
+                                    {"prompt", fixed(given.integer("prompt-tokens"))},
+                                    {"output", fixed(given.integer("output-tokens"))}};
+    sources.overrides.push_back(
+        {given.origin("prompt-tokens"), "workload.lengths=" + lengths.dump()});
+  }
+  if (given.has("no-bulk-decode")) {
+    sources.overrides.push_back({given.origin("no-bulk-decode"), "engine.bulk_decode=false"});
+  }
+  if (given.has("set")) {
+    for (const auto& assignment : given.list("set")) {
+      sources.overrides.push_back({given.origin("set"), assignment});
+    }
+  }
+  return sources;
+}
+
+std::vector<ConfigOverride> axis_overrides(const std::string& name, const nlohmann::json& value) {
+  const std::string origin = "--grid " + name;
+  if (name == "policy") {
+    if (!value.is_string()) {
+      throw UsageError(origin + ": expected SCHEDULER:ALLOCATOR[:PARAM[:PLACEMENT]], got " +
+                       value.dump());
+    }
+    auto policies = parse_policy_list(value.get<std::string>(), origin);
+    if (policies.size() != 1) throw UsageError(origin + ": one policy per value");
+    return policies.front().overrides;
+  }
+  if (name.find('.') == std::string::npos) {
+    if (const auto flag_key = config_key_for_flag(name)) {
+      return {ConfigOverride{origin, *flag_key + "=" + config_value_for_flag(name, value).dump()}};
+    }
+  }
+  return {ConfigOverride{origin, name + "=" + value.dump()}};
+}
+
+}  // namespace servesim
