@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/app/app.h"
+#include "sim/calibration/serving_runs.h"
 #include "sim/calibration/serving_validation.h"
 #include "sim/engine/engine_profile.h"
 

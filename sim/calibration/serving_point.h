@@ -113,13 +113,6 @@ struct ServingPoint {
   std::optional<double> rate_per_s() const;
 };
 
-// Points of one file that run back to back in one simulation: the load stages of one model,
-// TP and workload with consecutive stage numbers (stage k + 1 starts with what stage k left in
-// flight), or a single point.
-struct ServingRun {
-  std::vector<ServingPoint> points;  // in stage order
-};
-
 // Where the readers find what a file leaves out, and what the command line imposes.
 struct ServingPointOptions {
   std::filesystem::path data_root;             // models/, hw_profiles/, validation/setups/
@@ -141,11 +134,5 @@ std::vector<ServingPoint> read_serving_points(const std::filesystem::path& file,
 // The setup file read_serving_points would use for `file`, if any.
 std::optional<std::filesystem::path> setup_file_for(const std::filesystem::path& file,
                                                     const ServingPointOptions& options);
-
-// Groups the points of one file into runs (see ServingRun), in the order of each run's first
-// row. Two rows of one run with the same stage number are an InputError naming both; so is a
-// stage whose deployment (hardware, engine, knobs, pp) or shared-prefix shape differs from the
-// stage before.
-std::vector<ServingRun> group_serving_runs(std::vector<ServingPoint> points);
 
 }  // namespace servesim

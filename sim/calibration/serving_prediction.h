@@ -6,6 +6,7 @@
 #include "sim/calibration/serving_metrics.h"
 #include "sim/calibration/serving_point.h"
 #include "sim/calibration/serving_run_config.h"
+#include "sim/calibration/serving_runs.h"
 #include "sim/metrics/records.h"
 
 namespace servesim {

@@ -9,6 +9,7 @@
 
 #include "sim/app/app.h"
 #include "sim/calibration/serving_point.h"
+#include "sim/calibration/serving_runs.h"
 
 namespace servesim {
 

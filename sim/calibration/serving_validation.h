@@ -11,6 +11,7 @@
 
 #include "sim/calibration/serving_metrics.h"
 #include "sim/calibration/serving_point.h"
+#include "sim/calibration/serving_runs.h"
 
 namespace servesim {
 

@@ -7,6 +7,7 @@
 
 #include "sim/calibration/serving_point.h"
 #include "sim/calibration/serving_run_config.h"
+#include "sim/calibration/serving_runs.h"
 #include "sim/cli/command.h"
 #include "sim/cli/options.h"
 

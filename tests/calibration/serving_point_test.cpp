@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/calibration/serving_point.h"
+#include "sim/calibration/serving_runs.h"
 #include "sim/core/error.h"
 #include "tests/support/test_support.h"
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/memory/impl/block_pool.h"
+#include "sim/memory/impl/block_watermark.h"
 #include "sim/memory/kv_cache_allocator.h"
 #include "sim/memory/kv_pool_layout.h"
 #include "sim/memory/sequence_table.h"
@@ -85,6 +86,7 @@ class HybridPagedAllocator final : public IKvCacheAllocator {
   const std::vector<std::int32_t>& block_table(std::int64_t sequence, std::size_t group) const;
 
  private:
+  static constexpr char kName[] = "hybrid paged allocator";
   struct GroupTable {
     std::vector<std::int32_t> blocks;  // live blocks, in logical order
     std::int64_t skipped = 0;          // leading blocks freed (vLLM's null blocks)
@@ -102,10 +104,6 @@ class HybridPagedAllocator final : public IKvCacheAllocator {
     std::int64_t committed_blocks = 0;
   };
 
-  // Blocks (live and skipped) a group's table spans for `tokens` tokens.
-  static std::int64_t span_of(const KvPoolGroup& g, std::int64_t tokens);
-  // The first block a group still needs once `computed` tokens are computed.
-  static std::int64_t first_needed(const KvPoolGroup& g, std::int64_t computed);
   // Blocks freed and blocks taken if `t` grew by `tokens` now.
   struct Change {
     std::int64_t freed = 0;
@@ -142,11 +140,11 @@ class HybridPagedAllocator final : public IKvCacheAllocator {
   KvPoolLayout layout_;
   bool caching_;
   std::int64_t slot_tokens_;
-  std::int64_t watermark_blocks_;
   // Every attention group's block holds slot_tokens_ tokens, so a token held adds exactly one
   // slot of state in each: the condition of quiet grows.
   bool uniform_blocks_;
   BlockPool pool_;
+  BlockWatermark watermark_;
   SequenceTable<Table> tables_;
   std::vector<std::int64_t> group_blocks_;
   std::int64_t token_states_ = 0;

@@ -8,6 +8,7 @@
 #include "sim/memory/decode_round_allocator.h"
 #include "sim/memory/impl/block_pool.h"
 #include "sim/memory/impl/block_table.h"
+#include "sim/memory/impl/block_watermark.h"
 #include "sim/memory/impl/decode_cohort.h"
 #include "sim/memory/kv_cache_allocator.h"
 #include "sim/memory/sequence_table.h"
@@ -84,6 +85,7 @@ class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAlloca
   }
 
  private:
+  static constexpr char kName[] = "paged allocator";
   std::int64_t blocks_for(std::int64_t tokens) const {
     return (tokens + block_size_ - 1) / block_size_;
   }
@@ -149,8 +151,8 @@ class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAlloca
   [[noreturn, gnu::noinline, gnu::cold]] void conservation_broken() const;
 
   std::int64_t block_size_;
-  std::int64_t watermark_blocks_;
   BlockPool pool_;
+  BlockWatermark watermark_;
   std::int64_t token_states_ = 0;
   SequenceTable<BlockTable> tables_;
   DecodeCohort cohort_;
