@@ -191,16 +191,16 @@ TEST_CASE("the run footer's KV capacity is the allocator's, as iterations.csv re
           "[cli]") {
   test::ScratchDir dir("cli_footer");
   const auto out = dir.path() / "out";
-  // 100,000 tokens are 2,083 whole blocks of 48 tokens and 16 tokens over.
+  // 100,000 tokens are 1,562 whole blocks of 64 tokens and 32 tokens over.
   const auto r = run({"run", "--num-requests", "5", "--kv-capacity-tokens", "100000",
-                      "--block-size", "48", "--out", out.string(), "--no-plots"});
+                      "--block-size", "64", "--out", out.string(), "--no-plots"});
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.out, Contains("KV capacity 99984 tokens per replica"));
+  CHECK_THAT(r.out, Contains("KV capacity 99968 tokens per replica"));
   std::ifstream csv(out / "iterations.csv");
   std::string header, first;
   std::getline(csv, header);
   std::getline(csv, first);
-  CHECK_THAT(first, Contains(",99984,"));
+  CHECK_THAT(first, Contains(",99968,"));
 }
 
 TEST_CASE("the console counts rejected requests per reason", "[cli]") {
