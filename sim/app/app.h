@@ -16,5 +16,6 @@
 #include "sim/app/run_outputs.h"        // summary.json, requests.csv, ... of one run
 #include "sim/app/run_settings.h"       // settings given by name -> ConfigSources
 #include "sim/app/simulation.h"         // run_simulation
+#include "sim/app/simulation_limits.h"  // sizes one machine cannot simulate
 #include "sim/app/startup_check.h"      // whether a deployment starts (startup_verdict)
 #include "sim/app/vllm_names.h"         // vLLM's value names (kv-cache-dtype, quantization)

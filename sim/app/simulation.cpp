@@ -6,6 +6,7 @@
 #include "sim/app/metrics_observer.h"
 #include "sim/app/policies.h"
 #include "sim/app/replica_memory.h"
+#include "sim/app/simulation_limits.h"
 #include "sim/app/startup_check.h"
 #include "sim/config/catalog.h"
 #include "sim/config/run_config.h"
@@ -46,6 +47,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
                                  const std::filesystem::path& data_root,
                                  const std::filesystem::path& working_dir) {
   const RunConfig config = run_config_from_json(config_document, "configuration", policy_menus());
+  check_simulation_limits(config);  // before anything is built
   const ModelSpec model =
       load_model_file(Catalog(data_root / "models", "model", "model").resolve(config.model));
   max_len_of(config, model);  // refuses a max_len beyond the model's positions first
