@@ -170,6 +170,9 @@ int run_kv(CommandContext& context) {
 
   KvRunReportOptions report;
   report.model = raw_model(*vm);
+  if (!report.model && vm->count("model") == 0 && vm->count("config") == 0) {
+    throw UsageError("give --model NAME|PATH, or raw dimensions with both --layers and --d-model");
+  }
   report.tokens = integer_flag(*vm, "tokens", 0);
   report.with_hardware = vm->count("hw") != 0 || vm->count("config") != 0;
   ConfigSources sources = run_config_sources(*vm);
