@@ -181,8 +181,9 @@ TEST_CASE("startup_verdict answers for a configuration document", "[startup]") {
       document({"model=llama-3.1-70b", "hardware=h100-sxm", "tp=2", "engine.name=sglang"}),
       test::source_dir());
   CHECK(sglang.starts);
+  // (its 0.88 of memory and 1,024 sequences' logits leave about half of vLLM's room)
   CHECK(sglang.max_len_tokens < 131072);
-  CHECK(sglang.max_len_tokens > 20000);
+  CHECK(sglang.max_len_tokens > 5000);
 
   // A capacity given in the configuration is not checked against a sequence.
   const StartupVerdict given = startup_verdict(document({"model=llama-3.1-70b", "hardware=h100-sxm",

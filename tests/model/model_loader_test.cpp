@@ -124,7 +124,8 @@ TEST_CASE("mixtral checks its expert counts", "[model]") {
   test::ScratchDir dir("model_moe");
   const std::string base =
       R"({"model_type": "mixtral", "num_hidden_layers": 2, "hidden_size": 64,
-          "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
+          "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 128,
+          "vocab_size": 100,
           "max_position_embeddings": 256, )";
   // A missing num_experts_per_tok is MixtralConfig's 2.
   CHECK(load_text(dir, base + R"("num_local_experts": 8})").experts_per_token == 2);
