@@ -110,7 +110,7 @@ EngineProfile engine_of_document(const nlohmann::json& document,
 
 void remove_engine_decided_defaults(nlohmann::json& document) {
   document["memory"].erase("mem_util");
-  for (const char* key : {"enable_prefix_caching", "host", "kernels", "cuda_graphs"})
+  for (const char* key : {"enable_prefix_caching", "host", "kernels", "cuda_graphs", "startup"})
     document["engine"].erase(key);
   document["scheduler"].erase("name");
 }
@@ -134,6 +134,15 @@ void apply_engine_defaults(nlohmann::json& document, const EngineProfile& engine
     }
     given[key] = resolved[key];
   }
+  // The engine's start-up checks, under any the document changes.
+  nlohmann::json startup = startup_checks_to_json(engine.startup);
+  if (given.contains("startup")) {
+    if (!given["startup"].is_object()) {
+      throw InputError("configuration", "field \"engine.startup\": expected a JSON object");
+    }
+    deep_merge(startup, given["startup"]);
+  }
+  given["startup"] = startup;
   if (!given.contains("enable_prefix_caching")) {
     given["enable_prefix_caching"] = engine.scheduling.enable_prefix_caching;
   }

@@ -3,6 +3,13 @@
 #include <cmath>
 #include <string>
 
+#include "sim/app/policies.h"
+#include "sim/app/replica_memory.h"
+#include "sim/app/startup_check.h"
+#include "sim/config/catalog.h"
+#include "sim/config/run_config.h"
+#include "sim/core/error.h"
+#include "sim/model/model_loader.h"
 #include "sim/model/model_size.h"
 
 namespace servesim {
@@ -103,6 +110,40 @@ nlohmann::json kv_report(const ModelSpec& model, const HardwareProfile* hardware
     r["vllm_kv_cache_size_tokens"] = c.pools.reported_tokens(c.pools.blocks_in(c.kv_bytes_per_gpu));
     r["max_len"] = max_len;
     r["max_sequences_at_max_len"] = sequences_at_length(c, o, max_len);
+  }
+  return r;
+}
+
+nlohmann::json kv_report_for_run(const nlohmann::json& config_document,
+                                 const std::filesystem::path& data_root,
+                                 const KvRunReportOptions& options) {
+  const RunConfig config = run_config_from_json(config_document, "configuration", policy_menus());
+  const ModelSpec model =
+      options.model
+          ? *options.model
+          : load_model_file(Catalog(data_root / "models", "model", "model").resolve(config.model));
+  KvReportOptions report;
+  report.tokens = options.tokens;
+  report.capacity = kv_capacity_options(config, model);
+  if (!options.with_hardware) {
+    nlohmann::json r = kv_report(model, nullptr, report);
+    r["engine"] = config.engine.name;
+    return r;
+  }
+  report.max_len = max_len_of(config, model);
+  const HardwareProfile hardware = load_hardware_file(
+      Catalog(data_root / "hw_profiles", "hardware profile", "hardware").resolve(config.hardware));
+  nlohmann::json r = kv_report(model, &hardware, report);
+  r["engine"] = config.engine.name;
+  const KvCapacity planned = plan_kv_capacity(model, hardware, report.capacity);
+  const StartupFacts facts = startup_facts(config, model, hardware, planned);
+  r["max_len_that_fits"] = largest_max_len_that_fits(facts, planned.kv_bytes_per_gpu);
+  try {
+    apply_startup_checks(config.engine.startup, facts);
+    r["starts"] = true;
+  } catch (const InfeasibleError& e) {
+    r["starts"] = false;
+    r["does_not_start"] = e.what();
   }
   return r;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -28,5 +29,27 @@ struct KvReportOptions {
 // weights and activations leave no KV room.
 nlohmann::json kv_report(const ModelSpec& model, const HardwareProfile* hardware,
                          const KvReportOptions& options);
+
+}  // namespace servesim
+
+namespace servesim {
+
+// What `servesim kv` asks of a run's configuration beyond the document.
+struct KvRunReportOptions {
+  std::optional<std::int64_t> tokens;  // size a cache for this many tokens (>= 0)
+  bool with_hardware = false;          // add the replica's memory plan on the document's GPU
+  // A model given by raw dimensions in place of the document's model (nullopt: the document's).
+  std::optional<ModelSpec> model;
+};
+
+// kv_report for a run's configuration document (assemble_config's, with its engine's
+// defaults): the planner's options are those run_simulation uses (replica_memory.h), so `kv`
+// and `run` print the same capacity for the same flags. Adds "engine" and, with the hardware,
+// "starts" (whether the engine's start-up checks pass, sim/app/startup_check.h),
+// "max_len_that_fits" (vLLM's estimate_max_model_len, at most max_len) and, when it does not
+// start, "does_not_start" (why).
+nlohmann::json kv_report_for_run(const nlohmann::json& config_document,
+                                 const std::filesystem::path& data_root,
+                                 const KvRunReportOptions& options);
 
 }  // namespace servesim

@@ -5,6 +5,9 @@
 
 #include "sim/app/metrics_observer.h"
 #include "sim/app/policies.h"
+#include "sim/app/replica_memory.h"
+#include "sim/app/simulation_limits.h"
+#include "sim/app/startup_check.h"
 #include "sim/config/catalog.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
@@ -18,19 +21,6 @@
 
 namespace servesim {
 namespace {
-
-DType resolve_kv_dtype(const std::string& text, const ModelSpec& model) {
-  if (text == "auto") return auto_kv_dtype(model);
-  return parse_kv_dtype(text, "kv_dtype");
-}
-
-// The KV capacity planner reserves activation memory for this many sequences: the
-// scheduler's max_num_seqs, or for a scheduler without that cap (static) vLLM's default of
-// 256, which every scheduler used before each policy read only its own parameters.
-std::int64_t planned_sequences(const PolicyParameters& scheduler) {
-  constexpr std::int64_t kUncappedSequences = 256;
-  return scheduler.has("max_num_seqs") ? scheduler.integer("max_num_seqs") : kUncappedSequences;
-}
 
 // The replica's scheduler parameters. With data-parallel attention each of the `ranks` runs an
 // engine core of its own, with its own max_num_seqs and token budget (as vLLM's data-parallel
@@ -57,17 +47,10 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
                                  const std::filesystem::path& data_root,
                                  const std::filesystem::path& working_dir) {
   const RunConfig config = run_config_from_json(config_document, "configuration", policy_menus());
+  check_simulation_limits(config);  // before anything is built
   const ModelSpec model =
       load_model_file(Catalog(data_root / "models", "model", "model").resolve(config.model));
-  const std::int64_t max_len = config.max_len.value_or(model.max_position_embeddings);
-  // As vLLM refuses a max_model_len beyond the model's positions (unless told otherwise by
-  // VLLM_ALLOW_LONG_MAX_MODEL_LEN): positions past them were never trained.
-  if (max_len > model.max_position_embeddings) {
-    const std::string positions = std::to_string(model.max_position_embeddings);
-    throw InputError("max_len", std::to_string(max_len) + " tokens exceed the " +
-                                    "max_position_embeddings of " + config.model + " (" +
-                                    positions + "); expected at most " + positions);
-  }
+  max_len_of(config, model);  // refuses a max_len beyond the model's positions first
   const MaxLenPolicy max_len_policy = parse_max_len_policy(config.max_len_policy, "max_len_policy");
 
   const HardwareProfile hardware = load_hardware_file(
@@ -86,10 +69,8 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   roofline.parallelism =
       Parallelism{config.tp, config.pp, config.expert_parallel, config.data_parallel};
   roofline.expert_load_imbalance = config.expert_load_imbalance;
-  roofline.weight_dtype = config.weight_dtype == "auto"
-                              ? auto_weight_dtype(model)
-                              : parse_dtype(config.weight_dtype, "weight_dtype");
-  roofline.kv_dtype = resolve_kv_dtype(config.kv_dtype, model);
+  roofline.weight_dtype = weight_dtype_of(config, model);
+  roofline.kv_dtype = kv_dtype_of(config, model);
   roofline.engine = config.engine.costs;
   const std::unique_ptr<IExecutionTimeModel> time_model =
       cost_model_entry.factory(model, hardware, roofline, config.cost_model.parameters);
@@ -111,11 +92,14 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   }
 
   // How the KV memory is cut into blocks: per-group pools for windowed or recurrent layers.
-  const std::int64_t block_tokens = config.allocator.parameters.has("block_size")
-                                        ? config.allocator.parameters.integer("block_size")
-                                        : KvCapacityOptions{}.block_tokens;
-  const KvPoolLayout pools = kv_pool_layout(
-      kv_groups_per_gpu(model, roofline.parallelism, roofline.kv_dtype), block_tokens);
+  const KvPoolLayout pools =
+      kv_pool_layout(kv_groups_per_gpu(model, roofline.parallelism, roofline.kv_dtype),
+                     kv_capacity_options(config, model).block_tokens);
+  // The replica's memory plan, then the engine's start-up checks on it (as vLLM checks that
+  // one max_model_len sequence fits before it serves): the length the engine serves with.
+  const std::optional<KvCapacity> planned = planned_capacity(config, model, hardware);
+  const std::int64_t max_len =
+      apply_startup_checks(config.engine.startup, startup_facts(config, model, hardware, planned));
   std::int64_t capacity_tokens = 0;
   if (config.memory.kv_capacity_tokens) {
     capacity_tokens = *config.memory.kv_capacity_tokens;
@@ -132,19 +116,10 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
       throw InfeasibleError("memory.kv_capacity_gib holds less than one token of " + model.name);
     }
   } else {
-    KvCapacityOptions o;
-    o.parallelism = roofline.parallelism;
-    o.weight_dtype = roofline.weight_dtype;
-    o.kv_dtype = roofline.kv_dtype;
-    o.memory_utilization = config.memory.mem_util;
-    o.max_batched_tokens = config.memory.max_batched_tokens_reserve;
-    o.max_sequences = planned_sequences(config.scheduler.parameters);
-    o.block_tokens = block_tokens;
-    const KvCapacity planned = plan_kv_capacity(model, hardware, o);
-    capacity_tokens = planned.kv_capacity_tokens;
+    capacity_tokens = planned->kv_capacity_tokens;
     if (draft && draft->network) {
       capacity_tokens =
-          kv_capacity_beside_draft(planned.kv_bytes_per_gpu, planned.kv_bytes_per_token_per_gpu,
+          kv_capacity_beside_draft(planned->kv_bytes_per_gpu, planned->kv_bytes_per_token_per_gpu,
                                    *draft, model.name, draft->network->name);
     }
   }
@@ -230,6 +205,11 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   const ClusterRunStats stats = cluster.run();
 
   nlohmann::json resolved = run_config_to_json(config);
+  // An engine that cuts the maximum length to its KV cache (MaxLenBeyondKv::Clip) ran with
+  // the cut one: the resolved configuration says so, and gives the same run again.
+  if (max_len != config.max_len.value_or(model.max_position_embeddings)) {
+    resolved["max_len"] = max_len;
+  }
   resolved["workload"] = workload_spec_to_json(workload);
   RunSummary summary = collector.summarize(stats.end_time.seconds());
   if (speculation) summary.spec_decode = speculation->summary();

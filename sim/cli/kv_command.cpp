@@ -6,15 +6,17 @@
 #include "sim/app/app.h"
 #include "sim/cli/format.h"
 #include "sim/cli/options.h"
+#include "sim/cli/run_options.h"
 #include "sim/core/error.h"
 
 namespace servesim::cli {
 namespace {
 
-ModelSpec model_from(const po::variables_map& vm, const CommandContext& context) {
+// A model given by raw dimensions (--layers, --d-model, ...), or nothing when --model (or the
+// configuration) names it.
+std::optional<ModelSpec> raw_model(const po::variables_map& vm) {
   const bool raw = vm.count("layers") != 0 || vm.count("d-model") != 0;
-  if (vm.count("model") != 0) {
-    if (raw) throw UsageError("give either --model or raw --layers/--d-model, not both");
+  if (!raw) {
     for (const char* flag : {"heads", "kv-heads", "kv-group", "ffn-dim", "vocab"}) {
       if (vm.count(flag) != 0) {
         throw UsageError(std::string("--") + flag +
@@ -22,7 +24,10 @@ ModelSpec model_from(const po::variables_map& vm, const CommandContext& context)
                          "the model file gives it");
       }
     }
-    return load_model(vm["model"].as<std::string>(), context);
+    return std::nullopt;
+  }
+  if (vm.count("model") != 0) {
+    throw UsageError("give either --model or raw --layers/--d-model, not both");
   }
   if (vm.count("layers") == 0 || vm.count("d-model") == 0) {
     throw UsageError("give --model NAME|PATH, or raw dimensions with both --layers and --d-model");
@@ -119,19 +124,23 @@ void print_human(std::ostream& out, const nlohmann::json& r) {
     table.add_row({"sequences at max length",
                    format_count(r["max_sequences_at_max_len"].get<double>()),
                    "of " + format_count(r["max_len"].get<double>()) + " tokens"});
+    table.add_row({"engine " + r["engine"].get<std::string>(),
+                   r["starts"].get<bool>() ? "starts" : "does not start",
+                   "longest sequence that fits: " +
+                       format_count(r["max_len_that_fits"].get<double>()) + " tokens"});
   }
   table.print(out);
+  if (r.contains("does_not_start")) out << r["does_not_start"].get<std::string>() << '\n';
 }
 
 }  // namespace
 
 int run_kv(CommandContext& context) {
   po::options_description options("Options", 100, 50);
-  options.add_options()(
-      "model", po::value<std::string>()->value_name("NAME|PATH"),
-      "model short name (servesim list), a shipped model's Hugging Face id, a path to a "
-      "config.json or to a snapshot folder holding one")(
-      "layers", po::value<std::int64_t>()->value_name("L"), "raw dimensions: decoder layers")(
+  add_run_options(options);
+  po::options_description kv("The KV calculator's own", 100, 50);
+  kv.add_options()("layers", po::value<std::int64_t>()->value_name("L"),
+                   "raw dimensions in place of --model: decoder layers")(
       "d-model", po::value<std::int64_t>()->value_name("D"), "raw dimensions: hidden size d_model")(
       "heads", po::value<std::int64_t>()->value_name("H"),
       "raw dimensions: attention heads (default: d_model / 128 when that divides, else the KV "
@@ -145,62 +154,31 @@ int run_kv(CommandContext& context) {
       "raw dimensions: vocabulary size (default 32000)")(
       "tokens", po::value<std::int64_t>()->value_name("N"),
       "tokens to size the cache for (reports kv_bytes)")(
-      "hw", po::value<std::string>()->value_name("NAME|PATH"),
-      "hardware profile name or path: adds weights, KV capacity and sequences that fit")(
-      "mem-util", po::value<double>()->value_name("F")->default_value(0.9, "0.9"),
-      "fraction of each GPU's memory the engine may use, in (0, 1]")(
-      "max-len", po::value<std::int64_t>()->value_name("TOKENS"),
-      "sequence length for max_sequences_at_max_len, tokens (default: the model's "
-      "max_position_embeddings; 2048 for raw dimensions)")(
-      "max-batched-tokens", po::value<std::int64_t>()->value_name("TOKENS")->default_value(8192),
-      "tokens of the largest forward pass, for the activation reserve")(
-      "max-num-seqs", po::value<std::int64_t>()->value_name("N")->default_value(256),
-      "sequences sampled in one step, for the logits reserve")(
-      "block-size", po::value<std::int64_t>()->value_name("TOKENS")->default_value(16),
-      "tokens per KV block, for the pools of a model of several layer groups")(
-      "gpu-memory-utilization", po::value<double>()->value_name("F"), "vLLM's name for --mem-util")(
-      "max-model-len", po::value<std::int64_t>()->value_name("TOKENS"),
-      "vLLM's name for --max-len")("max-num-batched-tokens",
-                                   po::value<std::int64_t>()->value_name("TOKENS"),
-                                   "vLLM's name for --max-batched-tokens")(
-      "enable-prefix-caching", "accepted as vLLM has it; no effect on the KV arithmetic")(
-      "no-enable-prefix-caching", "accepted as vLLM has it; no effect on the KV arithmetic")(
       "json", "print one JSON object instead of a table");
-  add_parallelism_options(options);
-  add_dtype_options(options);
+  options.add(kv);
   const auto vm = parse_options(
       context, options, "servesim kv (--model NAME|PATH | --layers L --d-model D) [options]",
       "Sizes the KV cache per layer group: full attention 2 x layers x KV heads x head_dim x\n"
       "bytes per token; sliding windows and attention chunks the same over at most W tokens;\n"
       "MLA one latent (kv_lora_rank + qk_rope_head_dim) per token and layer; recurrent layers a\n"
-      "constant state per sequence. With --hw, also the weights per GPU, the KV capacity left\n"
-      "after weights and an activation reserve, and how many sequences of --max-len fit.\n"
+      "constant state per sequence. With --hw (or --config), also the replica's memory plan as\n"
+      "`servesim run` makes it with the same flags and the same defaults (the engine's: --engine,\n"
+      "default vllm): weights per GPU, the KV capacity left after weights and the activation\n"
+      "reserve, how many sequences of --max-len fit, and whether the engine starts.\n"
       "Example: servesim kv --model llama-3-8b --hw h100-sxm --tokens 8192");
   if (!vm) return 0;
 
-  const ModelSpec model = model_from(*vm, context);
-  KvReportOptions report;
-  report.capacity.kv_dtype = kv_dtype_from(*vm, model);
-  report.capacity.weight_dtype = weight_dtype_from(*vm, model);
-  report.tokens = integer_flag(*vm, "tokens", 0);
-  std::optional<HardwareProfile> hardware;
-  if (vm->count("hw") != 0) {
-    hardware = load_hardware((*vm)["hw"].as<std::string>(), context);
-    KvCapacityOptions& o = report.capacity;
-    o.parallelism = parallelism_from(*vm);
-    const std::string mem_util = given_flag(*vm, "mem-util", "gpu-memory-utilization");
-    o.memory_utilization = (*vm)[mem_util].as<double>();
-    if (!(o.memory_utilization > 0 && o.memory_utilization <= 1)) {
-      throw InputError("--" + mem_util, "expected a fraction in (0, 1], got " +
-                                            std::to_string(o.memory_utilization));
-    }
-    o.max_batched_tokens =
-        *integer_flag(*vm, given_flag(*vm, "max-batched-tokens", "max-num-batched-tokens"), 1);
-    o.max_sequences = *integer_flag(*vm, "max-num-seqs", 1);
-    o.block_tokens = *integer_flag(*vm, "block-size", 1);
-    report.max_len = integer_flag(*vm, given_flag(*vm, "max-len", "max-model-len"), 1);
+  KvRunReportOptions report;
+  report.model = raw_model(*vm);
+  if (!report.model && vm->count("model") == 0 && vm->count("config") == 0) {
+    throw UsageError("give --model NAME|PATH, or raw dimensions with both --layers and --d-model");
   }
-  const nlohmann::json r = kv_report(model, hardware ? &*hardware : nullptr, report);
+  report.tokens = integer_flag(*vm, "tokens", 0);
+  report.with_hardware = vm->count("hw") != 0 || vm->count("config") != 0;
+  ConfigSources sources = run_config_sources(*vm);
+  // Raw dimensions stand for the model; the document's max_len is theirs.
+  const nlohmann::json document = assemble_config(sources, context.data_root);
+  const nlohmann::json r = kv_report_for_run(document, context.data_root, report);
   if (vm->count("json") != 0) {
     context.out << r.dump(2) << '\n';
   } else {

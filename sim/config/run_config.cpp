@@ -17,6 +17,7 @@ nlohmann::json engine_section_to_json(const RunConfig::Engine& engine) {
   j["name"] = engine.name;
   j["bulk_decode"] = engine.bulk_decode;
   j["enable_prefix_caching"] = engine.enable_prefix_caching;
+  j["startup"] = startup_checks_to_json(engine.startup);
   return j;
 }
 
@@ -107,6 +108,9 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
     read_engine_costs(document.at("engine"), source_name, "engine", c.engine.costs);
     for (const char* section : {"host", "kernels", "cuda_graphs"})
       e->ignore(section);
+    if (const nlohmann::json* startup = e->optional_raw("startup")) {
+      c.engine.startup = read_startup_checks(*startup, source_name, "engine.startup");
+    }
     e->reject_unknown_keys();
   }
   if (auto s = r.optional_object("speculative")) c.speculative = read_speculative_config(*s);

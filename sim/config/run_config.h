@@ -9,6 +9,7 @@
 
 #include "sim/core/policy_parameters.h"
 #include "sim/engine/engine_costs.h"
+#include "sim/engine/startup_checks.h"
 #include "sim/speculative/speculative_config.h"
 
 namespace servesim {
@@ -92,6 +93,9 @@ struct RunConfig {
     // contiguous one shares nothing). Requests hit only when the workload says what their
     // tokens are (IWorkloadSource::last_content).
     bool enable_prefix_caching = false;
+    // The checks the engine makes at start-up (sim/engine/startup_checks.h); a document
+    // without them gets none.
+    StartupChecks startup;
   } engine;
 
   // Speculative decoding (docs/speculative.md): vLLM's speculative_config plus the

@@ -177,6 +177,9 @@ EngineProfile engine_from_json(const nlohmann::json& document, const std::string
   auto scheduling = r.object("scheduling");
   read_scheduling(scheduling, e.scheduling);
   read_costs(r, e.costs);
+  if (const nlohmann::json* startup = r.optional_raw("startup")) {
+    e.startup = read_startup_checks(*startup, source_name, "startup");
+  }
   if (const nlohmann::json* calibration = r.optional_raw("calibration")) {
     if (!calibration->is_object()) r.fail("calibration", "expected a JSON object");
     e.calibration = *calibration;
@@ -261,6 +264,7 @@ nlohmann::json engine_to_json(const EngineProfile& e) {
                      {"block_size", e.scheduling.block_size},
                      {"gpu_memory_utilization", e.scheduling.gpu_memory_utilization},
                      {"preemption_mode", e.scheduling.preemption_mode}};
+  if (e.startup != StartupChecks{}) j["startup"] = startup_checks_to_json(e.startup);
   if (!e.calibration.is_null()) j["calibration"] = e.calibration;
   j["sources"] = e.sources;
   return j;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/engine/engine_costs.h"
+#include "sim/engine/startup_checks.h"
 
 namespace servesim {
 
@@ -41,6 +42,7 @@ struct EngineProfile {
   std::string source;  // the file it was read from
   EngineScheduling scheduling;
   EngineCosts costs;
+  StartupChecks startup;  // what it refuses or cuts before serving ("startup"; none if absent)
   // Free-form metadata written by `servesim calibrate --measured` (null when absent).
   nlohmann::json calibration;
   std::map<std::string, std::string> sources;  // by dotted key path

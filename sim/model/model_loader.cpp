@@ -5,6 +5,7 @@
 
 #include "sim/core/error.h"
 #include "sim/core/json_reader.h"
+#include "sim/model/hf_config_defaults.h"
 
 namespace servesim {
 namespace {
@@ -426,10 +427,26 @@ void read_family(JsonObjectReader& r, ModelSpec& m) {
 
 ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& source_name,
                                const std::string& default_name) {
-  JsonObjectReader r(config, source_name);
   ModelSpec m;
   m.source = source_name;
-  m.family = detect_family(r);
+  m.family = [&] {
+    JsonObjectReader detect(config, source_name);
+    return detect_family(detect);
+  }();
+  // A key the file lacks is read as transformers' configuration class defaults it (of the
+  // text model, for the multimodal files that nest it in text_config).
+  // Mistral3Config (multimodal) nests its MistralConfig in text_config, which servesim does not
+  // read: its top-level keys get no defaults, so a file without them is refused.
+  const bool mistral3 = config.value("model_type", "") == "mistral3";
+  const nlohmann::json defaults =
+      mistral3 ? nlohmann::json::object() : transformers_config_defaults(m.family);
+  const bool nested = (m.family == ModelFamily::Gemma3 || m.family == ModelFamily::Llama4) &&
+                      config.contains("text_config") && config["text_config"].is_object();
+  nlohmann::json filled = nested ? config : with_config_defaults(config, defaults);
+  if (nested) filled["text_config"] = with_config_defaults(config["text_config"], defaults);
+  JsonObjectReader r(filled, source_name);
+  r.ignore("model_type");
+  r.ignore("architectures");
   m.name = r.optional_string("_name_or_path").value_or(default_name);
   const std::optional<DType> top_dtype = read_native_dtype(r);
   m.quantization = read_quantization(r);

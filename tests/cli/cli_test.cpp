@@ -109,7 +109,8 @@ TEST_CASE("every command's help explains its options", "[cli]") {
         "--kv-group", "--hw", "--tp", "--mem-util", "--max-len", "--json"}) {
     CHECK_THAT(kv.out, Contains(option));
   }
-  CHECK_THAT(kv.out, Contains("--mem-util F (=0.9)"));
+  // kv takes run's flags, with the engine's defaults.
+  CHECK_THAT(kv.out, Contains("--engine") && Contains("--max-num-seqs"));
   const auto roofline = run({"roofline", "--help"});
   for (const char* option : {"--decode-batch", "--context", "--prefill-tokens", "--generate"}) {
     CHECK_THAT(roofline.out, Contains(option));
@@ -124,7 +125,7 @@ TEST_CASE("bad input gets one line naming the problem and the documented exit co
   test::require_error(run({"kv", "--model", "llama-2-7b", "--hw", "tpu-v9"}), 3,
                       "unknown hardware profile \"tpu-v9\"");
   test::require_error(run({"kv", "--model", "llama-2-7b", "--kv-dtype", "fp12"}), 3,
-                      "--kv-dtype: unknown dtype \"fp12\"");
+                      "kv_dtype: unknown dtype \"fp12\"");
   test::require_error(run({"roofline", "--weight-dtype", "int3"}), 3, "--weight-dtype");
   test::require_error(run({"roofline", "--model", "llama-2-7b", "--tp", "3"}), 3,
                       "--tp: tensor-parallel degree 3 does not divide the 32 attention heads");
@@ -137,7 +138,7 @@ TEST_CASE("bad input gets one line naming the problem and the documented exit co
       run({"kv", "--layers", "32", "--d-model", "4096", "--heads", "32", "--kv-heads", "5"}), 3,
       "KV heads do not divide 32");
   test::require_error(run({"kv", "--model", "llama-2-7b", "--hw", "h100-sxm", "--mem-util", "0"}),
-                      3, "--mem-util");
+                      3, "memory.mem_util");
   test::require_error(run({"kv", "--model", "llama-2-7b", "--frobnicate"}), 2, "frobnicate");
   test::require_error(run({"kv", "--model", "llama-2-7b", "--tp", "two"}), 2, "--tp");
   test::require_error(run({"kv"}), 2, "--model");
@@ -191,16 +192,16 @@ TEST_CASE("the run footer's KV capacity is the allocator's, as iterations.csv re
           "[cli]") {
   test::ScratchDir dir("cli_footer");
   const auto out = dir.path() / "out";
-  // 100,000 tokens are 2,083 whole blocks of 48 tokens and 16 tokens over.
+  // 100,000 tokens are 1,562 whole blocks of 64 tokens and 32 tokens over.
   const auto r = run({"run", "--num-requests", "5", "--kv-capacity-tokens", "100000",
-                      "--block-size", "48", "--out", out.string(), "--no-plots"});
+                      "--block-size", "64", "--out", out.string(), "--no-plots"});
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.out, Contains("KV capacity 99984 tokens per replica"));
+  CHECK_THAT(r.out, Contains("KV capacity 99968 tokens per replica"));
   std::ifstream csv(out / "iterations.csv");
   std::string header, first;
   std::getline(csv, header);
   std::getline(csv, first);
-  CHECK_THAT(first, Contains(",99984,"));
+  CHECK_THAT(first, Contains(",99968,"));
 }
 
 TEST_CASE("the console counts rejected requests per reason", "[cli]") {

@@ -59,20 +59,23 @@ TEST_CASE("bad model configs: one line naming file and field, exit 3", "[model][
   const auto kv = [&](const std::string& text) {
     return test::run_servesim({"kv", "--model", dir.write("config.json", text).string()});
   };
-  const std::string mla_head =
-      R"({"model_type": "deepseek_v3", "hidden_size": 256, "num_hidden_layers": 2,
-          "num_attention_heads": 4, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16,
-          "v_head_dim": 32, "intermediate_size": 512, "vocab_size": 1000,
-          "max_position_embeddings": 4096)";
-  const auto no_rank = kv(mla_head + "}");
+  // A key whose configuration class default is None where servesim needs a value (docs/
+  // models.md, "Missing fields"): DeepSeek-V2's routed experts per token.
+  const std::string moe_head =
+      R"({"model_type": "deepseek_v2", "hidden_size": 256, "num_hidden_layers": 2,
+          "num_attention_heads": 4, "q_lora_rank": 64, "kv_lora_rank": 64,
+          "qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32,
+          "intermediate_size": 512, "moe_intermediate_size": 128, "n_routed_experts": 8,
+          "vocab_size": 1000, "max_position_embeddings": 4096)";
+  const auto no_rank = kv(moe_head + "}");
   CHECK(no_rank.exit_code == 3);
-  CHECK_THAT(no_rank.err, Contains("config.json") && Contains("field \"kv_lora_rank\"") &&
+  CHECK_THAT(no_rank.err, Contains("config.json") && Contains("field \"num_experts_per_tok\"") &&
                               Contains("required but missing"));
-  CHECK(kv(mla_head + R"(, "kv_lora_rank": 64})").exit_code == 0);
+  CHECK(kv(moe_head + R"(, "num_experts_per_tok": 2})").exit_code == 0);
 
   const auto window = kv(R"({"model_type": "mistral", "hidden_size": 256, "num_hidden_layers": 2,
-             "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 1000,
-             "max_position_embeddings": 4096, "sliding_window": 8192})");
+             "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 512,
+             "vocab_size": 1000, "max_position_embeddings": 4096, "sliding_window": 8192})");
   CHECK(window.exit_code == 3);
   CHECK_THAT(window.err, Contains("field \"sliding_window\"") &&
                              Contains("exceeds max_position_embeddings 4096"));
