@@ -113,6 +113,7 @@ SteadyState analyze_steady_state(const std::vector<RequestTiming>& requests,
   }
 
   std::size_t first_kept = order.size() / 10;
+  s.warmup_detected = true;  // unless MSER or the E2E bound says otherwise
   if (const auto truncation = mser(in_system, criteria.mser_batch)) {
     s.warmup_detected = truncation->inside;
     first_kept = std::max(first_kept, truncation->index);
@@ -128,9 +129,11 @@ SteadyState analyze_steady_state(const std::vector<RequestTiming>& requests,
     const auto at = e2e_s.begin() + static_cast<std::ptrdiff_t>((e2e_s.size() - 1) * 99 / 100);
     std::nth_element(e2e_s.begin(), at, e2e_s.end());
     const double filled_s = requests[order.front()].arrival_s + *at;
-    while (first_kept + 1 < order.size() && requests[order[first_kept]].arrival_s < filled_s)
+    // At most the first half: a run too short to fill up is judged on its second half, and
+    // does not count as settled.
+    while (first_kept < order.size() / 2 && requests[order[first_kept]].arrival_s < filled_s)
       ++first_kept;
-    if (first_kept > order.size() / 2) s.warmup_detected = false;
+    if (requests[order[first_kept]].arrival_s < filled_s) s.warmup_detected = false;
   }
   s.warmup_end_s = requests[order[first_kept]].arrival_s;
   s.window_start_s = s.warmup_end_s;
@@ -198,6 +201,10 @@ SteadyState analyze_steady_state(const std::vector<RequestTiming>& requests,
                three_significant(s.backlog_growth_ratio * 100) + "% of the offered rate > " +
                three_significant(criteria.growth_tolerance * 100) +
                "%, t = " + three_significant(s.backlog_growth_t) + ")";
+  } else if (!s.warmup_detected) {
+    s.stable = false;
+    s.reason = "no steady state within " + std::to_string(s.arrivals) +
+               " requests: the warm-up lasts past the middle of the run";
   }
   return s;
 }

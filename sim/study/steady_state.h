@@ -38,9 +38,10 @@ struct SteadyState {
   std::int64_t arrivals = 0;  // in the whole run, rejected ones included
   // The end of the warm-up: the latest of the arrival of the first tenth of the requests,
   // MSER's truncation point and the first arrival plus the 99th percentile of E2E (a system
-  // that starts empty fills up over its longest requests). `warmup_detected` is false when
-  // MSER's truncation falls at the end of the first half of the run it may search, or the
-  // E2E bound past that half (the system had not settled by then).
+  // that starts empty fills up over its longest requests), at most the arrival at the middle
+  // of the run. `warmup_detected` is false when MSER's truncation falls at the end of the
+  // first half of the run it may search, or the E2E bound past that half (the system had not
+  // settled by then).
   double warmup_end_s = 0;
   bool warmup_detected = false;
   // The window: from the end of the warm-up to the last arrival.

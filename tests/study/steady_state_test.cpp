@@ -80,8 +80,13 @@ TEST_CASE("A backlog growing slowly is caught by its trend, not by the served sh
   CHECK(slow.backlog_growth_ratio == Approx(0.03 / 1.03).epsilon(0.05));
   CHECK_FALSE(slow.stable);
   CHECK_THAT(slow.reason, Catch::StartsWith("the backlog grows") && Catch::Contains("> 2%"));
-  // Growth below the tolerance passes: 1% short.
-  CHECK(servesim::analyze_steady_state(single_server(4000, 1.01)).stable);
+  // 1% short: within the tolerances of both the served share and the trend, but a backlog
+  // that grows through the whole run leaves MSER no end to the warm-up.
+  const auto slight = servesim::analyze_steady_state(single_server(4000, 1.01));
+  CHECK(slight.served_ratio >= 0.99 - 1e-3);
+  CHECK_FALSE(slight.warmup_detected);
+  CHECK_FALSE(slight.stable);
+  CHECK_THAT(slight.reason, Catch::StartsWith("no steady state within 4000 requests"));
   // A server with room to spare has no backlog at all.
   const auto idle = servesim::analyze_steady_state(single_server(4000, 0.5));
   CHECK(idle.stable);
