@@ -63,7 +63,8 @@ PYBIND11_MODULE(servesim, m) {
       [](const py::object& config, const py::object& slo, std::optional<double> target_rate,
          const py::object& shapes, std::optional<double> start_rate, double precision,
          std::size_t points_per_round, std::size_t max_points, double min_rate, double max_rate,
-         std::int64_t max_replicas, int jobs, const py::kwargs& settings) {
+         std::int64_t max_replicas, std::optional<double> gpu_cost_per_hour, int jobs,
+         const py::kwargs& settings) {
         CapacityOptions options;
         options.slo = slo;
         options.target_rate_per_s = target_rate;
@@ -75,6 +76,7 @@ PYBIND11_MODULE(servesim, m) {
         options.min_rate_per_s = min_rate;
         options.max_rate_per_s = max_rate;
         options.max_replicas = max_replicas;
+        options.gpu_cost_per_hour = gpu_cost_per_hour;
         options.jobs = jobs;
         return capacity(config, options, settings);
       },
@@ -82,16 +84,21 @@ PYBIND11_MODULE(servesim, m) {
       py::arg("target_rate") = py::none(), py::arg("shapes") = py::none(),
       py::arg("start_rate") = py::none(), py::arg("precision") = 0.02,
       py::arg("points_per_round") = 3, py::arg("max_points") = 200, py::arg("min_rate") = 1e-4,
-      py::arg("max_rate") = 1e6, py::arg("max_replicas") = 1024, py::arg("jobs") = 1,
+      py::arg("max_rate") = 1e6, py::arg("max_replicas") = 1024,
+      py::arg("gpu_cost_per_hour") = py::none(), py::arg("jobs") = 1,
       "capacity(config=None, *, slo, target_rate=None, shapes=None, ..., jobs=1, **settings)"
       " -> dict\n\n"
       "The highest arrival rate meeting `slo` ({'ttft_p99': 0.5, 'tpot_p99': 0.05}, or\n"
       "'attainment' of the run's slo_ttft/slo_tpot targets), as `servesim capacity`: a dict\n"
       "with mode 'rate', outcome (found, met_at_every_rate, unresolved, never_met),\n"
-      "rate_per_s, failing_rate_per_s and every point simulated as a DataFrame. With\n"
-      "`target_rate`, the fewest replicas of each of `shapes` ('h100-sxm:2' or\n"
-      "('h100-sxm', 2, 1)) meeting it: mode 'replicas', a 'shapes' DataFrame (replicas, gpus,\n"
-      "does_not_fit) and the points.");
+      "rate_per_s, failing_rate_per_s, gpus, the prices at that rate (usd_per_hour,\n"
+      "usd_per_million_input_tokens, usd_per_million_output_tokens, usd_per_million_tokens,\n"
+      "usd_per_thousand_requests; None without a price: gpu_cost_per_hour, else the\n"
+      "profile's) and every point simulated as a DataFrame. A point meets the SLO only if\n"
+      "its steady state is stable (steady_state.* columns). With `target_rate`, the fewest\n"
+      "replicas of each of `shapes` ('h100-sxm:2' or ('h100-sxm', 2, 1)) meeting it: mode\n"
+      "'replicas', a 'shapes' DataFrame (replicas, gpus, does_not_fit, the prices) and the\n"
+      "points.");
   m.def(
       "kv",
       [](std::optional<std::string> model, std::optional<std::string> hardware,

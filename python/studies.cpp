@@ -9,11 +9,14 @@
 
 #include "python/conversions.h"
 #include "python/settings.h"
+#include "sim/config/catalog.h"
 #include "sim/core/error.h"
+#include "sim/hardware/hardware_profile.h"
 #include "sim/metrics/csv_format.h"
 #include "sim/study/point_simulation.h"
 #include "sim/study/rate_search.h"
 #include "sim/study/replica_search.h"
+#include "sim/study/serving_prices.h"
 #include "sim/study/slo.h"
 #include "sim/study/summary_columns.h"
 #include "sim/study/sweep_run.h"
@@ -105,6 +108,28 @@ std::string violations_text(const SloVerdict& verdict) {
   return text;
 }
 
+// The price per GPU-hour of `hardware`: the option, else the profile's (none when it has none).
+std::optional<double> gpu_price(const CapacityOptions& options, const std::filesystem::path& root,
+                                const std::string& hardware) {
+  if (options.gpu_cost_per_hour) return options.gpu_cost_per_hour;
+  return load_hardware_file(
+             Catalog(root / "hw_profiles", "hardware profile", "hardware").resolve(hardware))
+      .price_per_gpu_hour_usd;
+}
+
+// The prices' keys, each None when there is no price.
+constexpr const char* kPriceKeys[] = {"usd_per_gpu_hour",
+                                      "usd_per_hour",
+                                      "usd_per_million_input_tokens",
+                                      "usd_per_million_output_tokens",
+                                      "usd_per_million_tokens",
+                                      "usd_per_thousand_requests"};
+
+py::object price_value(const std::optional<ServingPrices>& prices, const char* key) {
+  if (!prices) return py::none();
+  return py::float_(serving_prices_json(*prices)[key].get<double>());
+}
+
 ConfigOverride rate_override(double rate_per_s) {
   return {"capacity", "workload.arrival.rate_per_s=" + nlohmann::json(rate_per_s).dump()};
 }
@@ -178,7 +203,7 @@ py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
         names.push_back("capacity point (rate=" + format_9_digits(rate) + ")");
       }
       return simulate_points(base, overrides, names, *executor, root, working_dir, nullptr,
-                             /*steady_state=*/true);
+                             PointMeasure{true, completions_needed(slo), {}, &slo});
     });
   }
 
@@ -210,6 +235,19 @@ py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
                                        ? py::object(py::float_(result.failing_rate_per_s))
                                        : py::object(py::none());
   document["relative_precision"] = options.precision;
+  std::optional<ServingPrices> prices;
+  const RatePoint* best = result.best();
+  if (!never_met && best != nullptr) {
+    const nlohmann::json config = study_point_config(base, {}, root, "capacity");
+    const std::int64_t gpus = config.value("replicas", std::int64_t{1}) *
+                              config["tp"].get<std::int64_t>() * config["pp"].get<std::int64_t>();
+    document["gpus"] = gpus;
+    if (const auto price = gpu_price(options, root, config["hardware"].get<std::string>())) {
+      prices = serving_prices(*price, gpus, result.passing_rate_per_s, best->summary);
+    }
+  }
+  for (const char* key : kPriceKeys)
+    document[key] = price_value(prices, key);
   document["points"] = frame(data, names);
   return document;
 }
@@ -256,11 +294,12 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
                             std::to_string(trial.replicas) + " replicas)");
           }
           return simulate_points(base, overrides, names, *executor, root, working_dir, nullptr,
-                                 /*steady_state=*/true);
+                                 PointMeasure{true, completions_needed(slo), {}, &slo});
         });
   }
 
   py::list hardware, tp, pp, replicas, gpus, unfit;
+  std::vector<py::list> price_columns(std::size(kPriceKeys));
   py::list point_hardware, point_tp, point_pp, point_replicas, met, violations;
   std::vector<const nlohmann::json*> summaries;
   for (const auto& result : results) {
@@ -287,6 +326,15 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
         result.points.empty() ? std::nullopt : does_not_fit(result.points.back().summary);
     unfit.append(answer == nullptr && reason ? py::object(py::str(*reason))
                                              : py::object(py::none()));
+    std::optional<ServingPrices> prices;
+    if (answer != nullptr) {
+      if (const auto price = gpu_price(options, root, shape.hardware)) {
+        prices = serving_prices(*price, answer->replicas * shape.gpus_per_replica(), rate,
+                                answer->summary);
+      }
+    }
+    for (std::size_t k = 0; k < price_columns.size(); ++k)
+      price_columns[k].append(price_value(prices, kPriceKeys[k]));
   }
   py::dict shape_data;
   py::list shape_names;
@@ -295,6 +343,10 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
                                      std::pair{"gpus", gpus}, std::pair{"does_not_fit", unfit}}) {
     shape_data[name] = column;
     shape_names.append(name);
+  }
+  for (std::size_t k = 0; k < price_columns.size(); ++k) {
+    shape_data[kPriceKeys[k]] = price_columns[k];
+    shape_names.append(kPriceKeys[k]);
   }
   py::dict data;
   py::list names;

@@ -26,6 +26,8 @@ struct CapacityOptions {
   double min_rate_per_s = 1e-4;
   double max_rate_per_s = 1e6;
   std::int64_t max_replicas = 1024;
+  // USD per GPU-hour for the prices (default each hardware profile's list price).
+  std::optional<double> gpu_cost_per_hour;
   int jobs = 1;
 };
 

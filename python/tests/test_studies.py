@@ -78,3 +78,19 @@ def test_capacity_replicas_equals_the_cli(cli_json):
 def test_capacity_needs_an_slo():
     with pytest.raises(servesim.UsageError, match="^slo: give at least one term"):
         servesim.capacity(slo={})
+
+
+def test_capacity_returns_prices():
+    result = servesim.capacity(slo={"ttft_p99": 0.5}, precision=0.2, num_requests=300,
+                               gpu_cost_per_hour=2.0)
+    assert result["outcome"] == "found"
+    rate, gpus = result["rate_per_s"], result["gpus"]
+    assert result["usd_per_hour"] == 2.0 * gpus
+    assert result["usd_per_thousand_requests"] == pytest.approx(
+        result["usd_per_hour"] / (rate * 3.6))
+    assert 0 < result["usd_per_million_tokens"] < result["usd_per_million_output_tokens"]
+    assert result["usd_per_million_input_tokens"] > 0
+    shapes = servesim.capacity(slo={"ttft_p99": 0.5}, target_rate=10, num_requests=300,
+                               shapes=["h100-sxm:1"], gpu_cost_per_hour=2.0)["shapes"]
+    assert shapes["usd_per_hour"].tolist() == [2.0 * shapes["gpus"][0]]
+    assert shapes["usd_per_million_input_tokens"][0] > 0

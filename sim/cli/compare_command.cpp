@@ -13,6 +13,8 @@
 #include "sim/metrics/summary_json.h"
 #include "sim/study/compare_plots.h"
 #include "sim/study/plot_title.h"
+#include "sim/study/point_simulation.h"
+#include "sim/study/steady_state.h"
 #include "sim/study/summary_columns.h"
 
 namespace servesim::cli {
@@ -66,8 +68,17 @@ void print_table(std::ostream& out, const std::vector<Compared>& runs) {
   };
   row("requests completed", number("requests_completed", 1, 0));
   row("requests rejected", number("requests_rejected", 1, 0));
-  row("throughput (req/s)", number("throughput_requests_per_s", 1, 3));
-  row("output tokens/s", number("throughput_output_tokens_per_s", 1, 1));
+  // Over the steady state (capacity's and sweep's throughput), then over the whole run.
+  const auto steady = [](const char* key, double scale, int decimals) {
+    return [=](const nlohmann::json& s) {
+      return format_fixed(s["steady_state"][key].get<double>() * scale, decimals);
+    };
+  };
+  row("throughput (req/s)", steady("throughput_requests_per_s", 1, 3));
+  row("output tokens/s", steady("throughput_output_tokens_per_s", 1, 1));
+  row("served / offered (%)", steady("served_ratio", 100, 1));
+  row("stable", [](const nlohmann::json& s) { return unstable(s) ? "no" : "yes"; });
+  row("whole-run throughput (req/s)", number("throughput_requests_per_s", 1, 3));
   row("normalized latency (ms/token)", number("normalized_latency_s_per_token", 1e3, 2));
   for (const char* metric : {"ttft_s", "tpot_s", "e2e_s"}) {
     const std::string name = std::string(metric).substr(0, std::string(metric).size() - 2);
@@ -138,6 +149,8 @@ int run_compare(CommandContext& context) {
           run_simulation(document, context.data_root, std::filesystem::current_path());
       require_served(outcome.result);
       nlohmann::json summary = summary_to_json(outcome.result.summary);
+      summary["steady_state"] =
+          steady_state_json(analyze_steady_state(outcome.result.collector.request_timings()));
       runs.push_back({policy, std::move(outcome), std::move(summary)});
     } catch (const InfeasibleError& e) {
       if (policies.size() == 1) throw;

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,10 @@ void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
     text_columns.push_back(header.size());
     header.push_back(axis);
   }
-  for (const char* column : {"req/s", "tokens/s", "norm ms/tok", "TTFT p50 ms", "TTFT p99 ms",
-                             "TPOT p99 ms", "preempted"}) {
+  // req/s and tokens/s over the steady state (capacity's); run req/s over the whole run,
+  // drain included.
+  for (const char* column : {"req/s", "run req/s", "served %", "stable", "tokens/s", "norm ms/tok",
+                             "TTFT p50 ms", "TTFT p99 ms", "TPOT p99 ms", "preempted"}) {
     header.emplace_back(column);
   }
   // A point that does not fit has no figures, only the reason, in a last column.
@@ -46,7 +49,7 @@ void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
     std::vector<std::string> cells{std::to_string(i)};
     cells.insert(cells.end(), row.labels.begin(), row.labels.end());
     if (const auto reason = does_not_fit(row.summary)) {
-      cells.insert(cells.end(), 7, "-");
+      cells.insert(cells.end(), 10, "-");
       cells.push_back("does not fit: " + *reason);
       table.add_row(cells);
       continue;
@@ -54,8 +57,11 @@ void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
     const auto value = [&](const char* path, double scale, int decimals) {
       cells.push_back(format_fixed(summary_value(row.summary, path) * scale, decimals));
     };
+    value("steady_state.throughput_requests_per_s", 1, 3);
     value("throughput_requests_per_s", 1, 3);
-    value("throughput_output_tokens_per_s", 1, 0);
+    value("steady_state.served_ratio", 100, 1);
+    cells.emplace_back(unstable(row.summary) ? "no" : "yes");
+    value("steady_state.throughput_output_tokens_per_s", 1, 0);
     value("normalized_latency_s_per_token", 1e3, 2);
     value("ttft_s.p50", 1e3, 1);
     value("ttft_s.p99", 1e3, 1);
@@ -105,6 +111,7 @@ int run_sweep(CommandContext& context) {
                "log y axes on every curve panel (else only on a panel whose values span > 30x)")(
       "json", "print the sweep's summary.json to stdout instead of the table");
   add_jobs_option(options);
+  add_resume_option(options);
   add_run_options(options);
   const auto vm = parse_options(
       context, options, "servesim sweep --grid KEY=V1,V2,... [--grid ...] [run options]",
@@ -138,12 +145,16 @@ int run_sweep(CommandContext& context) {
   }
   const auto executor = executor_from(*vm, context);
   ProgressMeter progress(context.err, "sweep", context.terminal);
-  const SweepResult sweep = run_sweep(base, axes, axis_overrides, *executor, context.data_root,
-                                      std::filesystem::current_path(), &progress);
+  const std::optional<std::string> out_dir = study_out_dir(*vm);
+  std::optional<PointJournal> journal = study_journal(*vm, context, "sweep");
+  const SweepResult sweep =
+      run_sweep(base, axes, axis_overrides, *executor, context.data_root,
+                std::filesystem::current_path(), &progress, journal ? &*journal : nullptr);
   // Points that do not fit are rows saying why; a sweep with nothing else writes nothing.
   const bool any_fits = std::any_of(sweep.rows.begin(), sweep.rows.end(),
                                     [](const SweepRow& row) { return !does_not_fit(row.summary); });
   if (!any_fits) {
+    if (journal) journal->discard();
     if (context.processes.leader()) {
       print_sweep_table(context.out, sweep);
       context.err << "servesim: error: no grid point fits (each row says why)\n";
@@ -151,8 +162,8 @@ int run_sweep(CommandContext& context) {
     return exit_code_for(ErrorKind::Infeasible);
   }
   if (!context.processes.leader()) return 0;
-  if (vm->count("out") != 0) {
-    publish_output((*vm)["out"].as<std::string>(), [&](const std::filesystem::path& staging) {
+  if (out_dir) {
+    publish_output(*out_dir, [&](const std::filesystem::path& staging) {
       write_sweep_outputs(sweep, staging, vm->count("no-plots") == 0, curves, context.err);
     });
   }
@@ -166,8 +177,8 @@ int run_sweep(CommandContext& context) {
       context.out << "Ran " << sweep.rows.size() << " points over " << context.processes.size
                   << " MPI ranks\n";
     }
-    if (vm->count("out") != 0) {
-      context.out << "Wrote " << (*vm)["out"].as<std::string>()
+    if (out_dir) {
+      context.out << "Wrote " << *out_dir
                   << "/{sweep.csv, summary.json, latency/throughput plots}\n";
     }
   }

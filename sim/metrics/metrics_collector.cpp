@@ -100,7 +100,8 @@ void MetricsCollector::on_request_finished(const RequestRecord& record) {
     cut_output_tokens_ += record.cut_output_tokens;
   }
   if (meets_slo(ttft_s, tpot_s, e2e_s)) ++slo_met_;
-  request_times_.push_back({record.arrival_s, record.completion_s, record.output_tokens});
+  request_times_.push_back({record.arrival_s, record.first_scheduled_s, record.completion_s,
+                            record.prompt_tokens, record.output_tokens});
   if (options_.keep_request_records) requests_.push_back(record);
 }
 
@@ -115,7 +116,8 @@ void MetricsCollector::on_request_rejected(const RequestRecord& record) {
   } else {
     ++counted->second;
   }
-  request_times_.push_back({record.arrival_s, std::nan(""), record.output_tokens});
+  request_times_.push_back(
+      {record.arrival_s, std::nan(""), std::nan(""), record.prompt_tokens, record.output_tokens});
   if (options_.keep_request_records) requests_.push_back(record);
 }
 
@@ -241,7 +243,7 @@ std::vector<double> MetricsCollector::latency_quantiles(Latency latency,
 SteadyStateThroughput MetricsCollector::steady_state() const {
   std::vector<double> arrivals_s;
   arrivals_s.reserve(request_times_.size());
-  for (const RequestTimes& r : request_times_)
+  for (const RequestTiming& r : request_times_)
     arrivals_s.push_back(r.arrival_s);
   std::sort(arrivals_s.begin(), arrivals_s.end());
   SteadyStateThroughput s;
@@ -252,7 +254,7 @@ SteadyStateThroughput MetricsCollector::steady_state() const {
   if (!(window_s > 0)) return s;
   const auto in_window = [&](double t) { return t > s.window_start_s && t <= s.window_end_s; };
   std::int64_t arrived = 0, offered_tokens = 0, completed = 0, completed_tokens = 0;
-  for (const RequestTimes& r : request_times_) {
+  for (const RequestTiming& r : request_times_) {
     if (in_window(r.arrival_s)) {
       ++arrived;
       offered_tokens += r.output_tokens;

@@ -25,6 +25,16 @@ struct MetricsOptions {
   double itl_relative_error = LogHistogram::kDefaultRelativeError;
 };
 
+// When one request arrived, started and finished, kept for every request whatever the
+// record options (a few doubles each).
+struct RequestTiming {
+  double arrival_s = 0;
+  double first_scheduled_s = 0;  // NaN when rejected
+  double completion_s = 0;       // NaN when rejected
+  std::int64_t prompt_tokens = 0;
+  std::int64_t output_tokens = 0;  // a rejected request: the output it asked for
+};
+
 // Receives what the simulation reports, as it happens, and reduces it to a RunSummary. It
 // only observes: nothing here feeds back into scheduling. One collector per run; replicas
 // share it (records carry their replica id).
@@ -70,6 +80,9 @@ class MetricsCollector final {
   RunSummary summarize(double duration_s) const;
   // Offered and achieved throughputs over the steady-state window (see the struct).
   SteadyStateThroughput steady_state() const;
+  // Every request, completed or rejected, in the order reported (studies judge stability
+  // and the steady state from them; sim/study/steady_state.h).
+  const std::vector<RequestTiming>& request_timings() const noexcept { return request_times_; }
 
   const MetricsOptions& options() const noexcept { return options_; }
   // Completed and rejected requests in the order they were reported; empty unless
@@ -156,13 +169,7 @@ class MetricsCollector final {
   std::vector<double> e2e_s_;
   std::vector<double> normalized_s_per_token_;
   std::vector<ReplicaSums> replicas_;
-  // Every request, completed or rejected, for the steady-state window.
-  struct RequestTimes {
-    double arrival_s = 0;
-    double completion_s = 0;  // NaN when rejected
-    std::int64_t output_tokens = 0;
-  };
-  std::vector<RequestTimes> request_times_;
+  std::vector<RequestTiming> request_times_;
 
   std::int64_t requests_rejected_ = 0;
   std::vector<std::pair<std::string, std::int64_t>> rejections_by_reason_;

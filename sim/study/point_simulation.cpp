@@ -1,5 +1,7 @@
 #include "sim/study/point_simulation.h"
 
+#include <algorithm>
+
 #include "sim/app/app.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
@@ -23,18 +25,59 @@ nlohmann::json study_point_config(const ConfigSources& base,
   }
 }
 
+namespace {
+
+// The most requests an adapting run may simulate: the workload's num_requests when its
+// arrivals are rate-driven (poisson, gamma, constant, no stages); else nothing (it runs as
+// configured).
+std::optional<std::int64_t> adaptive_cap(const nlohmann::json& config) {
+  const auto& workload = config["workload"];
+  if (!workload.is_object() || !workload.contains("num_requests") ||
+      !workload["num_requests"].is_number_integer() || !workload.contains("arrival")) {
+    return std::nullopt;
+  }
+  const auto& arrival = workload["arrival"];
+  const std::string process = arrival.value("process", "");
+  if ((process != "poisson" && process != "gamma" && process != "constant") ||
+      arrival.contains("stages")) {
+    return std::nullopt;
+  }
+  return workload["num_requests"].get<std::int64_t>();
+}
+
+}  // namespace
+
 nlohmann::json simulate_summary(nlohmann::json config, const std::filesystem::path& data_root,
                                 const std::filesystem::path& working_dir,
-                                const std::string& point_name, bool steady_state) {
+                                const std::string& point_name, const PointMeasure& measure) {
   config["output"]["request_records"] = false;
   config["output"]["iteration_records"] = false;
+  const std::optional<std::int64_t> cap =
+      measure.steady_state && measure.window_completions > 0 ? adaptive_cap(config) : std::nullopt;
+  std::int64_t requests =
+      cap ? std::min(*cap, std::max<std::int64_t>(1000, 2 * measure.window_completions)) : 0;
   try {
-    const SimulationOutcome outcome = run_simulation(config, data_root, working_dir);
-    require_served(outcome.result);
-    nlohmann::json summary = summary_to_json(outcome.result.summary);
-    if (steady_state)
-      summary["steady_state"] = steady_state_to_json(outcome.result.collector.steady_state());
-    return summary;
+    while (true) {
+      if (cap) config["workload"]["num_requests"] = requests;
+      const SimulationOutcome outcome = run_simulation(config, data_root, working_dir);
+      require_served(outcome.result);
+      nlohmann::json summary = summary_to_json(outcome.result.summary);
+      if (!measure.steady_state) return summary;
+      const SteadyState steady =
+          analyze_steady_state(outcome.result.collector.request_timings(), measure.criteria);
+      const bool settled =
+          steady.warmup_detected && steady.completions_in_window >= measure.window_completions &&
+          !(measure.slo != nullptr && close_call(*measure.slo, summary, measure.close_band));
+      const bool overloaded = steady.served_ratio < 1 - 2 * measure.criteria.served_tolerance;
+      if (!cap || settled || overloaded || requests >= *cap) {
+        nlohmann::json json = steady_state_json(steady);
+        json["requests_simulated"] = outcome.result.collector.request_timings().size();
+        json["settled"] = settled;
+        summary["steady_state"] = std::move(json);
+        return summary;
+      }
+      requests = std::min(*cap, 2 * requests);
+    }
   } catch (const Error& error) {
     if (error.kind() == ErrorKind::Infeasible) return {{"does_not_fit", error.what()}};
     throw Error(error.kind(), point_name + ": " + error.what());
@@ -45,17 +88,49 @@ std::vector<nlohmann::json> simulate_points(
     const ConfigSources& base, const std::vector<std::vector<ConfigOverride>>& point_overrides,
     const std::vector<std::string>& names, IPointExecutor& executor,
     const std::filesystem::path& data_root, const std::filesystem::path& working_dir,
-    ProgressMeter* progress, bool steady_state) {
+    ProgressMeter* progress, const PointMeasure& measure, PointJournal* journal) {
   std::vector<nlohmann::json> configs;
-  for (std::size_t i = 0; i < point_overrides.size(); ++i)
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < point_overrides.size(); ++i) {
     configs.push_back(study_point_config(base, point_overrides[i], data_root, names[i]));
+    keys.push_back(PointJournal::key("point", configs.back()));
+  }
   if (progress != nullptr) progress->expect(configs.size());
-  return executor.evaluate(
-      configs.size(),
+  return evaluate_journaled(
+      executor, keys,
       [&](std::size_t i) {
-        return simulate_summary(configs[i], data_root, working_dir, names[i], steady_state);
+        return simulate_summary(configs[i], data_root, working_dir, names[i], measure);
+      },
+      progress, journal);
+}
+
+std::vector<nlohmann::json> evaluate_journaled(IPointExecutor& executor,
+                                               const std::vector<std::string>& keys,
+                                               const PointEvaluation& evaluate,
+                                               ProgressMeter* progress, PointJournal* journal) {
+  auto results = executor.evaluate(
+      keys.size(),
+      [&](std::size_t i) {
+        if (journal != nullptr) {
+          if (auto done = journal->find(keys[i])) return std::move(*done);
+        }
+        nlohmann::json result = evaluate(i);
+        if (journal != nullptr) journal->record(keys[i], result);
+        return result;
       },
       progress);
+  if (journal != nullptr) {
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      journal->record(keys[i], results[i]);
+  }
+  return results;
+}
+
+std::optional<std::string> unstable(const nlohmann::json& point_result) {
+  if (!point_result.is_object() || !point_result.contains("steady_state")) return std::nullopt;
+  const auto& steady = point_result["steady_state"];
+  if (!steady.contains("unstable")) return std::nullopt;
+  return steady["unstable"].get<std::string>();
 }
 
 std::optional<std::string> does_not_fit(const nlohmann::json& point_result) {

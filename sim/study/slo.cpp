@@ -63,6 +63,37 @@ void add_slo_term(SloTarget& target, std::string_view term, const std::string& o
       LatencyLimit{std::string(metric), std::string(statistic), parse_positive(value, where)});
 }
 
+std::int64_t completions_needed(const SloTarget& target) {
+  const auto for_quantile = [](double q) {
+    return std::min<std::int64_t>(1000, static_cast<std::int64_t>(std::ceil(10 / (1 - q) - 1e-9)));
+  };
+  std::int64_t needed = 0;
+  for (const auto& limit : target.limits) {
+    std::int64_t n = 100;  // mean
+    if (limit.statistic == "p50") n = for_quantile(0.5);
+    if (limit.statistic == "p90") n = for_quantile(0.9);
+    if (limit.statistic == "p99") n = for_quantile(0.99);
+    if (limit.statistic == "max") n = 1000;
+    needed = std::max(needed, n);
+  }
+  if (target.attainment) {
+    needed = std::max(needed, *target.attainment >= 1 ? 1000 : for_quantile(*target.attainment));
+  }
+  return needed;
+}
+
+bool close_call(const SloTarget& target, const nlohmann::json& summary, double band) {
+  if (does_not_fit(summary)) return false;
+  for (const auto& limit : target.limits) {
+    const double measured = summary_value(summary, limit.summary_path());
+    if (std::abs(measured - limit.limit_s) <= band * limit.limit_s) return true;
+  }
+  if (target.attainment && summary.contains("slo_attainment")) {
+    if (std::abs(attainment_of(summary) - *target.attainment) <= band / 10) return true;
+  }
+  return false;
+}
+
 double attainment_of(const nlohmann::json& summary) {
   if (!summary.contains("slo_attainment")) {
     throw UsageError(
@@ -86,6 +117,11 @@ SloVerdict judge(const SloTarget& target, const nlohmann::json& summary) {
     fail("does not fit: " + *reason, std::numeric_limits<double>::infinity());
     verdict.fails_at_any_load = true;
     return verdict;
+  }
+  if (const auto reason = unstable(summary)) {
+    const double served = summary_value(summary, "steady_state.served_ratio");
+    fail("unstable: " + *reason,
+         served > 0 ? std::max(1.0, 1 / served) : std::numeric_limits<double>::infinity());
   }
   const double rejected = summary_value(summary, "requests_rejected");
   if (rejected > 0) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,8 +45,20 @@ struct SloVerdict {
 };
 
 // Judges one study point's result: a run's summary (summary.json's content), or
-// {"does_not_fit": REASON} (point_simulation.h), which meets no SLO.
+// {"does_not_fit": REASON} (point_simulation.h), which meets no SLO. A point whose
+// steady_state says it is not stable meets no SLO either, whatever its latencies: its queue
+// grows, so a longer run would miss them (docs/studies.md, "Stability").
 SloVerdict judge(const SloTarget& target, const nlohmann::json& summary);
+
+// Completions a point's steady-state window needs for the statistics `target` judges: 10 /
+// (1 - q) for a q-quantile (1,000 for p99, 100 for p90, 20 for p50), 1,000 for a maximum,
+// 100 for a mean, 10 / (1 - F) for an attainment F (at most 1,000); the largest of them.
+std::int64_t completions_needed(const SloTarget& target);
+
+// Whether a run's summary is too close to call: a latency term within `band` (a fraction) of
+// its limit, or an attainment within band / 10 of its target. A study runs such a point
+// longer (point_simulation.h).
+bool close_call(const SloTarget& target, const nlohmann::json& summary, double band);
 
 // Share of all requests (completed and rejected) that met the TTFT and TPOT targets.
 double attainment_of(const nlohmann::json& summary);

@@ -10,6 +10,8 @@ std::vector<std::pair<std::string, double>> summary_columns(const nlohmann::json
     if (value.is_object()) {
       for (const auto& [inner, number] : value.items()) {
         if (number.is_number()) columns.emplace_back(key + "." + inner, number.get<double>());
+        if (number.is_boolean())
+          columns.emplace_back(key + "." + inner, number.get<bool>() ? 1 : 0);
       }
     } else if (value.is_number()) {
       columns.emplace_back(key, value.get<double>());

@@ -8,7 +8,8 @@
 
 namespace servesim {
 
-// summary.json flattened to "ttft_s.p99"-style columns, in summary.json's key order.
+// summary.json flattened to "ttft_s.p99"-style columns, in summary.json's key order (a
+// true/false as 1/0).
 std::vector<std::pair<std::string, double>> summary_columns(const nlohmann::json& summary);
 
 // A number at a dotted path of a summary ("ttft_s.p99"); throws InvariantError if absent.

@@ -17,6 +17,18 @@ CurveX parse_curve_x(const std::string& text, const std::string& origin) {
   throw InputError(origin, "expected throughput or offered_rate, got \"" + text + "\"");
 }
 
+namespace {
+
+// The steady-state throughput the curves plot (capacity's); a summary written before sweeps
+// measured it (a folder `servesim plot` redraws) has only the whole run's.
+double steady_throughput(const nlohmann::json& summary) {
+  return summary.contains("steady_state")
+             ? summary_value(summary, "steady_state.throughput_requests_per_s")
+             : summary_value(summary, "throughput_requests_per_s");
+}
+
+}  // namespace
+
 bool spans_log_range(const std::vector<double>& values) {
   double low = 0, high = 0;
   for (const double v : values) {
@@ -59,14 +71,15 @@ std::optional<Figure> write_curve_figure(const SweepResult& sweep, const std::fi
                     {"tpot_s.p99", 1e3, "P99 TPOT", "P99 time per output token (ms)"}};
   const auto data = dir / "curves.dat";
   auto out = open_output_file(data);
-  out << "# one block per series: rate_per_s throughput_req_per_s normalized_latency_ms_per_token "
+  out << "# one block per series: rate_per_s steady_state_throughput_req_per_s "
+         "normalized_latency_ms_per_token "
          "ttft_p99_ms tpot_p99_ms\n";
   for (const auto& name : series_names) {
     out << "# " << name << '\n';
     for (const SweepRow* row : series[name]) {
       const auto& offered = row->values[*rate];
       out << format_9_digits(offered.is_number() ? offered.get<double>() : 0.0) << ' '
-          << format_9_digits(summary_value(row->summary, "throughput_requests_per_s"));
+          << format_9_digits(steady_throughput(row->summary));
       for (auto& panel : panels) {
         const double value = summary_value(row->summary, panel.metric) * panel.scale;
         panel.values.push_back(value);
@@ -92,7 +105,8 @@ std::optional<Figure> write_curve_figure(const SweepResult& sweep, const std::fi
                                           : options.title) +
       " margins 0.06,0.98," + format_9_digits(bottom) + "," + format_9_digits(top) +
       " spacing 0.09\n" + "set grid\nset xlabel " +
-      (offered ? "\"offered rate (requests/s)\"" : "\"throughput (requests/s)\"") + "\n";
+      (offered ? "\"offered rate (requests/s)\"" : "\"steady-state throughput (requests/s)\"") +
+      "\n";
   const std::string x_column = offered ? "1" : "2";
   for (std::size_t p = 0; p < std::size(panels); ++p) {
     const Panel& panel = panels[p];

@@ -20,7 +20,8 @@ std::string point_name(std::size_t index, const std::vector<GridAxis>& axes,
 SweepResult run_sweep(const ConfigSources& base, const std::vector<GridAxis>& axes,
                       const AxisOverrides& overrides_for, IPointExecutor& executor,
                       const std::filesystem::path& data_root,
-                      const std::filesystem::path& working_dir, ProgressMeter* progress) {
+                      const std::filesystem::path& working_dir, ProgressMeter* progress,
+                      PointJournal* journal) {
   const auto points = expand_grid(axes, overrides_for);
   std::vector<std::vector<ConfigOverride>> overrides;
   std::vector<std::string> names;
@@ -28,8 +29,8 @@ SweepResult run_sweep(const ConfigSources& base, const std::vector<GridAxis>& ax
     overrides.push_back(points[i].overrides);
     names.push_back(point_name(i, axes, points[i]));
   }
-  const auto summaries =
-      simulate_points(base, overrides, names, executor, data_root, working_dir, progress);
+  const auto summaries = simulate_points(base, overrides, names, executor, data_root, working_dir,
+                                         progress, PointMeasure{true, 0, {}}, journal);
 
   SweepResult sweep;
   for (const auto& axis : axes)

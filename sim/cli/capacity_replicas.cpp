@@ -1,0 +1,160 @@
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "sim/cli/capacity_study.h"
+#include "sim/core/error.h"
+#include "sim/study/rate_search.h"
+#include "sim/study/summary_columns.h"
+
+namespace servesim::cli {
+
+int search_replicas(CapacityStudy& study, const po::variables_map& vm) {
+  const double rate = vm["target-rate"].as<double>();
+  if (!(rate > 0) || !std::isfinite(rate)) {
+    throw UsageError("--target-rate: expected a positive number of requests/s");
+  }
+  const nlohmann::json base =
+      study_point_config(study.base, {}, study.context.data_root, "capacity");
+  (void)configured_rate(base, "use --arrival poisson", "--start-rate");
+  const auto shapes =
+      parse_shapes(vm.count("shapes") != 0 ? vm["shapes"].as<std::string>() : "", base);
+  const auto max_replicas = vm["max-replicas"].as<std::int64_t>();
+
+  // Shapes whose requests alone already miss the SLO are not searched.
+  std::vector<std::vector<ConfigOverride>> probe_overrides;
+  std::vector<std::string> probe_names;
+  for (const auto& shape : shapes) {
+    probe_overrides.push_back(shape_overrides(shape, "--shapes"));
+    probe_names.push_back("capacity bound (" + shape.label() + ")");
+  }
+  const auto unreachable = study.unreachable(probe_overrides, probe_names);
+  std::vector<ReplicaShape> searched;
+  std::vector<std::size_t> searched_index(shapes.size(), shapes.size());
+  for (std::size_t s = 0; s < shapes.size(); ++s) {
+    if (unreachable[s]) continue;
+    searched_index[s] = searched.size();
+    searched.push_back(shapes[s]);
+  }
+
+  const auto results = search_fewest_replicas(
+      study.slo, searched, max_replicas, [&](const std::vector<ReplicaTrial>& trials) {
+        std::vector<std::vector<ConfigOverride>> overrides;
+        std::vector<std::string> names;
+        for (const auto& trial : trials) {
+          const auto& shape = searched[trial.shape];
+          auto& o = overrides.emplace_back(shape_overrides(shape, "--shapes"));
+          o.push_back(rate_override(rate));
+          o.push_back({"capacity", "replicas=" + std::to_string(trial.replicas)});
+          names.push_back("capacity point (" + shape.label() + ", " +
+                          std::to_string(trial.replicas) + " replicas)");
+        }
+        return study.run(overrides, names);
+      });
+  if (!study.context.processes.leader()) return 0;
+
+  std::vector<std::string> header{"shape", "replicas"};
+  header.insert(header.end(), kPointColumns.begin(), kPointColumns.end());
+  Table points_table(header, {0, header.size() - 1});
+  std::vector<std::string> answer_header{"shape", "replicas", "GPUs", "$/GPU-hour"};
+  answer_header.insert(answer_header.end(), kPriceColumns.begin(), kPriceColumns.end());
+  answer_header.insert(answer_header.end(), {"TTFT p99 ms", "TPOT p99 ms", "note"});
+  Table answer_table(answer_header, {answer_header.size() - 1});
+  const std::vector<std::string> no_prices(kPriceColumns.size() + 3, "-");
+  nlohmann::json shapes_json = nlohmann::json::array();
+  std::vector<std::vector<std::string>> key_cells;
+  std::vector<const nlohmann::json*> summaries;
+  std::vector<const SloVerdict*> verdicts;
+  bool any = false;
+  for (std::size_t s = 0; s < shapes.size(); ++s) {
+    const auto& shape = shapes[s];
+    nlohmann::json entry{{"hardware", shape.hardware}, {"tp", shape.tp}, {"pp", shape.pp}};
+    if (unreachable[s]) {
+      std::vector<std::string> row{shape.label(), "-", "-"};
+      row.insert(row.end(), no_prices.begin(), no_prices.end());
+      row.push_back(*unreachable[s]);
+      answer_table.add_row(row);
+      entry["replicas"] = nullptr;
+      entry["unreachable"] = *unreachable[s];
+      entry["points"] = nlohmann::json::array();
+      shapes_json.push_back(std::move(entry));
+      continue;
+    }
+    const auto& result = results[searched_index[s]];
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& point : result.points) {
+      std::vector<std::string> cells{shape.label(), std::to_string(point.replicas)};
+      add_point_cells(cells, point.summary, point.verdict);
+      points_table.add_row(cells);
+      points.push_back({{"replicas", point.replicas},
+                        {"verdict", verdict_json(point.verdict)},
+                        {"summary", point.summary}});
+      key_cells.push_back({shape.hardware, std::to_string(shape.tp), std::to_string(shape.pp),
+                           std::to_string(point.replicas)});
+      summaries.push_back(&point.summary);
+      verdicts.push_back(&point.verdict);
+    }
+    entry["points"] = points;
+    const ReplicaPoint* answer = result.answer();
+    if (answer == nullptr) {
+      // No answer: the last point tried says why (it does not fit, it rejects requests, or
+      // even the most replicas miss the SLO).
+      const ReplicaPoint& last = result.points.back();
+      const std::optional<std::string> unfit = does_not_fit(last.summary);
+      std::vector<std::string> row{
+          shape.label(), last.verdict.fails_at_any_load ? "-" : "> " + std::to_string(max_replicas),
+          "-"};
+      row.insert(row.end(), no_prices.begin(), no_prices.end());
+      row.push_back(violations_text(last.verdict));
+      answer_table.add_row(row);
+      entry["replicas"] = nullptr;
+      if (unfit) entry["does_not_fit"] = *unfit;
+    } else {
+      any = true;
+      const std::int64_t gpus = answer->replicas * shape.gpus_per_replica();
+      entry["replicas"] = answer->replicas;
+      entry["gpus"] = gpus;
+      // At the offered load, which a shape meeting the SLO serves (it is stable): the target
+      // rate, with the mean prompt and output of the requests arriving in the steady state.
+      const std::optional<double> price = price_per_gpu_hour(shape, vm, study.context);
+      const std::optional<ServingPrices> prices =
+          price ? serving_prices(*price, gpus, rate, answer->summary) : std::nullopt;
+      if (prices) entry.update(serving_prices_json(*prices));
+      std::vector<std::string> row{shape.label(), std::to_string(answer->replicas),
+                                   std::to_string(gpus), price ? format_fixed(*price, 2) : "-"};
+      const auto cells = price_cells(prices);
+      row.insert(row.end(), cells.begin(), cells.end());
+      row.push_back(format_fixed(summary_value(answer->summary, "ttft_s.p99") * 1e3, 1));
+      row.push_back(format_fixed(summary_value(answer->summary, "tpot_s.p99") * 1e3, 2));
+      row.emplace_back("");
+      answer_table.add_row(row);
+    }
+    shapes_json.push_back(std::move(entry));
+  }
+  const nlohmann::json document{{"command", "capacity"},        {"mode", "replicas"},
+                                {"slo", slo_json(study.slo)},   {"target_rate_per_s", rate},
+                                {"max_replicas", max_replicas}, {"shapes", shapes_json}};
+  publish_capacity(vm,
+                   points_csv({"hardware", "tp", "pp", "replicas"}, key_cells, summaries, verdicts),
+                   document);
+  if (vm.count("json") != 0) {
+    study.context.out << document.dump(2) << '\n';
+  } else {
+    if (!key_cells.empty()) points_table.print(study.context.out);
+    study.context.out << "\nFewest replicas meeting the SLO at " << rate_text(rate) << " req/s:\n";
+    answer_table.print(study.context.out);
+    study.context.out
+        << "req/s is over the steady state, from the end of the warm-up to the last arrival; a\n"
+           "point meets the SLO only if it is stable (it serves what it is offered and its\n"
+           "backlog does not grow). Prices are at the offered load (the target rate, with the\n"
+           "mean prompt and output of the requests arriving then), which a stable shape serves.\n";
+  }
+  if (!any) {
+    study.context.err << "servesim: error: no shape meets the SLO at " << rate_text(rate)
+                      << " req/s with up to " << max_replicas << " replicas\n";
+    return exit_code_for(ErrorKind::Infeasible);
+  }
+  return 0;
+}
+
+}  // namespace servesim::cli

@@ -1,0 +1,238 @@
+#include "sim/cli/capacity_study.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "sim/cli/run_options.h"
+#include "sim/cli/study_options.h"
+#include "sim/core/error.h"
+#include "sim/metrics/csv_format.h"
+#include "sim/metrics/output_file.h"
+#include "sim/study/slo_bounds.h"
+#include "sim/study/summary_columns.h"
+
+namespace servesim::cli {
+
+std::vector<nlohmann::json> CapacityStudy::run(
+    const std::vector<std::vector<ConfigOverride>>& overrides,
+    const std::vector<std::string>& names) {
+  return simulate_points(base, overrides, names, executor, context.data_root,
+                         std::filesystem::current_path(), &progress, measure, journal);
+}
+
+std::vector<std::optional<std::string>> CapacityStudy::unreachable(
+    const std::vector<std::vector<ConfigOverride>>& overrides,
+    const std::vector<std::string>& names) {
+  std::vector<nlohmann::json> configs;
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < overrides.size(); ++i) {
+    configs.push_back(study_point_config(base, overrides[i], context.data_root, names[i]));
+    keys.push_back(PointJournal::key("alone", configs.back()));
+  }
+  progress.expect(configs.size());
+  const auto summaries = evaluate_journaled(
+      executor, keys,
+      [&](std::size_t i) {
+        const auto& workload = configs[i]["workload"];
+        std::int64_t requests = std::max<std::int64_t>(1000, 2 * measure.window_completions);
+        if (workload.contains("num_requests") && workload["num_requests"].is_number_integer()) {
+          requests = std::min(requests, workload["num_requests"].get<std::int64_t>());
+        }
+        return isolated_summary(configs[i], requests, context.data_root,
+                                std::filesystem::current_path(), names[i] + " alone");
+      },
+      &progress, journal);
+  std::vector<std::optional<std::string>> reasons;
+  for (const auto& summary : summaries)
+    reasons.push_back(servesim::unreachable(slo, summary));
+  return reasons;
+}
+
+std::string rate_text(double rate_per_s) {
+  return format_9_digits(rate_per_s);
+}
+
+ConfigOverride rate_override(double rate_per_s) {
+  return {"capacity", "workload.arrival.rate_per_s=" + nlohmann::json(rate_per_s).dump()};
+}
+
+std::vector<ConfigOverride> shape_overrides(const ReplicaShape& shape, const std::string& origin) {
+  return {{origin, "hardware=" + nlohmann::json(shape.hardware).dump()},
+          {origin, "tp=" + std::to_string(shape.tp)},
+          {origin, "pp=" + std::to_string(shape.pp)}};
+}
+
+nlohmann::json verdict_json(const SloVerdict& verdict) {
+  return {{"met", verdict.met}, {"violations", verdict.violations}};
+}
+
+std::string violations_text(const SloVerdict& verdict) {
+  std::string text;
+  for (const auto& v : verdict.violations)
+    text += (text.empty() ? "" : "; ") + v;
+  return text.empty() ? "-" : text;
+}
+
+nlohmann::json slo_json(const SloTarget& slo) {
+  nlohmann::json terms = nlohmann::json::array();
+  for (const auto& limit : slo.limits)
+    terms.push_back(limit.text());
+  if (slo.attainment) terms.push_back("attainment >= " + format_9_digits(*slo.attainment));
+  return terms;
+}
+
+const std::vector<std::string> kPointColumns{"req/s",       "offered req/s", "served %",
+                                             "TTFT p99 ms", "TPOT p99 ms",   "E2E p99 s",
+                                             "stable",      "meets SLO",     "violations"};
+
+// The req/s column is the steady-state throughput (requests completing between the end of
+// the warm-up and the last arrival, per second), not the whole run's, whose drain after the
+// last arrival lasts as long as the longest request.
+void add_point_cells(std::vector<std::string>& cells, const nlohmann::json& summary,
+                     const SloVerdict& verdict) {
+  if (does_not_fit(summary)) {
+    cells.insert(cells.end(), {"-", "-", "-", "-", "-", "-", "-", "no", violations_text(verdict)});
+    return;
+  }
+  cells.push_back(
+      format_fixed(summary_value(summary, "steady_state.throughput_requests_per_s"), 3));
+  cells.push_back(format_fixed(summary_value(summary, "steady_state.offered_requests_per_s"), 3));
+  cells.push_back(format_fixed(summary_value(summary, "steady_state.served_ratio") * 100, 1));
+  cells.push_back(format_fixed(summary_value(summary, "ttft_s.p99") * 1e3, 1));
+  cells.push_back(format_fixed(summary_value(summary, "tpot_s.p99") * 1e3, 2));
+  cells.push_back(format_fixed(summary_value(summary, "e2e_s.p99"), 2));
+  cells.push_back(unstable(summary) ? "no" : "yes");
+  cells.push_back(verdict.met ? "yes" : "no");
+  cells.push_back(violations_text(verdict));
+}
+
+std::string points_csv(const std::vector<std::string>& keys,
+                       const std::vector<std::vector<std::string>>& key_cells,
+                       const std::vector<const nlohmann::json*>& summaries,
+                       const std::vector<const SloVerdict*>& verdicts) {
+  std::ostringstream out;
+  std::vector<std::string> metrics;
+  std::vector<std::map<std::string, double>> values;
+  for (const nlohmann::json* summary : summaries) {
+    auto& point = values.emplace_back();
+    for (const auto& [name, value] : summary_columns(*summary)) {
+      if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) metrics.push_back(name);
+      point[name] = value;
+    }
+  }
+  for (const auto& name : keys)
+    out << name << ',';
+  out << "met,violations";
+  for (const auto& m : metrics)
+    out << ',' << m;
+  out << '\n';
+  for (std::size_t i = 0; i < summaries.size(); ++i) {
+    for (const auto& cell : key_cells[i])
+      out << csv_field(cell) << ',';
+    out << (verdicts[i]->met ? 1 : 0) << ',' << csv_field(violations_text(*verdicts[i]));
+    for (const auto& m : metrics) {
+      out << ',';
+      if (const auto it = values[i].find(m); it != values[i].end()) {
+        out << format_round_trip(it->second);
+      }
+    }
+    out << '\n';
+  }
+  return out.str();
+}
+
+namespace {
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  auto out = open_output_file(path);
+  out << text;
+  close_output_file(out, path);
+}
+
+}  // namespace
+
+void publish_capacity(const po::variables_map& vm, const std::string& csv,
+                      const nlohmann::json& document) {
+  const auto out_dir = study_out_dir(vm);
+  if (!out_dir) return;
+  publish_output(*out_dir, [&](const std::filesystem::path& staging) {
+    write_text(staging / "capacity.csv", csv);
+    write_text(staging / "summary.json", document.dump(2) + "\n");
+  });
+}
+
+std::vector<ReplicaShape> parse_shapes(const std::string& list, const nlohmann::json& base) {
+  std::vector<ReplicaShape> shapes;
+  if (list.empty()) {
+    shapes.push_back({base["hardware"].get<std::string>(), base["tp"].get<std::int64_t>(),
+                      base["pp"].get<std::int64_t>(), std::nullopt});
+    return shapes;
+  }
+  std::stringstream items(list);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    // An optional price per GPU-hour after '@'.
+    std::optional<double> price;
+    const std::string::size_type at = item.find('@');
+    if (at != std::string::npos) {
+      const std::string text = item.substr(at + 1);
+      try {
+        std::size_t end = 0;
+        const double value = std::stod(text, &end);
+        if (end == text.size() && value > 0 && std::isfinite(value)) price = value;
+      } catch (const std::exception&) {
+      }
+      if (!price) {
+        throw UsageError("--shapes \"" + item +
+                         "\": expected a positive price in USD per GPU-hour after '@'");
+      }
+    }
+    const std::string shape_text = item.substr(0, at);
+    std::vector<std::string> parts;
+    std::stringstream fields(shape_text);
+    std::string field;
+    while (std::getline(fields, field, ':'))
+      parts.push_back(field);
+    const auto degree = [&](std::size_t i) -> std::int64_t {
+      if (i >= parts.size()) return 1;
+      try {
+        std::size_t end = 0;
+        const long long value = std::stoll(parts[i], &end);
+        if (end == parts[i].size() && value >= 1) return value;
+      } catch (const std::exception&) {
+      }
+      throw UsageError("--shapes \"" + item +
+                       "\": expected HARDWARE[:TP[:PP]][@PRICE] with positive "
+                       "integer degrees");
+    };
+    if (parts.empty() || parts[0].empty() || parts.size() > 3) {
+      throw UsageError("--shapes \"" + item + "\": expected HARDWARE[:TP[:PP]][@PRICE]");
+    }
+    shapes.push_back({parts[0], degree(1), degree(2), price});
+  }
+  return shapes;
+}
+
+std::optional<double> price_per_gpu_hour(const ReplicaShape& shape, const po::variables_map& vm,
+                                         const CommandContext& context) {
+  if (shape.price_per_gpu_hour_usd) return shape.price_per_gpu_hour_usd;
+  if (vm.count("gpu-cost-per-hour") != 0) return vm["gpu-cost-per-hour"].as<double>();
+  return load_hardware(shape.hardware, context).price_per_gpu_hour_usd;
+}
+
+const std::vector<std::string> kPriceColumns{"$/hour", "$/M input", "$/M output", "$/M tokens",
+                                             "$/1k requests"};
+
+std::vector<std::string> price_cells(const std::optional<ServingPrices>& prices) {
+  if (!prices) return std::vector<std::string>(kPriceColumns.size(), "-");
+  return {format_fixed(prices->usd_per_hour, 2),
+          format_fixed(prices->usd_per_million_input_tokens, 3),
+          format_fixed(prices->usd_per_million_output_tokens, 3),
+          format_fixed(prices->usd_per_million_tokens, 3),
+          format_fixed(prices->usd_per_thousand_requests, 4)};
+}
+
+}  // namespace servesim::cli

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/app/app.h"
+#include "sim/cli/command.h"
+#include "sim/cli/format.h"
+#include "sim/cli/options.h"
+#include "sim/study/point_simulation.h"
+#include "sim/study/progress_meter.h"
+#include "sim/study/replica_search.h"
+#include "sim/study/serving_prices.h"
+#include "sim/study/slo.h"
+
+namespace servesim::cli {
+
+// What a capacity study shares between its modes.
+struct CapacityStudy {
+  const CommandContext& context;
+  ConfigSources base;
+  SloTarget slo;
+  IPointExecutor& executor;
+  ProgressMeter& progress;
+  PointMeasure measure;
+  PointJournal* journal = nullptr;  // with --out or --resume
+
+  // Runs one round of points, each the base configuration plus its overrides.
+  std::vector<nlohmann::json> run(const std::vector<std::vector<ConfigOverride>>& overrides,
+                                  const std::vector<std::string>& names);
+  // For each set of overrides, why the SLO is out of reach at any load (slo_bounds.h), from
+  // the workload's requests served one at a time; nothing when it may be reachable.
+  std::vector<std::optional<std::string>> unreachable(
+      const std::vector<std::vector<ConfigOverride>>& overrides,
+      const std::vector<std::string>& names);
+};
+
+std::string rate_text(double rate_per_s);
+ConfigOverride rate_override(double rate_per_s);
+std::vector<ConfigOverride> shape_overrides(const ReplicaShape& shape, const std::string& origin);
+
+nlohmann::json verdict_json(const SloVerdict& verdict);
+std::string violations_text(const SloVerdict& verdict);
+nlohmann::json slo_json(const SloTarget& slo);
+
+// The columns every point's row has after its key columns, and their cells: steady-state
+// req/s, offered req/s, served share, latencies, the stability and SLO verdicts.
+extern const std::vector<std::string> kPointColumns;
+void add_point_cells(std::vector<std::string>& cells, const nlohmann::json& summary,
+                     const SloVerdict& verdict);
+
+// capacity.csv: the points evaluated, in order, with their key cells and every metric.
+std::string points_csv(const std::vector<std::string>& keys,
+                       const std::vector<std::vector<std::string>>& key_cells,
+                       const std::vector<const nlohmann::json*>& summaries,
+                       const std::vector<const SloVerdict*>& verdicts);
+// Writes capacity.csv and summary.json into --out (or --resume's folder), when given.
+void publish_capacity(const po::variables_map& vm, const std::string& csv,
+                      const nlohmann::json& document);
+
+// --shapes HARDWARE[:TP[:PP]][@PRICE],...; the configured shape when `list` is empty.
+std::vector<ReplicaShape> parse_shapes(const std::string& list, const nlohmann::json& base);
+// The shape's own price, else --gpu-cost-per-hour, else the profile's list price.
+std::optional<double> price_per_gpu_hour(const ReplicaShape& shape, const po::variables_map& vm,
+                                         const CommandContext& context);
+// "$/hour", "$/M input", "$/M output", "$/M tokens", "$/1k requests" and their cells.
+extern const std::vector<std::string> kPriceColumns;
+std::vector<std::string> price_cells(const std::optional<ServingPrices>& prices);
+
+// --target-rate: the fewest replicas of each shape meeting the SLO.
+int search_replicas(CapacityStudy& study, const po::variables_map& vm);
+
+}  // namespace servesim::cli
