@@ -10,8 +10,34 @@ void DecodeCohort::join(BlockTable& t) {
       (static_cast<std::int64_t>(needing_) + t.tokens % block_size_) % block_size_);
   t.joined = round_;
   sequences_.push_back(t.sequence);
-  grouped_.insert(grouped_.begin() + static_cast<std::ptrdiff_t>(group_start_[t.group + 1]), &t);
-  resize_group(t.group, true);
+  joined_.push_back(&t);
+}
+
+void DecodeCohort::merge_joined() const {
+  // A stable counting sort of the joined tables by group, each group's old members first.
+  const std::size_t groups = group_start_.size() - 1;
+  joined_count_.assign(groups, 0);
+  for (const BlockTable* t : joined_)
+    ++joined_count_[t->group];
+  merged_.resize(grouped_.size() + joined_.size());
+  std::size_t at = 0;
+  for (std::size_t g = 0; g < groups; ++g) {
+    const std::size_t old_begin = group_start_[g];
+    const std::size_t old_end = group_start_[g + 1];
+    std::copy(grouped_.begin() + static_cast<std::ptrdiff_t>(old_begin),
+              grouped_.begin() + static_cast<std::ptrdiff_t>(old_end),
+              merged_.begin() + static_cast<std::ptrdiff_t>(at));
+    group_start_[g] = at;
+    at += old_end - old_begin;
+    const std::size_t joining = joined_count_[g];
+    joined_count_[g] = at;  // from here on: where group g's next joined table goes
+    at += joining;
+  }
+  group_start_[groups] = at;
+  for (BlockTable* t : joined_)
+    merged_[joined_count_[t->group]++] = t;
+  grouped_.swap(merged_);
+  joined_.clear();
 }
 
 void DecodeCohort::settle(BlockTable& t) {
@@ -21,18 +47,22 @@ void DecodeCohort::settle(BlockTable& t) {
 }
 
 void DecodeCohort::leave(BlockTable& t) {
+  group_joined();
   settle(t);
   sequences_.erase(std::find(sequences_.begin(), sequences_.end(), t.sequence));
   const auto first = grouped_.begin() + static_cast<std::ptrdiff_t>(group_start_[t.group]);
   const auto last = grouped_.begin() + static_cast<std::ptrdiff_t>(group_start_[t.group + 1]);
   grouped_.erase(std::find(first, last, &t));
-  resize_group(t.group, false);
+  shrink_group(t.group);
 }
 
 void DecodeCohort::dissolve() {
   for (BlockTable* t : grouped_)
     settle(*t);
+  for (BlockTable* t : joined_)
+    settle(*t);
   grouped_.clear();
+  joined_.clear();
   std::fill(group_start_.begin(), group_start_.end(), 0);
   sequences_.clear();
 }
@@ -51,6 +81,7 @@ std::int64_t DecodeCohort::rounds_covered(std::size_t first_group, std::int64_t 
 }
 
 std::int64_t DecodeCohort::rounds_covered(std::int64_t max_rounds, std::int64_t free_blocks) const {
+  group_joined();
   return rounds_covered(needing_, max_rounds, free_blocks,
                         [this](std::size_t g) { return group_size(g); });
 }
@@ -69,6 +100,7 @@ void DecodeCohort::hand_out(std::int64_t rounds, std::size_t first_needing, Bloc
   // table at position j of the group that first takes blocks in round r0 takes the
   // (before(r0) + j + k x members)-th block of the run, k = 0, 1, ..., where before(r0)
   // counts the blocks of the rounds before r0.
+  group_joined();
   const auto members = static_cast<std::int64_t>(sequences_.size());
   handouts_.clear();
   std::int64_t before = 0;
