@@ -10,6 +10,7 @@ void DecodeCohort::join(BlockTable& t) {
       (static_cast<std::int64_t>(needing_) + t.tokens % block_size_) % block_size_);
   t.joined = round_;
   sequences_.push_back(t.sequence);
+  tables_.push_back(&t);
   joined_.push_back(&t);
 }
 
@@ -49,7 +50,9 @@ void DecodeCohort::settle(BlockTable& t) {
 void DecodeCohort::leave(BlockTable& t) {
   group_joined();
   settle(t);
-  sequences_.erase(std::find(sequences_.begin(), sequences_.end(), t.sequence));
+  const auto at = std::find(sequences_.begin(), sequences_.end(), t.sequence);
+  tables_.erase(tables_.begin() + (at - sequences_.begin()));
+  sequences_.erase(at);
   const auto first = grouped_.begin() + static_cast<std::ptrdiff_t>(group_start_[t.group]);
   const auto last = grouped_.begin() + static_cast<std::ptrdiff_t>(group_start_[t.group + 1]);
   grouped_.erase(std::find(first, last, &t));
@@ -63,8 +66,39 @@ void DecodeCohort::dissolve() {
     settle(*t);
   grouped_.clear();
   joined_.clear();
+  tables_.clear();
   std::fill(group_start_.begin(), group_start_.end(), 0);
   sequences_.clear();
+}
+
+std::size_t DecodeCohort::partial_round(BlockPool& pool) {
+  group_joined();
+  // The needing group is in plan order: its first `free` tables get the free blocks, and the
+  // next one is the first refused.
+  const std::span<BlockTable* const> needing = group(needing_);
+  const auto free = static_cast<std::size_t>(pool.free());
+  const BlockTable* refused = needing[free];
+  const std::size_t kept = static_cast<std::size_t>(
+      std::find(tables_.begin(), tables_.end(), refused) - tables_.begin());
+  for (std::size_t i = kept; i < tables_.size(); ++i)
+    settle(*tables_[i]);  // out of the cohort: joined is -1 now
+  sequences_.resize(kept);
+  tables_.resize(kept);
+  // The groups without the tables that left, each still in plan order.
+  std::size_t out = 0;
+  std::size_t begin = 0;
+  for (std::size_t g = 0; g + 1 < group_start_.size(); ++g) {
+    const std::size_t end = group_start_[g + 1];
+    group_start_[g] = out;
+    for (std::size_t i = begin; i < end; ++i) {
+      if (grouped_[i]->joined >= 0) grouped_[out++] = grouped_[i];
+    }
+    begin = end;
+  }
+  group_start_.back() = out;
+  grouped_.resize(out);
+  round(pool);
+  return kept;
 }
 
 template <class BlocksOf>

@@ -63,6 +63,10 @@ class DecodeCohort {
       pool.take(1, t->blocks);
     return advance();
   }
+  // The round as single grows in plan order make it when `pool` holds fewer free blocks than
+  // it takes: the tables before the first that finds no block grow; that one and every
+  // later one are settled as they are and leave the cohort. Returns the tables grown.
+  std::size_t partial_round(BlockPool& pool);
   // One round whose blocks are only counted in `pool`, to be handed out by hand_out. Returns
   // the tokens it added.
   std::int64_t count_round(BlockPool& pool) {
@@ -118,6 +122,7 @@ class DecodeCohort {
 
   std::int64_t block_size_;
   std::vector<std::int64_t> sequences_;  // in plan order
+  std::vector<BlockTable*> tables_;      // theirs, in the same order
   // The tables by group, group 0 first, in one array (a run reads every group): group g is
   // grouped_[group_start_[g], group_start_[g + 1]). Tables joined since the groups were last
   // read wait in joined_, in plan order. The grouping is a cache of sequences_' order, kept

@@ -77,14 +77,16 @@ void PagedAllocator::grow(std::int64_t sequence, std::int64_t tokens) {
   if (tokens < 0 || !fits(t, tokens)) {
     throw_no_block_to_grow(kName, sequence, tokens);
   }
-  if (t.joined >= 0) cohort_.leave(t);
+  // A member grown on its own: the plan grows its batch one at a time (a scheduler's plain
+  // path), which would take every member out one by one, in O(cohort) each.
+  if (t.joined >= 0) cohort_.dissolve();
   grow(t, tokens);
 }
 
 bool PagedAllocator::try_grow(std::int64_t sequence, std::int64_t tokens) {
   BlockTable& t = table(sequence);
   if (tokens < 0 || !fits(t, tokens)) return false;
-  if (t.joined >= 0) cohort_.leave(t);
+  if (t.joined >= 0) cohort_.dissolve();  // as grow
   grow(t, tokens);
   return true;
 }
@@ -110,16 +112,24 @@ KvUsage PagedAllocator::usage(std::int64_t /*next_final_tokens*/) const {
   return pool_.usage(block_size_, physical_token_states());
 }
 
-std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences,
-                                      std::int64_t tokens) {
+std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences, std::int64_t tokens,
+                                      bool after) {
   if (tokens < 0) return 0;
   std::size_t grown = 0;
   const std::size_t members = cohort_.size();
-  if (tokens == 1 && members > 0 && sequences.size() >= members &&
-      cohort_.is(sequences.first(members)) && cohort_.blocks_next_round() <= pool_.free()) {
-    // The last batch again (perhaps with new sequences after it): one round, no look-ups.
-    token_states_ += cohort_.round(pool_);
-    grown = members;
+  if (tokens == 1 && after) {
+    // The cohort is the batch grown so far, which these sequences continue: they join it.
+  } else if (tokens == 1 && members > 0 && sequences.size() >= members &&
+             cohort_.is(sequences.first(members))) {
+    // The last batch again (perhaps with new sequences after it): one round, no look-ups;
+    // short of blocks, the part of it single grows would get through.
+    if (cohort_.blocks_next_round() <= pool_.free()) {
+      token_states_ += cohort_.round(pool_);
+      grown = members;
+    } else {
+      grown = cohort_.partial_round(pool_);
+      token_states_ += static_cast<std::int64_t>(grown);
+    }
   } else {
     cohort_.dissolve();
   }
