@@ -406,7 +406,8 @@ TEST_CASE("batches that change between decode steps grow as single grows would",
       }
       CHECK(next_id > 100);
       CHECK(decode_steps > 500);
-      CHECK(refusals > 10);
+      // Paged memory runs out under the script (contiguous reservations hold their room).
+      if (dynamic_cast<PagedAllocator*>(batch.get()) != nullptr) CHECK(refusals > 10);
     }
   }
 }
