@@ -80,6 +80,8 @@ std::size_t DecodeCohort::partial_round(BlockPool& pool) {
   const BlockTable* refused = needing[free];
   const std::size_t kept = static_cast<std::size_t>(
       std::find(tables_.begin(), tables_.end(), refused) - tables_.begin());
+  left_sequences_.assign(sequences_.begin() + static_cast<std::ptrdiff_t>(kept), sequences_.end());
+  left_tables_.assign(tables_.begin() + static_cast<std::ptrdiff_t>(kept), tables_.end());
   for (std::size_t i = kept; i < tables_.size(); ++i)
     settle(*tables_[i]);  // out of the cohort: joined is -1 now
   sequences_.resize(kept);

@@ -54,6 +54,11 @@ class DecodeCohort {
   void leave(BlockTable& t);
   // Settles every table and empties the cohort.
   void dissolve();
+  // Forgets partial_round's leavers.
+  void forget_left() {
+    left_sequences_.clear();
+    left_tables_.clear();
+  }
 
   // One round, its blocks taken from `pool` now (the caller has checked they are free).
   // Returns the tokens it added (one per table).
@@ -67,6 +72,11 @@ class DecodeCohort {
   // it takes: the tables before the first that finds no block grow; that one and every
   // later one are settled as they are and leave the cohort. Returns the tables grown.
   std::size_t partial_round(BlockPool& pool);
+  // The tables that left in the last partial round, in plan order, with their sequences
+  // (read without touching a table a preemption may have released since); cleared by the
+  // next join from outside them.
+  std::span<const std::int64_t> left_sequences() const { return left_sequences_; }
+  BlockTable* left_table(std::size_t i) const { return left_tables_[i]; }
   // One round whose blocks are only counted in `pool`, to be handed out by hand_out. Returns
   // the tokens it added.
   std::int64_t count_round(BlockPool& pool) {
@@ -121,8 +131,10 @@ class DecodeCohort {
                               std::int64_t free_blocks, const BlocksOf& blocks_of) const;
 
   std::int64_t block_size_;
-  std::vector<std::int64_t> sequences_;  // in plan order
-  std::vector<BlockTable*> tables_;      // theirs, in the same order
+  std::vector<std::int64_t> sequences_;       // in plan order
+  std::vector<BlockTable*> tables_;           // theirs, in the same order
+  std::vector<std::int64_t> left_sequences_;  // partial_round's leavers
+  std::vector<BlockTable*> left_tables_;
   // The tables by group, group 0 first, in one array (a run reads every group): group g is
   // grouped_[group_start_[g], group_start_[g + 1]). Tables joined since the groups were last
   // read wait in joined_, in plan order. The grouping is a cache of sequences_' order, kept
