@@ -7,6 +7,7 @@
 #   bench/run.sh 1 2             only scenarios 1 and 2
 #   REQUESTS=100000 bench/run.sh every scenario with that many requests (quick look)
 #   EXTRA="--records" bench/run.sh 1   with per-request and per-iteration records kept
+#   EXTRA="--output-tokens 340" bench/run.sh 5   scenario 5 at 340 output tokens
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,7 +19,7 @@ cmake --build "$build" -j"${JOBS:-2}" --target servesim_bench >/dev/null
 pin=()
 if command -v taskset >/dev/null; then pin=(taskset -c "${CORE:-0}"); fi
 scenarios=("$@")
-if [ ${#scenarios[@]} -eq 0 ]; then scenarios=(1 2 3 4); fi
+if [ ${#scenarios[@]} -eq 0 ]; then scenarios=(1 2 3 4 5); fi
 extra=()
 if [ -n "${REQUESTS:-}" ]; then extra+=(--requests "$REQUESTS"); fi
 # shellcheck disable=SC2206

@@ -23,8 +23,9 @@ using servesim::ConfigSources;
 
 struct Options {
   std::string scenario;
-  std::string allocator = "paged";  // scenario 4: paged, max, pow2 or oracle
-  std::int64_t requests = 0;        // 0: the scenario's count
+  std::string allocator = "paged";    // scenario 4: paged, max, pow2 or oracle
+  std::int64_t requests = 0;          // 0: the scenario's count
+  std::int64_t output_tokens = 3400;  // scenario 5: output tokens per request
   bool records = false;
   bool bulk_decode = true;
   std::string prefix_caching;  // "on" or "off"; empty: the engine's default
@@ -71,6 +72,8 @@ Options parse(int argc, char** argv) {
       o.rate_per_s = parse_number(flag, value());
     } else if (flag == "--rate-fraction") {
       o.rate_fraction = parse_number(flag, value());
+    } else if (flag == "--output-tokens") {
+      o.output_tokens = parse_integer(flag, value());
     } else if (flag == "--records") {
       o.records = true;
     } else if (flag == "--no-bulk-decode") {
@@ -87,14 +90,16 @@ Options parse(int argc, char** argv) {
     } else {
       throw servesim::UsageError(
           "unknown flag " + flag +
-          " (usage: servesim_bench --scenario 1|2|3|4 [--allocator paged|max|pow2|oracle] "
-          "[--requests N] [--rate R | --rate-fraction F] [--records] [--no-bulk-decode] "
+          " (usage: servesim_bench --scenario 1|2|3|4|5 [--allocator paged|max|pow2|oracle] "
+          "[--output-tokens N] [--requests N] [--rate R | --rate-fraction F] [--records] "
+          "[--no-bulk-decode] "
           "[--prefix-caching on|off] "
           "[--data-root DIR] [--out DIR])");
     }
   }
-  if (o.scenario != "1" && o.scenario != "2" && o.scenario != "3" && o.scenario != "4") {
-    throw servesim::UsageError("--scenario: expected 1, 2, 3 or 4");
+  if (o.scenario != "1" && o.scenario != "2" && o.scenario != "3" && o.scenario != "4" &&
+      o.scenario != "5") {
+    throw servesim::UsageError("--scenario: expected 1, 2, 3, 4 or 5");
   }
   return o;
 }
@@ -109,6 +114,7 @@ struct Scenario {
   std::int64_t replicas = 1;
   double mean_tokens_per_request = 0;  // prompt + output, for the memory estimate
   bool probe_capacity = true;          // rate = fraction x saturated throughput
+  double rate_per_s = 0;               // > 0: the scenario's own rate (no probe)
   std::int64_t probe_requests_per_replica = 2000;
 };
 
@@ -125,6 +131,24 @@ Scenario build(const Options& o) {
       set(c, "allocator.name=\"contiguous\"");
       set(c, "allocator.reservation=\"" + o.allocator + "\"");
     }
+  } else if (o.scenario == "5") {
+    // The default engine (vllm: the V1 scheduler, prefix caching, planning one step ahead),
+    // as `servesim run` with no policy flags, at reasoning-length outputs: 160 prompt tokens
+    // and 3,400 output tokens (--output-tokens 340 for the comparison), 400 req/s on 16
+    // replicas (issue 32's figures), no probe.
+    set(c, "model=\"llama-3-8b\"");
+    set(c, "hardware=\"h100-sxm\"");
+    set(c, "replicas=16");
+    set(c, "workload=\"sharegpt\"");
+    set(c,
+        "workload.lengths={\"distribution\": \"independent\", \"prompt\": {\"distribution\": "
+        "\"fixed\", \"tokens\": 160}, \"output\": {\"distribution\": \"fixed\", \"tokens\": " +
+            std::to_string(o.output_tokens) + "}}");
+    s.rate_per_s = 400;
+    s.requests = 200'000;
+    s.replicas = 16;
+    s.mean_tokens_per_request = 160.0 + static_cast<double>(o.output_tokens);
+    s.probe_capacity = false;
   } else {
     set(c, "model=\"llama-3-8b\"");
     set(c, "hardware=\"h100-sxm\"");
@@ -221,7 +245,7 @@ int main(int argc, char** argv) {
     }
 
     const auto cwd = std::filesystem::current_path();
-    double rate = options.rate_per_s;
+    double rate = options.rate_per_s > 0 ? options.rate_per_s : scenario.rate_per_s;
     double probe_wall_s = 0;
     if (rate == 0 && scenario.probe_capacity) {
       // Capacity: the throughput of one replica with every request queued at time 0

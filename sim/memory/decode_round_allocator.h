@@ -21,6 +21,13 @@ class IDecodeRoundAllocator {
   // cannot grow; returns how many it grew. The decode path of a plan: one call for the
   // whole batch rather than one per sequence.
   virtual std::size_t grow_each(std::span<const std::int64_t> sequences, std::int64_t tokens) = 0;
+  // grow_each for sequences that come after those of the plan's last grow_each (or
+  // grow_each_after) call in the same decode batch: the caller stopped at a refusal, made
+  // room by preemption (releasing only sequences that call did not grow) and goes on.
+  virtual std::size_t grow_each_after(std::span<const std::int64_t> sequences,
+                                      std::int64_t tokens) {
+    return grow_each(sequences, tokens);
+  }
 
   // In one decode round each of `sequences`, in order, grows by one token, as one decode
   // iteration grows them. How many rounds, up to `max_rounds`, could follow one another
@@ -56,11 +63,12 @@ inline void grow_decode_rounds_in_turn(IKvCacheAllocator& allocator,
 }
 
 // Grows each of `sequences` by `tokens`, in order, while the allocator can; returns how
-// many it grew. Through the fast path where the allocator has one.
+// many it grew. Through the fast path where the allocator has one; `after` as
+// IDecodeRoundAllocator::grow_each_after.
 inline std::size_t grow_each(IKvCacheAllocator& allocator, std::span<const std::int64_t> sequences,
-                             std::int64_t tokens) {
+                             std::int64_t tokens, bool after = false) {
   if (IDecodeRoundAllocator* fast = allocator.decode_rounds()) {
-    return fast->grow_each(sequences, tokens);
+    return after ? fast->grow_each_after(sequences, tokens) : fast->grow_each(sequences, tokens);
   }
   return grow_each_in_turn(allocator, sequences, tokens);
 }

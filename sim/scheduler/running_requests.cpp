@@ -30,8 +30,8 @@ void admit_first_waiting(RequestQueues& queues, IKvCacheAllocator& allocator, Ba
   plan.add_prefill(request, tokens - found.cached_tokens);
 }
 
-GrowthOutcome preempt_to_grow(Request* request, std::int64_t tokens, RequestQueues& queues,
-                              IKvCacheAllocator& allocator, BatchPlan& plan) {
+GrowthOutcome preempt_for_room(Request* request, std::int64_t tokens, RequestQueues& queues,
+                               IKvCacheAllocator& allocator, BatchPlan& plan) {
   if (any_in_flight(queues)) return GrowthOutcome::NoRoom;
   while (!allocator.can_grow(request->spec.id, tokens)) {
     Request* victim = newest_preemptible(queues, plan);
@@ -39,8 +39,14 @@ GrowthOutcome preempt_to_grow(Request* request, std::int64_t tokens, RequestQueu
     preempt(victim, queues, allocator, plan);
     if (victim == request) return GrowthOutcome::PreemptedSelf;
   }
-  allocator.grow(request->spec.id, tokens);
   return GrowthOutcome::Grown;
+}
+
+GrowthOutcome preempt_to_grow(Request* request, std::int64_t tokens, RequestQueues& queues,
+                              IKvCacheAllocator& allocator, BatchPlan& plan) {
+  const GrowthOutcome outcome = preempt_for_room(request, tokens, queues, allocator, plan);
+  if (outcome == GrowthOutcome::Grown) allocator.grow(request->spec.id, tokens);
+  return outcome;
 }
 
 void decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
@@ -63,16 +69,16 @@ void decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator
   sequences.resize(count);
   std::size_t next = 0;
   while (next < decoding.size()) {
-    const std::size_t grown = grow_each(allocator, std::span(sequences).subspan(next), 1);
+    // After a refusal the allocator goes on with the batch it grew so far (grow_each_after).
+    const std::size_t grown =
+        grow_each(allocator, std::span(sequences).subspan(next), 1, /*after=*/next > 0);
     plan.add_decodes(std::span(decoding).subspan(next, grown));
     next += grown;
     if (next == decoding.size()) return;
-    // The allocator refused this one: make room by preemption, as one grow at a time would.
+    // The allocator refused this one: make room by preemption, as one grow at a time would;
+    // with room made, the next grow_each grows it first.
     Request* request = decoding[next];
-    if (preempt_to_grow(request, 1, queues, allocator, plan) == GrowthOutcome::Grown) {
-      plan.add_decode(request);
-    }
-    ++next;
+    if (preempt_for_room(request, 1, queues, allocator, plan) != GrowthOutcome::Grown) ++next;
     if (plan.preempted.empty()) continue;
     // Victims come after the request in the queue (never in the plan): they left `running`.
     std::size_t kept = next;

@@ -80,6 +80,10 @@ void admit_whole_prompts_in_order(RequestQueues& queues, IKvCacheAllocator& allo
 // grow_or_preempt once the allocator has refused to grow the request as things stand.
 GrowthOutcome preempt_to_grow(Request* request, std::int64_t tokens, RequestQueues& queues,
                               IKvCacheAllocator& allocator, BatchPlan& plan);
+// preempt_to_grow but for the grow itself: Grown means the allocator can now grow the
+// request by `tokens`, and has not yet.
+GrowthOutcome preempt_for_room(Request* request, std::int64_t tokens, RequestQueues& queues,
+                               IKvCacheAllocator& allocator, BatchPlan& plan);
 
 // Makes room for `tokens` more tokens of a running request, preempting the newest
 // preemptible running requests by recompute while the allocator cannot grow it (vLLM's

@@ -217,3 +217,62 @@ TEST_CASE("bulk decoding gives byte-identical summaries with records off", "[clu
   CHECK_FALSE(std::filesystem::exists(out / "iterations.csv"));
   CHECK_THAT(run.out, Catch::Contains("/{summary.json, resolved_config.json}"));
 }
+
+TEST_CASE("bulk decoding gives byte-identical outputs under every engine profile",
+          "[cluster][bulk][engine]") {
+  // Each engine's own scheduler, prefix caching and planning ahead (vllm: the V1 scheduler,
+  // prefix caching on, one step ahead), under tight memory so that requests are preempted.
+  long long fewer_events = 0;
+  for (const char* engine : {"vllm", "vllm-v0", "vllm-0.6", "sglang", "trtllm"}) {
+    fewer_events +=
+        check_both_ways(std::string("engine_") + engine,
+                        workload("300", "12") + std::vector<std::string>{"--engine", engine,
+                                                                         "--kv-capacity-tokens",
+                                                                         "6000", "--replicas", "2"})
+            .events;
+  }
+  CHECK(fewer_events == 5);  // bulk decoding did happen under each
+}
+
+TEST_CASE(
+    "bulk decoding gives byte-identical outputs on the default engine: prefix hits, the "
+    "host tier, speculation, DP and EP",
+    "[cluster][bulk][engine]") {
+  long long fewer_events = 0;
+  // Shared prompt prefixes that hit, with and without a host tier behind the GPU's blocks.
+  fewer_events +=
+      check_both_ways("prefix_hits", std::vector<std::string>{"--workload", "agentic-coding",
+                                                              "--num-requests", "200", "--rate",
+                                                              "4", "--kv-capacity-tokens", "60000"})
+          .events;
+  fewer_events +=
+      check_both_ways("host_tier",
+                      std::vector<std::string>{"--workload", "agentic-coding", "--num-requests",
+                                               "200", "--rate", "4", "--kv-capacity-tokens",
+                                               "30000", "--set", "memory.host_cache_gib=1"})
+          .events;
+  fewer_events += check_both_ways("multi_turn",
+                                  std::vector<std::string>{"--workload", "multi-turn-chat",
+                                                           "--num-requests", "150", "--seed", "5"})
+                      .events;
+  // Experts over 2 GPUs, and 2 data-parallel attention ranks.
+  fewer_events +=
+      check_both_ways("moe_ep", workload("200", "12") +
+                                    std::vector<std::string>{"--model", "qwen3-30b-a3b", "--tp",
+                                                             "2", "--enable-expert-parallel"})
+          .events;
+  fewer_events += check_both_ways("moe_dp", workload("200", "12") +
+                                                std::vector<std::string>{
+                                                    "--model", "qwen3-30b-a3b", "--tp", "1", "--dp",
+                                                    "2", "--enable-expert-parallel"})
+                      .events;
+  CHECK(fewer_events == 5);
+  // Speculation turns bulk decoding off: the flag changes nothing, events included.
+  const Outcome spec =
+      check_both_ways("speculative", workload("200", "12") +
+                                         std::vector<std::string>{"--speculative-config",
+                                                                  "{\"method\": \"ngram\", "
+                                                                  "\"num_speculative_tokens\": 3}",
+                                                                  "--acceptance-rate", "0.6"});
+  CHECK(spec.events == 0);
+}

@@ -328,6 +328,7 @@ TEST_CASE("batches that change between decode steps grow as single grows would",
       std::vector<std::int64_t> running;  // in id order, as the schedulers keep it
       std::int64_t next_id = 0;
       std::int64_t decode_steps = 0;
+      std::int64_t refusals = 0;  // of the scheduler-like decode steps
       for (int step = 0; step < 2000; ++step) {
         const std::int64_t roll = script.below(100);
         if (roll < 15) {  // a new request joins after the others
@@ -357,6 +358,29 @@ TEST_CASE("batches that change between decode steps grow as single grows would",
           grow_one_at_a_time(*single, running, rounds, 0, single_usages);
           for (std::size_t i = 0; i < batch_usages.size(); ++i)
             REQUIRE(same_usage(batch_usages[i], single_usages[i]));
+        } else if (roll >= 65 && !running.empty()) {
+          // A decode step as the schedulers plan one: at a refusal the newest go until the
+          // refused request can grow, and the batch goes on from it (grow_each_after).
+          std::size_t next = 0;
+          while (next < running.size()) {
+            const std::span<const std::int64_t> rest(running.data() + next, running.size() - next);
+            const std::size_t grown = next == 0 ? rounds_of(*batch).grow_each(rest, 1)
+                                                : rounds_of(*batch).grow_each_after(rest, 1);
+            std::size_t single_grown = 0;
+            while (single_grown < rest.size() && single->try_grow(rest[single_grown], 1))
+              ++single_grown;
+            REQUIRE(grown == single_grown);
+            REQUIRE(same_usage(batch->usage(40), single->usage(40)));
+            next += grown;
+            if (next < running.size()) ++refusals;
+            while (next < running.size() && !single->can_grow(running[next], 1)) {
+              REQUIRE_FALSE(batch->can_grow(running[next], 1));
+              batch->release(running.back());
+              single->release(running.back());
+              running.pop_back();
+            }
+          }
+          ++decode_steps;
         } else if (!running.empty()) {  // a decode step of every running request
           const std::size_t grown = rounds_of(*batch).grow_each(running, 1);
           std::size_t single_grown = 0;
@@ -382,6 +406,8 @@ TEST_CASE("batches that change between decode steps grow as single grows would",
       }
       CHECK(next_id > 100);
       CHECK(decode_steps > 500);
+      // Paged memory runs out under the script (contiguous reservations hold their room).
+      if (dynamic_cast<PagedAllocator*>(batch.get()) != nullptr) CHECK(refusals > 10);
     }
   }
 }

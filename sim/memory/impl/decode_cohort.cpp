@@ -10,8 +10,35 @@ void DecodeCohort::join(BlockTable& t) {
       (static_cast<std::int64_t>(needing_) + t.tokens % block_size_) % block_size_);
   t.joined = round_;
   sequences_.push_back(t.sequence);
-  grouped_.insert(grouped_.begin() + static_cast<std::ptrdiff_t>(group_start_[t.group + 1]), &t);
-  resize_group(t.group, true);
+  tables_.push_back(&t);
+  joined_.push_back(&t);
+}
+
+void DecodeCohort::merge_joined() const {
+  // A stable counting sort of the joined tables by group, each group's old members first.
+  const std::size_t groups = group_start_.size() - 1;
+  joined_count_.assign(groups, 0);
+  for (const BlockTable* t : joined_)
+    ++joined_count_[t->group];
+  merged_.resize(grouped_.size() + joined_.size());
+  std::size_t at = 0;
+  for (std::size_t g = 0; g < groups; ++g) {
+    const std::size_t old_begin = group_start_[g];
+    const std::size_t old_end = group_start_[g + 1];
+    std::copy(grouped_.begin() + static_cast<std::ptrdiff_t>(old_begin),
+              grouped_.begin() + static_cast<std::ptrdiff_t>(old_end),
+              merged_.begin() + static_cast<std::ptrdiff_t>(at));
+    group_start_[g] = at;
+    at += old_end - old_begin;
+    const std::size_t joining = joined_count_[g];
+    joined_count_[g] = at;  // from here on: where group g's next joined table goes
+    at += joining;
+  }
+  group_start_[groups] = at;
+  for (BlockTable* t : joined_)
+    merged_[joined_count_[t->group]++] = t;
+  grouped_.swap(merged_);
+  joined_.clear();
 }
 
 void DecodeCohort::settle(BlockTable& t) {
@@ -21,20 +48,59 @@ void DecodeCohort::settle(BlockTable& t) {
 }
 
 void DecodeCohort::leave(BlockTable& t) {
+  group_joined();
   settle(t);
-  sequences_.erase(std::find(sequences_.begin(), sequences_.end(), t.sequence));
+  const auto at = std::find(sequences_.begin(), sequences_.end(), t.sequence);
+  tables_.erase(tables_.begin() + (at - sequences_.begin()));
+  sequences_.erase(at);
   const auto first = grouped_.begin() + static_cast<std::ptrdiff_t>(group_start_[t.group]);
   const auto last = grouped_.begin() + static_cast<std::ptrdiff_t>(group_start_[t.group + 1]);
   grouped_.erase(std::find(first, last, &t));
-  resize_group(t.group, false);
+  shrink_group(t.group);
 }
 
 void DecodeCohort::dissolve() {
   for (BlockTable* t : grouped_)
     settle(*t);
+  for (BlockTable* t : joined_)
+    settle(*t);
   grouped_.clear();
+  joined_.clear();
+  tables_.clear();
   std::fill(group_start_.begin(), group_start_.end(), 0);
   sequences_.clear();
+}
+
+std::size_t DecodeCohort::partial_round(BlockPool& pool) {
+  group_joined();
+  // The needing group is in plan order: its first `free` tables get the free blocks, and the
+  // next one is the first refused.
+  const std::span<BlockTable* const> needing = group(needing_);
+  const auto free = static_cast<std::size_t>(pool.free());
+  const BlockTable* refused = needing[free];
+  const std::size_t kept = static_cast<std::size_t>(
+      std::find(tables_.begin(), tables_.end(), refused) - tables_.begin());
+  left_sequences_.assign(sequences_.begin() + static_cast<std::ptrdiff_t>(kept), sequences_.end());
+  left_tables_.assign(tables_.begin() + static_cast<std::ptrdiff_t>(kept), tables_.end());
+  for (std::size_t i = kept; i < tables_.size(); ++i)
+    settle(*tables_[i]);  // out of the cohort: joined is -1 now
+  sequences_.resize(kept);
+  tables_.resize(kept);
+  // The groups without the tables that left, each still in plan order.
+  std::size_t out = 0;
+  std::size_t begin = 0;
+  for (std::size_t g = 0; g + 1 < group_start_.size(); ++g) {
+    const std::size_t end = group_start_[g + 1];
+    group_start_[g] = out;
+    for (std::size_t i = begin; i < end; ++i) {
+      if (grouped_[i]->joined >= 0) grouped_[out++] = grouped_[i];
+    }
+    begin = end;
+  }
+  group_start_.back() = out;
+  grouped_.resize(out);
+  round(pool);
+  return kept;
 }
 
 template <class BlocksOf>
@@ -51,6 +117,7 @@ std::int64_t DecodeCohort::rounds_covered(std::size_t first_group, std::int64_t 
 }
 
 std::int64_t DecodeCohort::rounds_covered(std::int64_t max_rounds, std::int64_t free_blocks) const {
+  group_joined();
   return rounds_covered(needing_, max_rounds, free_blocks,
                         [this](std::size_t g) { return group_size(g); });
 }
@@ -69,6 +136,7 @@ void DecodeCohort::hand_out(std::int64_t rounds, std::size_t first_needing, Bloc
   // table at position j of the group that first takes blocks in round r0 takes the
   // (before(r0) + j + k x members)-th block of the run, k = 0, 1, ..., where before(r0)
   // counts the blocks of the rounds before r0.
+  group_joined();
   const auto members = static_cast<std::int64_t>(sequences_.size());
   handouts_.clear();
   std::int64_t before = 0;

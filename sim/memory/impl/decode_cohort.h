@@ -42,26 +42,45 @@ class DecodeCohort {
     return std::equal(sequences.begin(), sequences.end(), sequences_.begin(), sequences_.end());
   }
   // The blocks the next round takes.
-  std::int64_t blocks_next_round() const { return group_size(needing_); }
+  std::int64_t blocks_next_round() const {
+    group_joined();
+    return group_size(needing_);
+  }
 
-  // Adds a settled table as the cohort's last sequence.
+  // Adds a settled table as the cohort's last sequence, in O(1): it takes its place in its
+  // group when the groups are next read (group_joined).
   void join(BlockTable& t);
   // Settles a table of the cohort (its tokens and spare slots now) and takes it out.
   void leave(BlockTable& t);
   // Settles every table and empties the cohort.
   void dissolve();
+  // Forgets partial_round's leavers.
+  void forget_left() {
+    left_sequences_.clear();
+    left_tables_.clear();
+  }
 
   // One round, its blocks taken from `pool` now (the caller has checked they are free).
   // Returns the tokens it added (one per table).
   std::int64_t round(BlockPool& pool) {
+    group_joined();
     for (BlockTable* t : group(needing_))
       pool.take(1, t->blocks);
     return advance();
   }
+  // The round as single grows in plan order make it when `pool` holds fewer free blocks than
+  // it takes: the tables before the first that finds no block grow; that one and every
+  // later one are settled as they are and leave the cohort. Returns the tables grown.
+  std::size_t partial_round(BlockPool& pool);
+  // The tables that left in the last partial round, in plan order, with their sequences
+  // (read without touching a table a preemption may have released since); cleared by the
+  // next join from outside them.
+  std::span<const std::int64_t> left_sequences() const { return left_sequences_; }
+  BlockTable* left_table(std::size_t i) const { return left_tables_[i]; }
   // One round whose blocks are only counted in `pool`, to be handed out by hand_out. Returns
   // the tokens it added.
   std::int64_t count_round(BlockPool& pool) {
-    pool.count_taken(blocks_next_round());
+    pool.count_taken(blocks_next_round());  // groups the joined tables
     return advance();
   }
   // Hands out the blocks counted by the last `rounds` rounds (count_round), the first of
@@ -84,10 +103,10 @@ class DecodeCohort {
   std::int64_t group_size(std::size_t g) const {
     return static_cast<std::int64_t>(group_start_[g + 1] - group_start_[g]);
   }
-  // Group g gained a table (or lost one): the groups after it start one later (earlier).
-  void resize_group(std::size_t g, bool gained) {
+  // Group g lost a table: the groups after it start one earlier.
+  void shrink_group(std::size_t g) {
     for (std::size_t later = g + 1; later < group_start_.size(); ++later)
-      group_start_[later] = gained ? group_start_[later] + 1 : group_start_[later] - 1;
+      --group_start_[later];
   }
   std::size_t previous_group(std::size_t g) const {
     return g == 0 ? static_cast<std::size_t>(block_size_) - 1 : g - 1;
@@ -99,19 +118,34 @@ class DecodeCohort {
     return static_cast<std::int64_t>(sequences_.size());
   }
   void settle(BlockTable& t);
+  // Puts the tables joined since the last call into their groups, after the members each
+  // group had (they come later in plan order): O(cohort + block size) once for any number
+  // of joins, where inserting each table at once would move the groups after its own.
+  void group_joined() const {
+    if (!joined_.empty()) merge_joined();
+  }
+  void merge_joined() const;
   // Rounds covered by `free_blocks` when the round starting with group g takes blocks_of(g).
   template <class BlocksOf>
   std::int64_t rounds_covered(std::size_t first_group, std::int64_t max_rounds,
                               std::int64_t free_blocks, const BlocksOf& blocks_of) const;
 
   std::int64_t block_size_;
-  std::vector<std::int64_t> sequences_;  // in plan order
+  std::vector<std::int64_t> sequences_;       // in plan order
+  std::vector<BlockTable*> tables_;           // theirs, in the same order
+  std::vector<std::int64_t> left_sequences_;  // partial_round's leavers
+  std::vector<BlockTable*> left_tables_;
   // The tables by group, group 0 first, in one array (a run reads every group): group g is
-  // grouped_[group_start_[g], group_start_[g + 1]).
-  std::vector<BlockTable*> grouped_;
-  std::vector<std::size_t> group_start_;  // block size + 1 of them
-  std::int64_t round_ = 0;                // rounds applied since the cohort was made
-  std::size_t needing_ = 0;               // the group that takes blocks in the next round
+  // grouped_[group_start_[g], group_start_[g + 1]). Tables joined since the groups were last
+  // read wait in joined_, in plan order. The grouping is a cache of sequences_' order, kept
+  // by the const readers too.
+  mutable std::vector<BlockTable*> grouped_;
+  mutable std::vector<std::size_t> group_start_;  // block size + 1 of them
+  mutable std::vector<BlockTable*> joined_;
+  mutable std::vector<BlockTable*> merged_;        // merge_joined's working space
+  mutable std::vector<std::size_t> joined_count_;  // merge_joined's counts by group
+  std::int64_t round_ = 0;                         // rounds applied since the cohort was made
+  std::size_t needing_ = 0;                        // the group that takes blocks in the next round
 
   // hand_out's working space: a table's blocks from a run of rounds, from its first round
   // on, one every block-size rounds, the first being the run's first_block-th.

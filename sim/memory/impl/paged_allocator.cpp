@@ -56,6 +56,7 @@ std::int64_t PagedAllocator::admit(std::int64_t sequence, std::int64_t tokens,
   if (tables_.contains(sequence)) throw_sequence_error(kName, sequence, "admitted twice");
   // A new table may move the others, which the cohort points to.
   if (!tables_.emplace_keeps_values()) cohort_.dissolve();
+  cohort_.forget_left();
   BlockTable* t = tables_.emplace(sequence);
   t->sequence = sequence;
   t->tokens = 0;
@@ -77,14 +78,16 @@ void PagedAllocator::grow(std::int64_t sequence, std::int64_t tokens) {
   if (tokens < 0 || !fits(t, tokens)) {
     throw_no_block_to_grow(kName, sequence, tokens);
   }
-  if (t.joined >= 0) cohort_.leave(t);
+  // A member grown on its own: the plan grows its batch one at a time (a scheduler's plain
+  // path), which would take every member out one by one, in O(cohort) each.
+  if (t.joined >= 0) cohort_.dissolve();
   grow(t, tokens);
 }
 
 bool PagedAllocator::try_grow(std::int64_t sequence, std::int64_t tokens) {
   BlockTable& t = table(sequence);
   if (tokens < 0 || !fits(t, tokens)) return false;
-  if (t.joined >= 0) cohort_.leave(t);
+  if (t.joined >= 0) cohort_.dissolve();  // as grow
   grow(t, tokens);
   return true;
 }
@@ -110,29 +113,51 @@ KvUsage PagedAllocator::usage(std::int64_t /*next_final_tokens*/) const {
   return pool_.usage(block_size_, physical_token_states());
 }
 
-std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences,
-                                      std::int64_t tokens) {
+std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences, std::int64_t tokens,
+                                      bool after) {
   if (tokens < 0) return 0;
+  // The leavers of a partial round serve the grow_each_after that follows it, and no other.
+  if (!after) cohort_.forget_left();
   std::size_t grown = 0;
   const std::size_t members = cohort_.size();
-  if (tokens == 1 && members > 0 && sequences.size() >= members &&
-      cohort_.is(sequences.first(members)) && cohort_.blocks_next_round() <= pool_.free()) {
-    // The last batch again (perhaps with new sequences after it): one round, no look-ups.
-    token_states_ += cohort_.round(pool_);
-    grown = members;
+  if (tokens == 1 && after) {
+    // The cohort is the batch grown so far, which these sequences continue: they join it.
+  } else if (tokens == 1 && members > 0 && sequences.size() >= members &&
+             cohort_.is(sequences.first(members))) {
+    // The last batch again (perhaps with new sequences after it): one round, no look-ups;
+    // short of blocks, the part of it single grows would get through.
+    if (cohort_.blocks_next_round() <= pool_.free()) {
+      token_states_ += cohort_.round(pool_);
+      grown = members;
+    } else {
+      grown = cohort_.partial_round(pool_);
+      token_states_ += static_cast<std::int64_t>(grown);
+    }
   } else {
     cohort_.dissolve();
   }
-  // The rest one at a time; each joins the cohort, which then is what was grown.
+  // The rest one at a time; each joins the cohort, which then is what was grown. After a
+  // partial round they are mostly its leavers, in order (the preemptions took some out):
+  // those tables are known without a look-up.
+  const std::span<const std::int64_t> left =
+      after ? cohort_.left_sequences() : std::span<const std::int64_t>();
+  std::size_t next_left = 0;
   const auto find = tables_.finder();  // the index's geometry in registers for the loop
   const std::size_t count = sequences.size();
   for (std::size_t i = grown; i < count; ++i) {
     const std::int64_t sequence = sequences[i];
-    // Tables are found through the index: fetch the entries a few sequences ahead, then
-    // (once those have arrived) their tables.
-    if (i + 8 < count) find.prefetch_entry(sequences[i + 8]);
-    if (i + 4 < count) find.prefetch_value(sequences[i + 4]);
-    BlockTable* t = find(sequence);
+    while (next_left < left.size() && left[next_left] != sequence)
+      ++next_left;
+    BlockTable* t = nullptr;
+    if (next_left < left.size()) {
+      t = cohort_.left_table(next_left++);
+    } else {
+      // Tables are found through the index: fetch the entries a few sequences ahead, then
+      // (once those have arrived) their tables.
+      if (i + 8 < count) find.prefetch_entry(sequences[i + 8]);
+      if (i + 4 < count) find.prefetch_value(sequences[i + 4]);
+      t = find(sequence);
+    }
     if (t == nullptr) throw_unknown(sequence);
     if (t->joined >= 0) cohort_.leave(*t);  // listed twice, or after a mismatch
     if (!fits(*t, tokens)) break;

@@ -67,7 +67,13 @@ class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAlloca
   // is one round of the cohort, with no look-ups; decode rounds are counted by a table's
   // tokens modulo the block size, so each costs O(1) plus the blocks it hands out.
   IDecodeRoundAllocator* decode_rounds() override { return this; }
-  std::size_t grow_each(std::span<const std::int64_t> sequences, std::int64_t tokens) override;
+  std::size_t grow_each(std::span<const std::int64_t> sequences, std::int64_t tokens) override {
+    return grow_each(sequences, tokens, false);
+  }
+  std::size_t grow_each_after(std::span<const std::int64_t> sequences,
+                              std::int64_t tokens) override {
+    return grow_each(sequences, tokens, true);
+  }
   std::int64_t decode_rounds_available(std::span<const std::int64_t> sequences,
                                        std::int64_t max_rounds) const override;
   void grow_decode_rounds(std::span<const std::int64_t> sequences, std::int64_t next_final_tokens,
@@ -140,6 +146,8 @@ class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAlloca
   }
   // The cohort becomes `sequences` (settled tables, looked up), in that order.
   void form_cohort(std::span<const std::int64_t> sequences);
+  // grow_each; `after`: the cohort is what the plan grew so far, and `sequences` join it.
+  std::size_t grow_each(std::span<const std::int64_t> sequences, std::int64_t tokens, bool after);
   // Checked with every usage() (once an iteration); the message is built out of line.
   void check_conservation() const {
     if (pool_.conserved() && physical_token_states() >= 0 &&
