@@ -96,7 +96,7 @@ TEST_CASE("An SLO below one request's own latency is unreachable, found before a
   // Llama-3.1-8B decodes one token in about 68 ms on an L4: TPOT 50 ms is out of reach.
   for (const bool per_target : {false, true}) {
     std::vector<std::string> args{"capacity", "--model",       "llama-3.1-8b",   "--shapes", "l4:1",
-                                  "--slo",    "tpot_p99=0.05", "--num-requests", "200"};
+                                  "--slo",    "tpot_p99=0.05", "--num-requests", "200", "--max-len", "8192"};
     if (per_target) args.insert(args.end(), {"--target-rate", "10"});
     const auto result = run_servesim(args);
     CHECK(result.exit_code == 4);
