@@ -128,6 +128,20 @@ class RooflineModel final : public IExecutionTimeModel {
     }
   };
   DecodeAttention decode_attention(std::int64_t sequences) const noexcept;
+
+  // The operator families of a step, each in its own source file; `tokens` are the tokens
+  // the dense layers compute (graph padding included), for the busiest attention rank.
+  // roofline_gemm.cpp: the attention projections and the LM head.
+  void price_projections(IterationCost& cost, const BatchShape& shape,
+                         double tokens) const noexcept;
+  // roofline_attention.cpp: prefill and decode attention.
+  void price_attention(IterationCost& cost, const BatchShape& shape) const noexcept;
+  // roofline_moe.cpp: the MLP (dense, or routed and shared experts with the router) and its
+  // activation; returns the tokens the MoE layers take (every data-parallel rank's).
+  double price_mlp(IterationCost& cost, double tokens) const noexcept;
+  // roofline_collectives.cpp: the TP all-reduces, the PP send and EP's dispatch and combine
+  // of `moe_tokens`.
+  void price_communication(IterationCost& cost, double tokens, double moe_tokens) const noexcept;
   // The device time is summed as (every operator but decode attention and the overhead, in
   // order) + decode attention, so that estimate_decode_run, which prices only decode
   // attention again for each iteration of a run, reproduces it exactly.
