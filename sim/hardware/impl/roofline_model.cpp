@@ -14,11 +14,19 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
                              const RooflineOptions& options)
     : hardware_(hardware), options_(options) {
   const ShardShape s = shard_model(model, options.parallelism);
+  // The GEMM kernel families (gemm_kernels.h): the tensor-core formats compute in their own units;
+  // every other format is 16-bit (weight-only formats are dequantised) or fp32.
+  const std::optional<WeightQuantization>& checkpoint = model.quantization;
+  const bool own_format = checkpoint && checkpoint->dtype == options.weight_dtype;
+  weight_family_ = gemm_family_for(hardware, options.weight_dtype, own_format);
+  attention_family_ = own_format && checkpoint->attention_unquantized
+                          ? gemm_family_for(hardware, DType::BF16, false)
+                          : weight_family_;
+  block_scaled_ = own_format && options.weight_dtype == DType::FP8 && checkpoint->group_size > 0;
   if (options.weight_dtype == DType::FP32) {
     compute_dtype_ = DType::FP32;
-  } else if ((options.weight_dtype == DType::FP8 || options.weight_dtype == DType::FP4) &&
-             hardware.supports(options.weight_dtype)) {
-    compute_dtype_ = options.weight_dtype;
+  } else if (weight_family_ == GemmFamily::CutlassFp8 || weight_family_ == GemmFamily::CutlassFp4) {
+    compute_dtype_ = gemm_family_compute_dtype(weight_family_, DType::BF16);
   } else {
     compute_dtype_ = options.weight_dtype == DType::FP16 ? DType::FP16 : DType::BF16;
   }
@@ -117,6 +125,19 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
   const double peak = hardware.supports(compute_dtype_) ? hardware.peak_flops(compute_dtype_)
                                                         : hardware.peak_flops(DType::BF16);
   compute_flops_per_s_ = peak;
+  // Cublas and marlin compute in 16 bits (or fp32): the compute format's peak unless that is a
+  // narrow tensor-core format.
+  const double wide_peak = compute_dtype_ == DType::FP8 || compute_dtype_ == DType::FP4
+                               ? hardware.peak_flops(DType::BF16)
+                               : peak;
+  const auto family_peak = [&](GemmFamily family) {
+    const DType d = gemm_family_compute_dtype(family, DType::BF16);
+    return d == DType::BF16 ? wide_peak : hardware.peak_flops(d);
+  };
+  wide_peak_flops_per_s_ = wide_peak;
+  weight_peak_flops_per_s_ = family_peak(weight_family_);
+  attention_peak_flops_per_s_ = family_peak(attention_family_);
+  gemv_flops_per_s_ = hardware.supports(DType::FP32) ? hardware.peak_flops(DType::FP32) : wide_peak;
   memory_bytes_per_s_ = hardware.memory_bandwidth_bytes_per_s;
   elementwise_ = {hardware.efficiency.gemm_compute, 0, hardware.efficiency.memory_bandwidth, 0,
                   hardware.overheads.kernel_launch_s};
