@@ -1,6 +1,10 @@
 #include "sim/app/roofline_report.h"
 
+#include <iomanip>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/core/error.h"
 #include "sim/hardware/generation_cost.h"
@@ -9,18 +13,41 @@
 namespace servesim {
 namespace {
 
-nlohmann::json cost_to_json(const IterationCost& cost) {
+std::string fixed(double value, int decimals) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(decimals) << value;
+  return out.str();
+}
+
+nlohmann::json cost_to_json(const IterationCost& cost,
+                            const std::vector<RooflineModel::GemmChoice>& kernels) {
   nlohmann::json operators = nlohmann::json::array();
   for (std::size_t i = 0; i < kOperatorCount; ++i) {
     const OperatorCost& op = cost.operators[i];
     if (!op.present()) continue;
-    operators.push_back({{"name", operator_name(static_cast<OperatorKind>(i))},
-                         {"flops", op.flops},
-                         {"bytes", op.bytes},
-                         {"arithmetic_intensity_flops_per_byte", op.intensity_flops_per_byte()},
-                         {"balance_flops_per_byte", op.balance_flops_per_byte},
-                         {"bound", bound_name(op.bound)},
-                         {"time_s", op.time_s}});
+    nlohmann::json o = {{"name", operator_name(static_cast<OperatorKind>(i))},
+                        {"flops", op.flops},
+                        {"bytes", op.bytes},
+                        {"arithmetic_intensity_flops_per_byte", op.intensity_flops_per_byte()},
+                        {"balance_flops_per_byte", op.balance_flops_per_byte},
+                        {"bound", bound_name(op.bound)},
+                        {"time_s", op.time_s},
+                        {"why", describe_bound(op)}};
+    for (const RooflineModel::GemmChoice& g : kernels) {
+      if (static_cast<std::size_t>(g.op) != i) continue;
+      o["kernel"] = {{"family", gemm_family_name(g.kernel.family)},
+                     {"kind", gemm_kernel_kind_name(g.kernel.kind)},
+                     {"tile_m", g.kernel.tile_m},
+                     {"tile_n", g.kernel.tile_n},
+                     {"m", g.m},
+                     {"fitted", g.kernel.fitted},
+                     {"description", describe_gemm_kernel(g)}};
+      if (g.kernel.kind == GemmKernelKind::Grouped) {
+        o["kernel"]["tokens_per_expert"] = g.tokens_per_expert;
+        o["kernel"]["experts_touched"] = g.experts_touched;
+      }
+    }
+    operators.push_back(std::move(o));
   }
   return {{"operators", operators},
           {"total_flops", cost.total_flops()},
@@ -30,6 +57,42 @@ nlohmann::json cost_to_json(const IterationCost& cost) {
 }
 
 }  // namespace
+
+std::string describe_gemm_kernel(const RooflineModel::GemmChoice& g) {
+  const std::string family(gemm_family_name(g.kernel.family));
+  const std::string m = " m=" + fixed(g.m, 0);
+  switch (g.kernel.kind) {
+    case GemmKernelKind::Gemv:
+      return "gemv" + m + " (" + family + ")";
+    case GemmKernelKind::Grouped:
+      return "grouped " + fixed(g.kernel.tile_m, 0) + "-row (" + family + "), " +
+             fixed(g.tokens_per_expert, 2) + " tokens/expert over " + fixed(g.experts_touched, 1) +
+             " experts";
+    case GemmKernelKind::Tile:
+    case GemmKernelKind::SwapAb:
+      break;
+  }
+  return std::string(gemm_kernel_kind_name(g.kernel.kind)) + " " + fixed(g.kernel.tile_m, 0) + "x" +
+         fixed(g.kernel.tile_n, 0) + " (" + family + (g.kernel.fitted ? ", fitted" : "") + ")" + m;
+}
+
+std::string describe_bound(const OperatorCost& op) {
+  const double intensity = op.intensity_flops_per_byte();
+  const double balance = op.balance_flops_per_byte;
+  switch (op.bound) {
+    case Bound::Compute:
+      return "compute: " + fixed(intensity, 2) + " FLOP/B above its balance " + fixed(balance, 2);
+    case Bound::Memory:
+      return "memory: " + fixed(intensity, 2) + " FLOP/B below its balance " + fixed(balance, 2);
+    case Bound::Network:
+      return "network: a collective over the link";
+    case Bound::Overhead:
+      return "overhead: host work and launches beyond the device time";
+    case Bound::None:
+      break;
+  }
+  return "";
+}
 
 BatchShape RooflineBatch::shape(AttentionSpans spans) const {
   BatchShape shape;
@@ -87,7 +150,7 @@ nlohmann::json roofline_report(const ModelSpec& model, const HardwareProfile& ha
     r["plain_decode_time_s"] =
         roofline.estimate(plain.shape(roofline.attention_spans())).total_time_s;
   }
-  r.update(cost_to_json(roofline.estimate(shape)));
+  r.update(cost_to_json(roofline.estimate(shape), roofline.gemm_choices(shape)));
   return r;
 }
 

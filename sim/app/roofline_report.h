@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -41,7 +42,16 @@ struct RooflineQuery {
 // The document `servesim roofline --json` prints (README, "servesim roofline"): the model,
 // hardware, parallelism, dtypes and peak balance, then "generate" for a generation, or
 // "batch" and the iteration's "operators" (name, flops, bytes, intensity, balance, bound,
-// time_s) with its totals and dominant bound. Throws UsageError for an empty batch.
+// time_s, why; GEMMs also "kernel": family, kind, tile_m, tile_n, m, fitted, description,
+// and for grouped ones tokens_per_expert and experts_touched) with its totals and dominant
+// bound. Throws UsageError for an empty batch.
+// One GEMM operator's kernel as `roofline` shows it: "gemv m=1 (cublas)", "tile 16x128
+// (marlin) m=1", "grouped 16-row (cublas), 1.55 tokens/expert over 82.4 experts",
+// "tile 128x128 (cublas, fitted) m=4096".
+std::string describe_gemm_kernel(const RooflineModel::GemmChoice& choice);
+// Why an operator is bound where it is: "memory: 1.90 FLOP/B below its balance 148.20".
+std::string describe_bound(const OperatorCost& op);
+
 nlohmann::json roofline_report(const ModelSpec& model, const HardwareProfile& hardware,
                                const RooflineOptions& options, const RooflineQuery& query);
 

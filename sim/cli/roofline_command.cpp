@@ -1,3 +1,6 @@
+#include <string>
+#include <vector>
+
 #include "sim/app/app.h"
 #include "sim/cli/format.h"
 #include "sim/cli/options.h"
@@ -10,8 +13,16 @@
 namespace servesim::cli {
 namespace {
 
-void print_cost(std::ostream& out, const IterationCost& cost) {
-  Table table({"operator", "GFLOP", "MB moved", "FLOP/B", "balance", "bound", "time", "share"});
+void print_cost(std::ostream& out, const IterationCost& cost,
+                const std::vector<RooflineModel::GemmChoice>& kernels) {
+  Table table(
+      {"operator", "GFLOP", "MB moved", "FLOP/B", "balance", "bound", "time", "share", "kernel"});
+  const auto kernel = [&](std::size_t i) {
+    for (const RooflineModel::GemmChoice& g : kernels) {
+      if (static_cast<std::size_t>(g.op) == i) return describe_gemm_kernel(g);
+    }
+    return std::string();
+  };
   const auto share = [&](double t) { return format_fixed(100 * t / cost.total_time_s, 1) + "%"; };
   // Two decimals below 10 FLOP/B, so that a GEMV's intensity and balance (both near 1) show
   // which side of the other each is.
@@ -25,19 +36,23 @@ void print_cost(std::ostream& out, const IterationCost& cost) {
                    op.bytes > 0 ? format_fixed(op.bytes / 1e6, 2) : "-",
                    roofline ? per_byte(op.intensity_flops_per_byte()) : "-",
                    roofline ? per_byte(op.balance_flops_per_byte) : "-",
-                   std::string(bound_name(op.bound)), format_seconds(op.time_s), share(op.time_s)});
+                   std::string(bound_name(op.bound)), format_seconds(op.time_s), share(op.time_s),
+                   kernel(i)});
   }
   table.add_separator();
   table.add_row({"total", format_fixed(cost.total_flops() / 1e9, 2),
                  format_fixed(cost.total_bytes() / 1e6, 2), "", "",
                  std::string(bound_name(cost.dominant_bound())), format_seconds(cost.total_time_s),
-                 "100.0%"});
+                 "100.0%", ""});
   table.print(out);
   out << "Bound: " << bound_name(cost.dominant_bound()) << " ("
       << share(cost.time_s(cost.dominant_bound())) << " of the time is in "
       << bound_name(cost.dominant_bound()) << "-bound operators)\n"
       << "FLOP/B is an operator's arithmetic intensity; balance is the intensity at which its\n"
-         "achieved compute and memory ceilings meet: above it, the operator is compute-bound.\n";
+         "achieved compute and memory ceilings meet: above it, the operator is compute-bound.\n"
+         "kernel is the GEMM kernel assumed at this m (docs/cost_model.md, \"GEMM kernels by\n"
+         "M\"): a GEMV, tiles of rows x columns (\"fitted\": the profile's calibrated large\n"
+         "tile), or a grouped MoE GEMM whose rows are padded per expert.\n";
 }
 
 }  // namespace
@@ -168,7 +183,7 @@ int run_roofline(CommandContext& context) {
         << " cached";
   }
   out << "\n\n";
-  print_cost(out, cost);
+  print_cost(out, cost, roofline.gemm_choices(shape));
   if (drafts > 0) {
     RooflineBatch plain = query.batch;
     plain.speculative_tokens = 0;

@@ -43,6 +43,50 @@ bool read_kernel_class(JsonObjectReader& kernels, std::string_view name, KernelC
   return true;
 }
 
+// "gemm_kernels": {"<weight format>": "<family>"}: each family only for the formats it runs,
+// and a tensor-core family only where the profile has its peak.
+void read_gemm_kernels(JsonObjectReader& g, HardwareProfile& p) {
+  for (const DType d : kAllDtypes) {
+    const std::string key(dtype_name(d));
+    const auto name = g.optional_string(key);
+    if (!name) continue;
+    const auto family = parse_gemm_family(*name);
+    if (!family) {
+      g.fail(key, "unknown kernel family '" + *name + "' (expected one of: " + gemm_family_names() +
+                      ")");
+    }
+    const bool sixteen = d == DType::FP32 || d == DType::BF16 || d == DType::FP16;
+    bool fits = false;
+    switch (*family) {
+      case GemmFamily::Cublas:
+        fits = sixteen;
+        break;
+      case GemmFamily::Marlin:
+        fits = !sixteen;
+        break;
+      case GemmFamily::CutlassFp8:
+        fits = d == DType::FP8;
+        break;
+      case GemmFamily::CutlassFp4:
+        fits = d == DType::FP4;
+        break;
+    }
+    if (!fits) {
+      g.fail(key, "kernel family '" + *name + "' does not run " + key +
+                      " weights (cublas: fp32, bf16, fp16; marlin: fp8, int8, int4, fp4; "
+                      "cutlass_fp8: fp8; cutlass_fp4: fp4)");
+    }
+    const DType needs = gemm_family_compute_dtype(*family, DType::BF16);
+    if (!p.supports(needs)) {
+      g.fail(key, "kernel family '" + *name + "' runs on " + std::string(dtype_name(needs)) +
+                      " tensor cores, but the profile has no peak_flops_per_s." +
+                      std::string(dtype_name(needs)));
+    }
+    p.gemm_kernels[static_cast<std::size_t>(d)] = *family;
+  }
+  g.reject_unknown_keys();
+}
+
 std::string gemm_operator_key(GemmOperator op) {
   return "gemm_" + std::string(gemm_operator_name(op));
 }
@@ -174,6 +218,7 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
     read_kernel_class(*k, "prefill_attention", p.kernels.prefill_attention, false);
     k->reject_unknown_keys();
   }
+  if (auto g = r.optional_object("gemm_kernels")) read_gemm_kernels(*g, p);
   if (const nlohmann::json* calibration = r.optional_raw("calibration")) {
     if (!calibration->is_object()) r.fail("calibration", "expected a JSON object");
     p.calibration = *calibration;
@@ -193,6 +238,29 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
   r.ignore("comment");
   r.reject_unknown_keys();
   return p;
+}
+
+GemmFamily gemm_family_for(const HardwareProfile& profile, DType weights, bool fp4_checkpoint) {
+  if (const auto& named = profile.gemm_kernels[static_cast<std::size_t>(weights)]) return *named;
+  switch (weights) {
+    case DType::FP32:
+    case DType::BF16:
+    case DType::FP16:
+      return GemmFamily::Cublas;
+    case DType::FP8:
+      return profile.supports(DType::FP8) ? GemmFamily::CutlassFp8 : GemmFamily::Marlin;
+    case DType::INT8:
+    case DType::INT4:
+      return GemmFamily::Marlin;
+    case DType::FP4:
+      if (profile.supports(DType::FP4)) return GemmFamily::CutlassFp4;
+      if (fp4_checkpoint) return GemmFamily::Marlin;
+      throw InputError(profile.source + ": peak_flops_per_s.fp4",
+                       "fp4 weights need FP4 tensor cores, which " + profile.name +
+                           " lacks (no fp4 peak); weight-only FP4 kernels run FP4 checkpoints "
+                           "(MXFP4, NVFP4) only, or name one in gemm_kernels.fp4");
+  }
+  return GemmFamily::Cublas;
 }
 
 HardwareProfile load_hardware_file(const std::filesystem::path& path) {
@@ -234,6 +302,11 @@ nlohmann::json hardware_to_json(const HardwareProfile& p) {
     }
   }
   if (p.sm_count > 0) j["sm_count"] = p.sm_count;
+  for (const DType d : kAllDtypes) {
+    if (const auto& family = p.gemm_kernels[static_cast<std::size_t>(d)]) {
+      j["gemm_kernels"][std::string(dtype_name(d))] = std::string(gemm_family_name(*family));
+    }
+  }
   if (p.gpus_per_node > 0) {
     j["gpus_per_node"] = p.gpus_per_node;
     j["inter_node_bandwidth_bytes_per_s"] = p.inter_node_bandwidth_bytes_per_s;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/hardware/gemm_kernels.h"
 #include "sim/hardware/kernel_work.h"
 #include "sim/model/dtype.h"
 
@@ -125,6 +126,9 @@ struct HardwareProfile {
   Efficiency efficiency;
   Overheads overheads;
   KernelClasses kernels;
+  // The GEMM kernel family per weight format ("gemm_kernels": {"fp8": "marlin"}); a format
+  // left out takes the default of gemm_family_for.
+  std::array<std::optional<GemmFamily>, kDTypeCount> gemm_kernels{};
   // What a calibrated profile was fitted from, its residuals and hold-out errors: free-form
   // metadata written by `servesim calibrate` (null when absent). Its numbers need no source.
   nlohmann::json calibration;
@@ -139,6 +143,14 @@ struct HardwareProfile {
 inline GemmTiling gemm_tiling(const HardwareProfile& profile, const KernelCeilings& k) noexcept {
   return {k.tile_m, k.tile_n, profile.sm_count};
 }
+
+// The kernel family that runs GEMMs whose weights are `weights` on this device: the profile's
+// gemm_kernels entry, else 16-bit formats cublas, fp8 cutlass_fp8 where the device has FP8
+// tensor cores, fp4 cutlass_fp4 where it has FP4 ones, and marlin (weight-only) otherwise.
+// `fp4_checkpoint`: the model's own weights are FP4 (MXFP4, NVFP4), which weight-only kernels
+// run on any device; FP4 weights of any other model need FP4 tensor cores or a family named in
+// gemm_kernels.fp4, else InputError naming the profile's file and peak_flops_per_s.fp4.
+GemmFamily gemm_family_for(const HardwareProfile& profile, DType weights, bool fp4_checkpoint);
 
 HardwareProfile load_hardware_file(const std::filesystem::path& path);
 HardwareProfile hardware_from_json(const nlohmann::json& document, const std::string& source_name);

@@ -200,3 +200,41 @@ TEST_CASE("GEMM operators may have their own ceilings and the wave term its SM c
   CHECK_THROWS_WITH(load(minimal_profile(R"(, "kernels": {"gemm_lm_head": {}})")),
                     Contains("kernels.gemm_lm_head") && Contains("unknown key"));
 }
+TEST_CASE("a profile may name the GEMM kernel family per weight format", "[hardware]") {
+  const auto load = [](const std::string& text) {
+    return hardware_from_json(parse_json_text(text, "p.json"), "p.json");
+  };
+  // Defaults: by the device's tensor-core formats.
+  const HardwareProfile plain = load(minimal_profile(""));
+  CHECK(gemm_family_for(plain, DType::BF16, false) == GemmFamily::Cublas);
+  CHECK(gemm_family_for(plain, DType::FP8, false) == GemmFamily::Marlin);
+  CHECK(gemm_family_for(plain, DType::INT4, false) == GemmFamily::Marlin);
+  CHECK(gemm_family_for(plain, DType::FP4, true) == GemmFamily::Marlin);
+  CHECK_THROWS_WITH(gemm_family_for(plain, DType::FP4, false),
+                    Contains("p.json: peak_flops_per_s.fp4"));
+  const HardwareProfile h100 = test::shipped_hardware("h100-sxm");
+  CHECK(gemm_family_for(h100, DType::FP8, false) == GemmFamily::CutlassFp8);
+  CHECK(gemm_family_for(test::shipped_hardware("b200"), DType::FP4, false) ==
+        GemmFamily::CutlassFp4);
+  // Named: kept, and through a round trip.
+  const HardwareProfile named = load(
+      R"({"name": "X", "memory_capacity_bytes": 8e10, "memory_bandwidth_bytes_per_s": 2e12,
+               "gpu_link_bandwidth_bytes_per_s": 3e11, "host_link_bandwidth_bytes_per_s": 3.2e10,
+               "peak_flops_per_s": {"bf16": 3e14, "fp8": 6e14},
+               "gemm_kernels": {"fp4": "marlin"}})");
+  CHECK(gemm_family_for(named, DType::FP4, false) == GemmFamily::Marlin);
+  CHECK(gemm_family_for(named, DType::FP8, false) == GemmFamily::CutlassFp8);
+  const HardwareProfile again = hardware_from_json(hardware_to_json(named), "again");
+  CHECK(gemm_family_for(again, DType::FP4, false) == GemmFamily::Marlin);
+  // Refused, naming the field: an unknown family, a family for formats it does not run, a
+  // tensor-core family without its peak, an unknown format.
+  CHECK_THROWS_WITH(load(minimal_profile(R"(, "gemm_kernels": {"int4": "machete2"})")),
+                    Contains("gemm_kernels.int4") && Contains("unknown kernel family 'machete2'") &&
+                        Contains("marlin"));
+  CHECK_THROWS_WITH(load(minimal_profile(R"(, "gemm_kernels": {"bf16": "marlin"})")),
+                    Contains("gemm_kernels.bf16") && Contains("does not run bf16"));
+  CHECK_THROWS_WITH(load(minimal_profile(R"(, "gemm_kernels": {"fp4": "cutlass_fp4"})")),
+                    Contains("gemm_kernels.fp4") && Contains("peak_flops_per_s.fp4"));
+  CHECK_THROWS_WITH(load(minimal_profile(R"(, "gemm_kernels": {"fp6": "marlin"})")),
+                    Contains("fp6"));
+}

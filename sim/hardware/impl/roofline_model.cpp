@@ -6,8 +6,6 @@
 #include <optional>
 
 #include "sim/hardware/data_parallel.h"
-#include "sim/hardware/expert_parallel.h"
-#include "sim/hardware/kernel_work.h"
 #include "sim/model/model_size.h"
 
 namespace servesim {
@@ -16,11 +14,19 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
                              const RooflineOptions& options)
     : hardware_(hardware), options_(options) {
   const ShardShape s = shard_model(model, options.parallelism);
+  // The GEMM kernel families (gemm_kernels.h): the tensor-core formats compute in their own units;
+  // every other format is 16-bit (weight-only formats are dequantised) or fp32.
+  const std::optional<WeightQuantization>& checkpoint = model.quantization;
+  const bool own_format = checkpoint && checkpoint->dtype == options.weight_dtype;
+  weight_family_ = gemm_family_for(hardware, options.weight_dtype, own_format);
+  attention_family_ = own_format && checkpoint->attention_unquantized
+                          ? gemm_family_for(hardware, DType::BF16, false)
+                          : weight_family_;
+  block_scaled_ = own_format && options.weight_dtype == DType::FP8 && checkpoint->group_size > 0;
   if (options.weight_dtype == DType::FP32) {
     compute_dtype_ = DType::FP32;
-  } else if ((options.weight_dtype == DType::FP8 || options.weight_dtype == DType::FP4) &&
-             hardware.supports(options.weight_dtype)) {
-    compute_dtype_ = options.weight_dtype;
+  } else if (weight_family_ == GemmFamily::CutlassFp8 || weight_family_ == GemmFamily::CutlassFp4) {
+    compute_dtype_ = gemm_family_compute_dtype(weight_family_, DType::BF16);
   } else {
     compute_dtype_ = options.weight_dtype == DType::FP16 ? DType::FP16 : DType::BF16;
   }
@@ -119,6 +125,19 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
   const double peak = hardware.supports(compute_dtype_) ? hardware.peak_flops(compute_dtype_)
                                                         : hardware.peak_flops(DType::BF16);
   compute_flops_per_s_ = peak;
+  // Cublas and marlin compute in 16 bits (or fp32): the compute format's peak unless that is a
+  // narrow tensor-core format.
+  const double wide_peak = compute_dtype_ == DType::FP8 || compute_dtype_ == DType::FP4
+                               ? hardware.peak_flops(DType::BF16)
+                               : peak;
+  const auto family_peak = [&](GemmFamily family) {
+    const DType d = gemm_family_compute_dtype(family, DType::BF16);
+    return d == DType::BF16 ? wide_peak : hardware.peak_flops(d);
+  };
+  wide_peak_flops_per_s_ = wide_peak;
+  weight_peak_flops_per_s_ = family_peak(weight_family_);
+  attention_peak_flops_per_s_ = family_peak(attention_family_);
+  gemv_flops_per_s_ = hardware.supports(DType::FP32) ? hardware.peak_flops(DType::FP32) : wide_peak;
   memory_bytes_per_s_ = hardware.memory_bandwidth_bytes_per_s;
   elementwise_ = {hardware.efficiency.gemm_compute, 0, hardware.efficiency.memory_bandwidth, 0,
                   hardware.overheads.kernel_launch_s};
@@ -182,75 +201,6 @@ double RooflineModel::peak_balance_flops_per_byte() const noexcept {
   return compute_flops_per_s_ / memory_bytes_per_s_;
 }
 
-RooflineModel::KernelTime RooflineModel::kernel_time(double flops, double bytes,
-                                                     const KernelCeilings& ceilings, double size,
-                                                     double kernels, double masked_flops,
-                                                     double idle_flops) const noexcept {
-  KernelTime t;
-  t.compute_s =
-      ceilings.compute_s(flops / compute_flops_per_s_, size, masked_flops / compute_flops_per_s_,
-                         idle_flops / compute_flops_per_s_);
-  t.memory_s = ceilings.memory_s(bytes / memory_bytes_per_s_, size);
-  t.time_s = std::max(t.compute_s, t.memory_s) + kernels * ceilings.fixed_s;
-  return t;
-}
-
-void RooflineModel::price(OperatorCost& op, double flops, double bytes,
-                          const KernelCeilings& ceilings, double size, double kernels,
-                          double masked_flops, double idle_flops) const noexcept {
-  record(op, flops, bytes,
-         kernel_time(flops, bytes, ceilings, size, kernels, masked_flops, idle_flops), ceilings,
-         size);
-}
-
-void RooflineModel::record(OperatorCost& op, double flops, double bytes, const KernelTime& t,
-                           const KernelCeilings& ceilings, double size) const noexcept {
-  op.flops = flops;
-  op.bytes = bytes;
-  // Achieved FLOP/s over achieved bytes/s at this size. The achieved FLOP/s counts the
-  // useful FLOPs only, so the masked pairs and idle tile slots that slow the compute side
-  // lower it: the intensity exceeds the balance exactly when the operator is compute-bound.
-  if (flops > 0 && bytes > 0) {
-    op.balance_flops_per_byte = (flops / t.compute_s) / (bytes / t.memory_s);
-  } else {
-    op.balance_flops_per_byte = ceilings.memory_s(1 / memory_bytes_per_s_, size) /
-                                ceilings.compute_s(1 / compute_flops_per_s_, size);
-  }
-  op.bound = t.compute_s > t.memory_s ? Bound::Compute : Bound::Memory;
-  op.time_s = t.time_s;
-}
-
-void RooflineModel::price_collective(OperatorCost& op, double calls, double bytes_per_rank,
-                                     double ring_factor, double latency_s,
-                                     double link_bytes_per_s) const noexcept {
-  op.bytes = calls * ring_factor * bytes_per_rank;
-  op.time_s = calls * latency_s + op.bytes / link_bytes_per_s;
-  op.bound = Bound::Network;
-}
-
-// Within a node, a ring: 2 (t - 1) / t of the bytes over the GPU link. Across n nodes of g GPUs,
-// two levels, as NCCL's hierarchical algorithms move the data: a reduce-scatter within each
-// node and an all-gather after it, (g - 1) / g of the bytes each over the GPU link, between
-// them an all-reduce of each GPU's 1 / g share with its peers of the other nodes, 2 (n - 1) /
-// n of it over the GPU's NIC. The bytes a GPU moves are the flat ring's, 2 (gn - 1) / gn; a
-// g-th of them, not all, crosses the NIC. One latency per call: NCCL's across nodes.
-void RooflineModel::price_tp_all_reduce(OperatorCost& op, double calls,
-                                        double bytes_per_rank) const noexcept {
-  const double t = static_cast<double>(options_.parallelism.tensor);
-  if (tp_nodes_ <= 1) {
-    price_collective(op, calls, bytes_per_rank, 2 * (t - 1) / t, all_reduce_latency_s_,
-                     tp_link_bytes_per_s_);
-    return;
-  }
-  const double g = tp_gpus_per_node_, n = tp_nodes_;
-  const double within_node = 2 * (g - 1) / g * bytes_per_rank;
-  const double across_nodes = 2 * (n - 1) / n * bytes_per_rank / g;
-  op.bytes = calls * (within_node + across_nodes);
-  op.time_s = calls * (all_reduce_latency_s_ + within_node / gpu_link_bytes_per_s_ +
-                       across_nodes / tp_link_bytes_per_s_);
-  op.bound = Bound::Network;
-}
-
 IterationCost RooflineModel::estimate(const BatchShape& replica) const {
   IterationCost cost;
   if (replica.empty()) return cost;
@@ -259,124 +209,12 @@ IterationCost RooflineModel::estimate(const BatchShape& replica) const {
   // The dense layers compute the tokens of the graph that runs the step (padding included).
   const std::optional<double> graph = graph_tokens(shape);
   const double tokens = graph.value_or(static_cast<double>(shape.tokens()));
-  const double prefill_tokens = static_cast<double>(shape.prefill_tokens);
   const double a = activation_bytes_;
   const double l = layers_;
-  const KernelClasses& classes = kernels_;
-  const KernelCeilings& qkv = classes.gemm_for(GemmOperator::Qkv);
-  const KernelCeilings& out = classes.gemm_for(GemmOperator::Out);
-  const KernelCeilings& up = classes.gemm_for(GemmOperator::MlpUp);
-  const KernelCeilings& down = classes.gemm_for(GemmOperator::MlpDown);
-  const auto tiling = [this](const KernelCeilings& k) { return gemm_tiling(hardware_, k); };
-  const double q_width = attention_q_width_;
-  const double kv_width = attention_kv_width_;
   const double qkv_width = qkv_width_;
-
-  // One kernel per layer: the work of one layer times the layers of the stage.
-  const auto per_layer = [&](OperatorKind kind, const KernelWork& w, const KernelCeilings& k,
-                             double size) {
-    price(cost.at(kind), l * w.flops, l * w.bytes, k, size, l, l * w.masked_flops,
-          l * w.idle_flops);
-  };
-  per_layer(OperatorKind::QkvProj,
-            gemm_work(tokens, qkv_width, hidden_, attention_weight_bytes_, a, tiling(qkv)), qkv,
-            tokens);
-  if (shape.prefill_tokens > 0) {
-    // Attention layers over what their masks reach: full layers the whole context, windowed
-    // ones (when the shape kept their sums, see AttentionSpans) the pairs and keys of their
-    // window or chunk; recurrent layers update their state once per token, reading and
-    // writing it once per sequence.
-    const auto attention_work = [&](double context, double pairs, double masked) {
-      return prefill_attention_work(prefill_tokens, context, pairs, masked, q_width, kv_width, a,
-                                    kv_bytes_);
-    };
-    const KernelWork w = attention_work(static_cast<double>(shape.prefill_context_tokens),
-                                        shape.prefill_attention_pairs, shape.prefill_masked_pairs);
-    const double attention_layers = l - recurrent_layers_;
-    double flops = attention_layers * w.flops, bytes = attention_layers * w.bytes;
-    double masked_flops = attention_layers * w.masked_flops;
-    if (window_layers_ + chunk_layers_ > 0 && shape.spans == spans_) {
-      flops = full_layers_ * w.flops;
-      bytes = full_layers_ * w.bytes;
-      masked_flops = full_layers_ * w.masked_flops;
-      const auto add_windowed = [&](double layers, const WindowedPrefill& sums) {
-        if (layers == 0) return;
-        const KernelWork k = attention_work(sums.context_keys, sums.pairs, sums.masked_pairs);
-        flops += layers * k.flops;
-        bytes += layers * k.bytes;
-        masked_flops += layers * k.masked_flops;
-      };
-      add_windowed(window_layers_, shape.prefill_window);
-      add_windowed(chunk_layers_, shape.prefill_chunked);
-    }
-    if (recurrent_layers_ > 0) {
-      flops += recurrent_layers_ * 6 * recurrent_state_elements_ * prefill_tokens;
-      bytes += recurrent_layers_ * 2 * recurrent_state_elements_ * a *
-               static_cast<double>(shape.prefill_sequences);
-    }
-    price(cost.at(OperatorKind::AttentionPrefill), flops, bytes, kernels_.prefill_attention,
-          prefill_tokens / static_cast<double>(shape.prefill_sequences), l, masked_flops, 0);
-  }
-  if (shape.decode_sequences > 0) {
-    const DecodeAttention attention = decode_attention(shape.decode_sequences);
-    const double context = static_cast<double>(shape.decode_context_tokens);
-    record(cost.at(OperatorKind::AttentionDecode),
-           attention.layers * attention.flops(context) + attention.extra_flops(context),
-           attention.layers * attention.bytes(context) + attention.extra_bytes(context),
-           attention.time(context), kernels_.decode_attention,
-           static_cast<double>(shape.decode_sequences));
-  }
-  per_layer(OperatorKind::OutProj,
-            gemm_work(tokens, hidden_, o_width_, attention_weight_bytes_, a, tiling(out)), out,
-            tokens);
-
-  // With top-k routing over E experts, T tokens touch E (1 - (1 - k/E)^T) distinct experts
-  // in expectation (uniform routing): the weights actually streamed.
-  // Shared experts: as many more experts every token passes through (their width over the
-  // routed experts' width).
-  // With data-parallel attention the MoE layers take every rank's tokens, each rank padded
-  // to the busiest one's count (as vLLM pads its DP ranks' batches to the same size); the
-  // shared experts, sliced by TP within a rank, its own.
-  const double ranks = static_cast<double>(data_ranks_);
-  const double moe_tokens = tokens * ranks;
-  const double experts_read =
-      moe_ ? local_experts_ * (1 - std::pow(1 - experts_per_token_ / experts_, moe_tokens)) +
-                 shared_experts_
-           : 1.0;
-  const double routed_tokens = tokens * (ranks * expert_copies_per_token_ + shared_experts_);
-  const double up_width = (gated_ ? 2 : 1) * intermediate_;
-  const double router_flops = moe_ ? 2 * tokens * hidden_ * experts_ : 0;
-  // Each expert read runs one GEMM over its share of the routed tokens.
-  const double expert_tokens = routed_tokens / experts_read;
-  // An MoE model's dense layers (DeepSeek's first three, Llama 4's interleaved ones) run
-  // one MLP of their own width.
-  const double m = moe_ ? moe_layers_ : l;
-  const double dl = moe_ ? dense_layers_ : 0;
-  const double dense_up = (gated_ ? 2 : 1) * dense_intermediate_;
-  const double di = dense_intermediate_;
-  const auto dense = [&](double value) { return dl > 0 ? value : 0.0; };
-  price(cost.at(OperatorKind::MlpUp),
-        m * (2 * routed_tokens * hidden_ * up_width + router_flops) +
-            dense(dl * 2 * tokens * hidden_ * dense_up),
-        m * (experts_read * hidden_ * up_width * weight_bytes_ + tokens * hidden_ * a +
-             routed_tokens * up_width * a) +
-            dense(dl * (hidden_ * dense_up * weight_bytes_ + tokens * (hidden_ + dense_up) * a)),
-        up, tokens, moe_ ? 2 * m + dl : l, 0,
-        m * experts_read * gemm_idle_flops(expert_tokens, up_width, hidden_, tiling(up)) +
-            dense(dl * gemm_idle_flops(tokens, dense_up, hidden_, tiling(up))));
-  price(
-      cost.at(OperatorKind::MlpAct),
-      m * 4 * routed_tokens * intermediate_ + dense(dl * 4 * tokens * di),
-      m * routed_tokens * (up_width + intermediate_) * a + dense(dl * tokens * (dense_up + di) * a),
-      elementwise_, tokens, l);
-  price(cost.at(OperatorKind::MlpDown),
-        m * 2 * routed_tokens * intermediate_ * hidden_ + dense(dl * 2 * tokens * di * hidden_),
-        m * (experts_read * intermediate_ * hidden_ * weight_bytes_ +
-             routed_tokens * intermediate_ * a + tokens * hidden_ * a) +
-            dense(dl * (di * hidden_ * weight_bytes_ + tokens * (di + hidden_) * a)),
-        down, tokens, l, 0,
-        m * experts_read * gemm_idle_flops(expert_tokens, hidden_, intermediate_, tiling(down)) +
-            dense(dl * gemm_idle_flops(tokens, hidden_, di, tiling(down))));
+  price_projections(cost, shape, tokens);
+  price_attention(cost, shape);
+  const double moe_tokens = price_mlp(cost, tokens);
 
   // Two norms (read and write the hidden state), two residual adds (read two, write one),
   // rotary embedding of Q and K, and the embedding gather: all streaming kernels. Fused,
@@ -387,40 +225,7 @@ IterationCost RooflineModel::estimate(const BatchShape& replica) const {
   price(cost.at(OperatorKind::Norms), l * tokens * hidden_ * 20, l * norm_bytes, elementwise_,
         tokens, (fused ? 3 : 5) * l);
 
-  if (shape.sampled_sequences > 0) {
-    const double sampled = static_cast<double>(shape.sampled_sequences);
-    price(cost.at(OperatorKind::LmHead), 2 * sampled * hidden_ * vocab_,
-          hidden_ * vocab_ * other_weight_bytes_ + sampled * (hidden_ * a + vocab_ * 4),
-          classes.gemm, sampled, 1, 0,
-          gemm_idle_flops(sampled, vocab_, hidden_, tiling(classes.gemm)));
-  }
-
-  const double tp = static_cast<double>(options_.parallelism.tensor);
-  if (tp > 1) {
-    // An all-reduce after attention and after the MLP of every layer.
-    price_tp_all_reduce(cost.at(OperatorKind::TpAllReduce), 2 * l, tokens * hidden_ * a);
-  }
-  if (options_.parallelism.pipeline > 1) {
-    price_collective(cost.at(OperatorKind::PpSend), 1, tokens * hidden_ * a, 1, pp_latency_s_,
-                     pp_link_bytes_per_s_);
-  }
-  if (expert_degree_ > 1 && m > 0) {
-    // Each GPU dispatches its 1 / EP share of the step's tokens to their experts and takes
-    // the outputs back, in every MoE layer; the TP all-reduces stay (they stand in for
-    // gathering the tokens back for the next layer's TP attention).
-    ExpertParallelShape ep;
-    ep.tokens = moe_tokens / expert_degree_;
-    ep.hidden = hidden_;
-    ep.activation_bytes = a;
-    ep.experts_per_token = experts_per_token_;
-    ep.degree = expert_degree_;
-    ep.load_imbalance = options_.expert_load_imbalance;
-    const AllToAllCost exchange = expert_parallel_all_to_all(hardware_, ep);
-    OperatorCost& op = cost.at(OperatorKind::ExpertAllToAll);
-    op.bytes = m * 2 * (exchange.intra_node_bytes + exchange.inter_node_bytes);
-    op.time_s = m * exchange.time_s;
-    op.bound = Bound::Network;
-  }
+  price_communication(cost, tokens, moe_tokens);
 
   // The host's share: what the engine's host work and launches add beyond the device time.
   const double device_s =
@@ -458,50 +263,6 @@ RooflineModel::StepOverheads RooflineModel::step_overheads(const BatchShape& sha
     o.launch_floor_s = host.kernel_launch_s * (layers_ * (layer_kernels_ + attention_kernels) + 3);
   }
   return o;
-}
-
-RooflineModel::DecodeAttention RooflineModel::decode_attention(
-    std::int64_t sequences) const noexcept {
-  const double n = static_cast<double>(sequences);
-  const double q_width = attention_q_width_;
-  const double kv_width = attention_kv_width_;
-  const KernelWork per_sequence =
-      decode_attention_work(n, 0, q_width, kv_width, activation_bytes_, kv_bytes_);
-  const KernelCeilings& ceilings = kernels_.decode_attention;
-  const double l = layers_;
-  const double size = std::max(n, 1.0);
-  DecodeAttention d;
-  d.layers = full_layers_;
-  d.window_layers = window_layers_;
-  d.window_keys = n * window_tokens_;
-  d.chunk_layers = chunk_layers_;
-  d.chunk_keys = n * chunk_tokens_;
-  // A recurrent layer's decode: the state decays, takes one rank-one update and is read out
-  // (about 6 FLOPs per element), read and written once per sequence in 16 bits.
-  d.recurrent_layers = recurrent_layers_;
-  d.recurrent_flops = 6 * recurrent_state_elements_ * n;
-  d.recurrent_bytes = 2 * recurrent_state_elements_ * activation_bytes_ * n;
-  d.q_width = q_width;
-  d.kv_width = kv_width;
-  d.kv_bytes = kv_bytes_;
-  d.sequence_bytes = per_sequence.bytes;
-  d.compute_flops_per_s = compute_flops_per_s_;
-  d.memory_bytes_per_s = memory_bytes_per_s_;
-  d.compute_efficiency = ceilings.compute_efficiency;
-  d.memory_efficiency = ceilings.memory_efficiency;
-  d.compute_scale = 1 + ceilings.compute_half_size / size;
-  d.memory_scale = 1 + ceilings.memory_half_size / size;
-  d.fixed_s = l * ceilings.fixed_s;
-  if (decode_on_cuda_cores_) {
-    // CUDA cores, not the tensor cores: the fp32 peak at the engine's share, flat in the batch.
-    const EngineKernelFactors& k = options_.engine.kernels;
-    d.compute_flops_per_s = fp32_flops_per_s_;
-    d.compute_efficiency = k.decode_attention_core_efficiency / k.decode_attention;
-    d.compute_scale = 1;
-    d.sequence_flops = (d.layers + d.window_layers + d.chunk_layers) *
-                       d.flops(n * k.decode_attention_core_sequence_keys);
-  }
-  return d;
 }
 
 double RooflineModel::device_without_decode_attention(const IterationCost& cost) noexcept {

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <vector>
 
 #include "sim/engine/engine_costs.h"
 #include "sim/hardware/execution_time_model.h"
+#include "sim/hardware/gemm_kernels.h"
 #include "sim/hardware/hardware_profile.h"
 #include "sim/model/dtype.h"
 #include "sim/model/model_spec.h"
@@ -54,6 +57,17 @@ class RooflineModel final : public IExecutionTimeModel {
   // Peak FLOP/s over peak bandwidth for the compute format: the textbook balance point.
   double peak_balance_flops_per_byte() const noexcept;
 
+  // The kernel each GEMM operator of a step of this shape runs (roofline_gemm.cpp), for reports:
+  // not on the hot path.
+  struct GemmChoice {
+    OperatorKind op = OperatorKind::QkvProj;
+    GemmKernel kernel;
+    double m = 0;  // tokens (rows) of the GEMM; grouped: the step's tokens, all experts
+    double tokens_per_expert = 0;  // grouped: routed tokens per touched expert
+    double experts_touched = 0;    // grouped: of the GPU's experts
+  };
+  std::vector<GemmChoice> gemm_choices(const BatchShape& shape) const;
+
  private:
   // A kernel's compute and memory times and its time (the larger plus its fixed costs).
   struct KernelTime {
@@ -64,6 +78,33 @@ class RooflineModel final : public IExecutionTimeModel {
   void price(OperatorCost& op, double flops, double bytes, const KernelCeilings& ceilings,
              double size, double kernels, double masked_flops = 0,
              double idle_flops = 0) const noexcept;
+  // One GEMM of an operator: `flops` useful FLOPs (the stage's) of `size` tokens run by `kernel`,
+  // `idle_flops` its padded and idle slots, at `peak_flops_per_s`.
+  struct GemmPart {
+    GemmKernel kernel;
+    double flops = 0, idle_flops = 0, size = 1, peak_flops_per_s = 1;
+  };
+  double gemm_compute_s(const GemmPart& part, const KernelCeilings& ceilings) const noexcept;
+  // Fills `op` from GEMM parts sharing one memory stream of `bytes` at `size`: compute time summed
+  // over the parts, the larger side plus `kernels` fixed costs.
+  void price_gemm(OperatorCost& op, std::initializer_list<GemmPart> parts, double bytes,
+                  const KernelCeilings& ceilings, double size, double kernels) const noexcept;
+  // A dense GEMM of m tokens against a [k x n] weight of `family`: the kernel's part, idle FLOPs
+  // per layer under its tiling (the profile's for a fitted kernel).
+  GemmPart dense_gemm(GemmFamily family, double m, double n, double k, double layers,
+                      const KernelCeilings& ceilings, double peak_flops_per_s) const noexcept;
+  // The grouped expert GEMM of the MoE layers (roofline_moe.cpp): routed copies of the step's
+  // tokens over the GPU's experts, each expert's rows padded to the family's block.
+  struct Grouped {
+    GemmKernel kernel;
+    double row_tiles = 0;  // expected tiles of kernel.tile_m rows, all local experts
+  };
+  Grouped grouped_kernel(double moe_tokens) const noexcept;
+  // The probability that a token's copies land on one given expert of this GPU: k / E, times the
+  // busiest GPU's load imbalance with expert parallelism (at most 1).
+  double routed_probability() const noexcept;
+  // Idle FLOPs of the grouped GEMM over `copies` routed rows against a [k x n] weight.
+  double grouped_idle_flops(const Grouped& g, double copies, double n, double k) const noexcept;
   // Fills `op` with the work and time of a kernel timed as `t`.
   void record(OperatorCost& op, double flops, double bytes, const KernelTime& t,
               const KernelCeilings& ceilings, double size) const noexcept;
@@ -128,6 +169,20 @@ class RooflineModel final : public IExecutionTimeModel {
     }
   };
   DecodeAttention decode_attention(std::int64_t sequences) const noexcept;
+
+  // The operator families of a step, each in its own source file; `tokens` are the tokens
+  // the dense layers compute (graph padding included), for the busiest attention rank.
+  // roofline_gemm.cpp: the attention projections and the LM head.
+  void price_projections(IterationCost& cost, const BatchShape& shape,
+                         double tokens) const noexcept;
+  // roofline_attention.cpp: prefill and decode attention.
+  void price_attention(IterationCost& cost, const BatchShape& shape) const noexcept;
+  // roofline_moe.cpp: the MLP (dense, or routed and shared experts with the router) and its
+  // activation; returns the tokens the MoE layers take (every data-parallel rank's).
+  double price_mlp(IterationCost& cost, double tokens) const noexcept;
+  // roofline_collectives.cpp: the TP all-reduces, the PP send and EP's dispatch and combine
+  // of `moe_tokens`.
+  void price_communication(IterationCost& cost, double tokens, double moe_tokens) const noexcept;
   // The device time is summed as (every operator but decode attention and the overhead, in
   // order) + decode attention, so that estimate_decode_run, which prices only decode
   // attention again for each iteration of a run, reproduces it exactly.
@@ -195,6 +250,15 @@ class RooflineModel final : public IExecutionTimeModel {
   // A TP group over more than one node: its nodes and GPUs in each (1 and TP within a node),
   // for the two-level all-reduce.
   double tp_nodes_ = 1, tp_gpus_per_node_ = 1;
+  // GEMM kernel families: the layer matrices' (the checkpoint's or --weight-dtype's format) and the
+  // attention projections' (16-bit where the checkpoint leaves attention unquantized), each with
+  // the peak it computes at; GEMVs run on CUDA cores (the fp32 peak where known).
+  GemmFamily weight_family_ = GemmFamily::Cublas, attention_family_ = GemmFamily::Cublas;
+  bool block_scaled_ = false;  // FP8 weights with block scales
+  double weight_peak_flops_per_s_ = 0, attention_peak_flops_per_s_ = 0;
+  double gemv_flops_per_s_ = 0;
+  // 16-bit (or fp32) tensor cores: cublas and marlin.
+  double wide_peak_flops_per_s_ = 0;
   KernelClasses kernels_;  // the hardware's, scaled by the engine's kernel factors
   double layer_kernels_;   // kernels of one layer without attention, for the launch floor
 };
