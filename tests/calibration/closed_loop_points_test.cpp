@@ -25,7 +25,7 @@ const std::string kFile =
     "8192,engine default,async-scheduling\n"
     "b200,trt,Llama-3.3-70B-Instruct-FP8,fp8,1,1024,1024,0.8,4,40,383.1,14.6,engine default,"
     "16384 (max_num_tokens),padding,batch_wait 20 0.9\n";
-const std::string kSetup = R"({"source": "test",
+const std::string kSetup = R"json({"source": "test",
   "columns": {"hardware": "gpu", "input_tokens": "isl", "output_tokens": "osl",
               "ttft_ms_mean": "ttft_mean_ms", "tpot_ms_mean": "tpot_mean_ms",
               "weight_dtype": "precision", "cudagraph_mode": "cuda_graphs",
@@ -35,15 +35,10 @@ const std::string kSetup = R"({"source": "test",
                 "hardware": {"h100": "h100-sxm"},
                 "engine": {"vllm": "vllm-0.10", "trt": "trtllm-1.1"},
                 "max_num_seqs": {"engine default": null},
-                "max_num_batched_tokens": {"16384 (max_num_tokens)" : 16384
-}
-, "cudagraph_mode" : {"*" : null},
-                     "batch_wait_timeout_iters" : {"batch_wait 20 0.9" : 20, "*" : null},
-                                                  "batch_wait_max_tokens_ratio" : {
-  "batch_wait 20 0.9" : 0.9, "*" : null
-}
-}
-})";
+                "max_num_batched_tokens": {"16384 (max_num_tokens)": 16384},
+                "cudagraph_mode": {"*": null},
+                "batch_wait_timeout_iters": {"batch_wait 20 0.9": 20, "*": null},
+                "batch_wait_max_tokens_ratio": {"batch_wait 20 0.9": 0.9, "*": null}}})json";
 
 std::vector<ServingPoint> read_file(const test::ScratchDir& dir) {
   ServingPointOptions o;
