@@ -191,18 +191,27 @@ Registry<SchedulerFactory> scheduler_registry() {
                   return std::make_unique<StaticScheduler>(
                       StaticSchedulerOptions{parameters.integer("batch_size")});
                 }});
-  registry.add("sarathi",
-               "chunked prefill under a per-iteration token_budget, decodes first (stall-free)",
-               {ParameterSpec::positive_integer("token_budget", 512,
-                                                "tokens computed per iteration at most"),
-                max_num_seqs},
-               {{"paged", "contiguous"},
-                [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/,
-                   std::int64_t /*max_len_tokens*/) {
-                  return std::make_unique<SarathiScheduler>(SarathiSchedulerOptions{
-                      parameters.integer("token_budget"), parameters.integer("max_num_seqs")});
-                },
-                "token_budget"});
+  registry.add(
+      "sarathi", "chunked prefill under a per-iteration token_budget, decodes first (stall-free)",
+      {ParameterSpec::positive_integer("token_budget", 512,
+                                       "tokens computed per iteration at most"),
+       max_num_seqs,
+       ParameterSpec::nonnegative_integer(
+           "batch_wait_timeout_iters", 0,
+           "plans in a row that hold new prompts back while others decode (TensorRT-LLM's batch "
+           "waiting; 0: off)"),
+       ParameterSpec::unit_fraction("batch_wait_max_tokens_ratio", 0,
+                                    "share of token_budget a plan's tokens reach to stop "
+                                    "holding prompts back (0: off)")},
+      {{"paged", "contiguous"},
+       [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/,
+          std::int64_t /*max_len_tokens*/) {
+         return std::make_unique<SarathiScheduler>(SarathiSchedulerOptions{
+             parameters.integer("token_budget"), parameters.integer("max_num_seqs"),
+             parameters.integer("batch_wait_timeout_iters"),
+             parameters.number("batch_wait_max_tokens_ratio")});
+       },
+       "token_budget"});
   // The defaults are vLLM 0.15's for its API server on a GPU of 70 GiB or more other than the
   // A100 (EngineArgs.get_batch_defaults; elsewhere 2048 tokens and 256 sequences).
   registry.add(

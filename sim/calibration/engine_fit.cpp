@@ -21,13 +21,14 @@ nlohmann::json::json_pointer pointer_of(const std::string& term) {
   return nlohmann::json::json_pointer(path);
 }
 
-// Whether a metric is fitted: the mean latencies (TTFT, ITL, E2E) where a point measured
+// Whether a metric is fitted: the mean latencies (TTFT, ITL, TPOT, E2E) where a point measured
 // them, its throughput only where it measured no latency (static batches, bursts). A load
 // stage's throughput follows its arrivals, and a prefix of the stage (--max-requests-per-point)
 // would bias it.
 bool fitted_metric(const PointComparison& c, ServingMetric metric) {
   const auto is_latency = [](ServingMetric m) {
-    return m == ServingMetric::TtftMs || m == ServingMetric::ItlMs || m == ServingMetric::E2eMs;
+    return m == ServingMetric::TtftMs || m == ServingMetric::ItlMs || m == ServingMetric::TpotMs ||
+           m == ServingMetric::E2eMs;
   };
   if (metric == ServingMetric::CompletedShare) return false;
   if (is_latency(metric)) return true;
@@ -273,7 +274,7 @@ EngineFitReport fit_engine(const std::vector<ServingRun>& runs, const EngineProf
     j[pointer_of(options.terms[i])] = value;
     j["sources"][options.terms[i]] =
         "fitted by servesim calibrate --measured (least squares of log relative errors of mean "
-        "TTFT, ITL and E2E, or throughput where no latency was measured, Nelder-Mead) to " +
+        "TTFT, ITL, TPOT and E2E, or throughput where no latency was measured, Nelder-Mead) to " +
         std::to_string(points) + " measured points (files: calibration.files)";
   }
   const auto stats_json = [](const ServingValidation& v) {

@@ -1,6 +1,7 @@
 #include "sim/calibration/serving_csv.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -19,7 +20,7 @@ using namespace serving_fields;
 
 // --- The columns of the format (docs/validation.md) ---------------------------------------
 
-enum class Kind { Load, Static, Burst };
+enum class Kind { Load, Static, Burst, ClosedLoop };
 
 constexpr std::string_view kind_name(Kind kind) {
   switch (kind) {
@@ -29,16 +30,29 @@ constexpr std::string_view kind_name(Kind kind) {
       return "static-batch";
     case Kind::Burst:
       return "burst";
+    case Kind::ClosedLoop:
+      return "closed-loop";
   }
   return "?";
 }
 
-// The measured column that tells a file's kind, and the columns each kind requires.
+// The column that tells a file's kind (unless `unless` is there too), and the columns each
+// kind requires.
 struct KindColumns {
   Kind kind;
   std::string_view marker;
   std::vector<std::string_view> required;
+  std::string_view unless;
 };
+
+// The measured figures of a closed loop: at least one of them.
+constexpr std::array<std::pair<std::string_view, ServingMetric>, 5> kClosedLoopMetrics{{
+    {"ttft_ms_mean", ServingMetric::TtftMs},
+    {"tpot_ms_mean", ServingMetric::TpotMs},
+    {"itl_ms_mean", ServingMetric::ItlMs},
+    {"e2e_ms_mean", ServingMetric::E2eMs},
+    {"output_tokens_per_s", ServingMetric::OutputTokensPerS},
+}};
 
 const std::vector<KindColumns>& kind_columns() {
   static const std::vector<KindColumns> kinds{
@@ -46,15 +60,22 @@ const std::vector<KindColumns>& kind_columns() {
        "ttft_ms_mean",
        {"model", "hardware", "tp", "workload", "stage", "rate_per_s", "stage_duration_s", "groups",
         "users_per_group", "system_prompt_tokens", "prompt_tokens_mean", "output_tokens_mean",
-        "requests_sent", "requests_completed", "ttft_ms_mean", "e2e_ms_mean"}},
+        "requests_sent", "requests_completed", "ttft_ms_mean", "e2e_ms_mean"},
+       "concurrency"},
       {Kind::Static,
        "output_tokens_per_s_per_gpu",
        {"model", "hardware", "tp", "batch_size", "input_tokens", "output_tokens",
-        "output_tokens_per_s_per_gpu"}},
+        "output_tokens_per_s_per_gpu"},
+       ""},
       {Kind::Burst,
        "total_tokens_per_s",
        {"model", "hardware", "tp", "num_requests", "prompt_tokens", "output_tokens_mean",
-        "max_output_tokens", "total_tokens_per_s"}},
+        "max_output_tokens", "total_tokens_per_s"},
+       ""},
+      {Kind::ClosedLoop,
+       "concurrency",
+       {"model", "hardware", "tp", "concurrency", "num_prompts", "input_tokens", "output_tokens"},
+       ""},
   };
   return kinds;
 }
@@ -145,6 +166,23 @@ StaticBatch read_static_batch(const Row& row, ServingMetrics& measured) {
   return b;
 }
 
+// A closed loop's mean TTFT above kOverloadedTtftS is reported apart, as a load stage's: the
+// requests queued for KV memory or seats, and their latencies describe the queue.
+ClosedLoopRequests read_closed_loop(const Row& row, ServingMetrics& measured) {
+  ClosedLoopRequests c;
+  c.concurrency = row.integer("concurrency", 1);
+  c.num_prompts = row.integer("num_prompts", 1);
+  c.input_tokens = row.integer("input_tokens", 1);
+  c.output_tokens = row.integer("output_tokens", 1);
+  if (auto cell = row.find("random_range_ratio")) c.random_range_ratio = fraction_of(*cell);
+  for (const auto& [column, metric] : kClosedLoopMetrics) {
+    if (row.find(column)) measured[metric] = row.number(column, 0, true);
+  }
+  measured.overloaded =
+      measured[ServingMetric::TtftMs] && *measured[ServingMetric::TtftMs] > 1000 * kOverloadedTtftS;
+  return c;
+}
+
 BurstRequests read_burst(const Row& row, ServingMetrics& measured) {
   BurstRequests b;
   b.num_requests = row.integer("num_requests", 1);
@@ -162,7 +200,12 @@ std::vector<ServingPoint> read_csv_points(const fs::path& file, const ServingPoi
   const std::string source = file.string();
   const std::string text = read_text_file(file);
   CsvCursor csv(text, source);
-  if (!csv.next_line()) throw InputError(source, "empty file (no header, no rows)");
+  // Lines before the header that start with '#' are comments (a data set's licence and
+  // attribution lines, as the InferenceX file has).
+  bool header = false;
+  while (!header && csv.next_line())
+    header = csv.fields().empty() || !csv.fields()[0].starts_with('#');
+  if (!header) throw InputError(source, "empty file (no header, no rows)");
   const std::string header_where =
       source + ": line " + std::to_string(csv.line_number()) + " (header)";
   std::map<std::string, std::size_t> columns;
@@ -189,6 +232,7 @@ std::vector<ServingPoint> read_csv_points(const fs::path& file, const ServingPoi
   const KindColumns* kind = nullptr;
   for (const auto& candidate : kind_columns()) {
     if (columns.count(std::string(candidate.marker)) == 0) continue;
+    if (!candidate.unless.empty() && columns.count(std::string(candidate.unless)) != 0) continue;
     if (kind != nullptr) {
       throw InputError(header_where, "both " + in_quotes(kind->marker) + " and " +
                                          in_quotes(candidate.marker) +
@@ -198,9 +242,17 @@ std::vector<ServingPoint> read_csv_points(const fs::path& file, const ServingPoi
   }
   if (kind == nullptr) {
     throw InputError(header_where,
-                     "cannot tell the kind of serving point: expected a measured column "
-                     "ttft_ms_mean (serving under load), output_tokens_per_s_per_gpu (static "
-                     "batches) or total_tokens_per_s (a burst)");
+                     "cannot tell the kind of serving point: expected a column concurrency "
+                     "(a closed loop) or a measured column ttft_ms_mean (serving under load), "
+                     "output_tokens_per_s_per_gpu (static batches) or total_tokens_per_s (a "
+                     "burst)");
+  }
+  if (kind->kind == Kind::ClosedLoop &&
+      std::none_of(kClosedLoopMetrics.begin(), kClosedLoopMetrics.end(),
+                   [&](const auto& m) { return columns.count(std::string(m.first)) != 0; })) {
+    throw InputError(header_where,
+                     "a closed-loop file needs a measured column: ttft_ms_mean, tpot_ms_mean, "
+                     "itl_ms_mean, e2e_ms_mean or output_tokens_per_s");
   }
   for (const auto column : kind->required) {
     const std::string name(column);
@@ -236,6 +288,9 @@ std::vector<ServingPoint> read_csv_points(const fs::path& file, const ServingPoi
         break;
       case Kind::Burst:
         p.workload = read_burst(row, p.measured);
+        break;
+      case Kind::ClosedLoop:
+        p.workload = read_closed_loop(row, p.measured);
         break;
     }
     points.push_back(std::move(p));

@@ -22,12 +22,24 @@ std::string to_lower(std::string_view text) {
 }
 
 // The engine knobs, under "knobs" in a setup and as columns of their own in a file.
-constexpr std::array<std::string_view, 8> kKnobColumns{
-    "max_num_seqs", "max_num_batched_tokens", "max_model_len", "gpu_memory_utilization",
-    "block_size",   "enable_prefix_caching",  "weight_dtype",  "kv_dtype"};
+constexpr std::array<std::string_view, 11> kKnobColumns{"max_num_seqs",
+                                                        "max_num_batched_tokens",
+                                                        "max_model_len",
+                                                        "gpu_memory_utilization",
+                                                        "block_size",
+                                                        "enable_prefix_caching",
+                                                        "weight_dtype",
+                                                        "kv_dtype",
+                                                        "cudagraph_mode",
+                                                        "batch_wait_timeout_iters",
+                                                        "batch_wait_max_tokens_ratio"};
+
+// vLLM's CUDAGraphMode names (vllm/config/compilation.py).
+constexpr std::array<std::string_view, 5> kCudagraphModes{"NONE", "PIECEWISE", "FULL",
+                                                          "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"};
 
 // Every column a setup may give (at its top level), whatever the kind.
-constexpr std::array<std::string_view, 22> kSetupColumns{"model",
+constexpr std::array<std::string_view, 25> kSetupColumns{"model",
                                                          "hardware",
                                                          "tp",
                                                          "pp",
@@ -48,7 +60,10 @@ constexpr std::array<std::string_view, 22> kSetupColumns{"model",
                                                          "num_requests",
                                                          "prompt_tokens",
                                                          "output_tokens_mean",
-                                                         "max_output_tokens"};
+                                                         "max_output_tokens",
+                                                         "concurrency",
+                                                         "num_prompts",
+                                                         "random_range_ratio"};
 
 // A setup's JSON value as the text a CSV cell would hold.
 std::string cell_text(const nlohmann::json& value, const std::string& where) {
@@ -151,6 +166,21 @@ Setup read_setup(const fs::path& path) {
       setup.engine_terms.emplace_back(key, value);
     }
   }
+  if (const nlohmann::json* translations = r.optional_raw("translate")) {
+    if (!translations->is_object()) throw InputError(field("translate"), "expected an object");
+    for (const auto& [column, table] : translations->items()) {
+      if (!table.is_object()) {
+        throw InputError(field("translate." + column),
+                         "expected an object from the file's text to a value (null: empty)");
+      }
+      auto& map = setup.translations[column];
+      for (const auto& [text, value] : table.items()) {
+        const std::string where = field("translate." + column + "." + text);
+        map[text] =
+            value.is_null() ? std::nullopt : std::optional<std::string>(cell_text(value, where));
+      }
+    }
+  }
   if (const nlohmann::json* columns = r.optional_raw("columns")) {
     if (!columns->is_object()) throw InputError(field("columns"), "expected an object");
     for (const auto& [format_column, file_column] : columns->items()) {
@@ -203,9 +233,16 @@ std::string resolve_hardware(const std::string& name, const fs::path& data_root,
 
 EngineKnobs read_knobs(const Row& row) {
   EngineKnobs k;
+  // "=concurrency": the row's concurrency (a recipe that sets the limit to the load).
   const auto integer = [&](std::string_view column) -> std::optional<std::int64_t> {
-    if (auto cell = row.find(column)) return integer_of(*cell, 1);
-    return std::nullopt;
+    auto cell = row.find(column);
+    if (!cell) return std::nullopt;
+    if (cell->text == "=concurrency") {
+      const auto concurrency = row.find("concurrency");
+      if (!concurrency) fail(*cell, "an integer (=concurrency needs a concurrency column)");
+      return integer_of(*concurrency, 1);
+    }
+    return integer_of(*cell, 1);
   };
   k.max_num_seqs = integer("max_num_seqs");
   k.max_num_batched_tokens = integer("max_num_batched_tokens");
@@ -215,6 +252,21 @@ EngineKnobs read_knobs(const Row& row) {
   if (auto cell = row.find("enable_prefix_caching")) k.enable_prefix_caching = boolean_of(*cell);
   if (auto cell = row.find("weight_dtype")) k.weight_dtype = cell->text;
   if (auto cell = row.find("kv_dtype")) k.kv_dtype = cell->text;
+  if (auto cell = row.find("cudagraph_mode")) {
+    if (std::find(kCudagraphModes.begin(), kCudagraphModes.end(), cell->text) ==
+        kCudagraphModes.end()) {
+      fail(*cell, "a cudagraph_mode (NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE)");
+    }
+    k.cudagraph_mode = cell->text;
+  }
+  if (auto cell = row.find("batch_wait_timeout_iters")) {
+    k.batch_wait_timeout_iters = integer_of(*cell, 0);
+  }
+  if (auto cell = row.find("batch_wait_max_tokens_ratio")) {
+    const double ratio = number_of(*cell, 0, false);
+    if (ratio >= 1) fail(*cell, "a fraction in [0, 1)");
+    k.batch_wait_max_tokens_ratio = ratio;
+  }
   return k;
 }
 

@@ -43,7 +43,19 @@ struct Setup {
   std::string name;                            // the file, for messages
   std::map<std::string, Cell> values;          // column -> value
   std::map<std::string, std::string> renames;  // format column -> the file's column
+  // Format column -> the file's text -> what it stands for (nullopt: an empty cell), for files
+  // whose cells say in words what the format says in values ("h100" for "h100-sxm").
+  std::map<std::string, std::map<std::string, std::optional<std::string>>> translations;
   std::vector<std::pair<std::string, nlohmann::json>> engine_terms;
+
+  // A file's cell of `column` as the setup's translations read it (unchanged when none does).
+  std::optional<std::string> translate(std::string_view column, const std::string& text) const {
+    const auto c = translations.find(std::string(column));
+    if (c == translations.end()) return text;
+    auto t = c->second.find(text);
+    if (t == c->second.end()) t = c->second.find("*");  // any other text
+    return t == c->second.end() ? std::optional<std::string>(text) : t->second;
+  }
 };
 
 // Reads and checks a setup file (unknown keys and knobs refused, naming the field).
@@ -69,11 +81,12 @@ class Row {
   std::optional<Cell> find(std::string_view column) const {
     const auto it = columns_.find(std::string(column));
     if (it != columns_.end() && csv_ != nullptr) {
-      const std::string_view text = csv_->fields()[it->second];
-      if (!text.empty()) {
-        return Cell{std::string(text), source_ + ": row " + std::to_string(row_) + " (line " +
-                                           std::to_string(csv_->line_number()) + "), column " +
-                                           in_quotes(column)};
+      std::optional<std::string> text(csv_->fields()[it->second]);
+      if (setup_ != nullptr) text = setup_->translate(column, *text);
+      if (text && !text->empty()) {
+        return Cell{*text, source_ + ": row " + std::to_string(row_) + " (line " +
+                               std::to_string(csv_->line_number()) + "), column " +
+                               in_quotes(column)};
       }
     }
     if (setup_ != nullptr) {

@@ -13,6 +13,7 @@ namespace servesim {
 enum class ServingMetric {
   TtftMs,                  // mean time to first token
   ItlMs,                   // (E2E - TTFT) summed over requests / (output tokens - 1) summed
+  TpotMs,                  // mean over requests of (E2E - TTFT) / (output tokens - 1) (vLLM's)
   E2eMs,                   // mean end-to-end latency
   OutputTokensPerS,        // output tokens of the stage's requests / (last finish - stage start)
   OutputTokensPerSPerGpu,  // static batches: output tokens / makespan / (tp x pp)
@@ -20,17 +21,13 @@ enum class ServingMetric {
   CompletedShare,          // the stage's requests finished / sent
 };
 
-inline constexpr std::size_t kServingMetricCount = 7;
+inline constexpr std::size_t kServingMetricCount = 8;
 
 // Column names, as the measured files and the CSV report spell them, in enum order.
 inline constexpr std::array<std::string_view, kServingMetricCount> kServingMetricNames{
-    "ttft_ms_mean",
-    "itl_ms_mean",
-    "e2e_ms_mean",
-    "output_tokens_per_s",
-    "output_tokens_per_s_per_gpu",
-    "total_tokens_per_s",
-    "completed_share"};
+    "ttft_ms_mean",       "itl_ms_mean",         "tpot_ms_mean",
+    "e2e_ms_mean",        "output_tokens_per_s", "output_tokens_per_s_per_gpu",
+    "total_tokens_per_s", "completed_share"};
 
 inline constexpr std::string_view serving_metric_name(ServingMetric metric) {
   return kServingMetricNames[static_cast<std::size_t>(metric)];

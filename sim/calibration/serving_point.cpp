@@ -46,6 +46,12 @@ double LoadStage::counted_per_generated_token() const {
   return output_tokens_mean / static_cast<double>(*output_tokens_requested);
 }
 
+std::int64_t ClosedLoopRequests::shortest(std::int64_t tokens) const {
+  const auto low =
+      static_cast<std::int64_t>(std::floor(random_range_ratio * static_cast<double>(tokens)));
+  return std::clamp<std::int64_t>(low, 1, tokens);
+}
+
 std::string ServingPoint::workload_label() const {
   struct Label {
     std::string operator()(const LoadStage& s) const { return s.workload; }
@@ -61,6 +67,11 @@ std::string ServingPoint::workload_label() const {
     std::string operator()(const BenchReplay& r) const {
       return "replay " + std::to_string(r.requests.size());
     }
+    std::string operator()(const ClosedLoopRequests& c) const {
+      return "closed loop " + std::to_string(c.concurrency) + " x " +
+             std::to_string(c.input_tokens) + "/" + std::to_string(c.output_tokens) + " (" +
+             format_number(c.random_range_ratio) + ")";
+    }
   };
   return std::visit(Label{}, workload);
 }
@@ -72,7 +83,8 @@ std::string ServingPoint::where() const {
 std::optional<double> ServingPoint::rate_per_s() const {
   if (const auto* s = std::get_if<LoadStage>(&workload)) return s->rate_per_s;
   if (const auto* r = std::get_if<BenchReplay>(&workload)) return r->request_rate_per_s;
-  if (std::holds_alternative<BurstRequests>(workload) ||
+  if (std::holds_alternative<ClosedLoopRequests>(workload) ||
+      std::holds_alternative<BurstRequests>(workload) ||
       std::holds_alternative<StaticBatch>(workload)) {
     return std::numeric_limits<double>::infinity();
   }

@@ -25,6 +25,12 @@ struct EngineKnobs {
   std::optional<bool> enable_prefix_caching;
   std::optional<std::string> weight_dtype;
   std::optional<std::string> kv_dtype;
+  // vLLM's compilation-config cudagraph_mode: NONE, PIECEWISE, FULL, FULL_DECODE_ONLY or
+  // FULL_AND_PIECEWISE (unset: the engine profile's graphs).
+  std::optional<std::string> cudagraph_mode;
+  // TensorRT-LLM's batch waiting (trtllm-serve's names; the sarathi scheduler's parameters).
+  std::optional<std::int64_t> batch_wait_timeout_iters;
+  std::optional<double> batch_wait_max_tokens_ratio;
   bool operator==(const EngineKnobs&) const = default;
 };
 
@@ -84,7 +90,25 @@ struct BenchReplay {
   std::optional<std::int64_t> max_concurrency;
 };
 
-using ServingWorkload = std::variant<LoadStage, StaticBatch, BurstRequests, BenchReplay>;
+// A closed loop, as `vllm bench serve --request-rate inf --max-concurrency N` runs it:
+// `concurrency` users each send their next request as soon as the previous one finished (no
+// think time), `num_prompts` requests in all; each request's prompt and output lengths uniform
+// integers in [floor(random_range_ratio x L), L] for L = input_tokens and output_tokens, drawn
+// independently (the random dataset of the benchmark client), every output generated in full
+// (ignore_eos).
+struct ClosedLoopRequests {
+  std::int64_t concurrency = 1;
+  std::int64_t num_prompts = 1;
+  std::int64_t input_tokens = 1;
+  std::int64_t output_tokens = 1;
+  double random_range_ratio = 1.0;  // 1: every request exactly input_tokens / output_tokens
+
+  // The smallest length drawn for a maximum of `tokens` (at least 1).
+  std::int64_t shortest(std::int64_t tokens) const;
+};
+
+using ServingWorkload =
+    std::variant<LoadStage, StaticBatch, BurstRequests, BenchReplay, ClosedLoopRequests>;
 
 // One measured serving point: a deployment (model x hardware x TP x engine and its knobs), a
 // workload, and what was measured.
@@ -105,7 +129,8 @@ struct ServingPoint {
   ServingWorkload workload;
   ServingMetrics measured;
 
-  // "codegen", "batch 896 x 128/128", "burst 1000 x 512/exp(128) <= 32", "replay 200".
+  // "codegen", "batch 896 x 128/128", "burst 1000 x 512/exp(128) <= 32", "replay 200",
+  // "closed loop 16 x 1024/1024 (0.8)".
   std::string workload_label() const;
   // "FILE row 3" or "FILE", for messages.
   std::string where() const;

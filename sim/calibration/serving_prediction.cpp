@@ -26,6 +26,8 @@ struct StageSums {
   double ttft_s = 0;
   double e2e_s = 0;
   double decode_s = 0;  // sum of E2E - TTFT
+  double tpot_s = 0;  // sum of (E2E - TTFT) / (output tokens - 1) over requests of 2 tokens or more
+  std::int64_t tpot_requests = 0;
   std::int64_t output_tokens = 0;
   std::int64_t total_tokens = 0;
   double last_completion_s = 0;
@@ -40,7 +42,8 @@ ServingMetrics metrics_of(const ServingPoint& point, const StageWindow& window, 
                           std::int64_t gpus) {
   ServingMetrics m;
   const bool load_like = std::holds_alternative<LoadStage>(point.workload) ||
-                         std::holds_alternative<BenchReplay>(point.workload);
+                         std::holds_alternative<BenchReplay>(point.workload) ||
+                         std::holds_alternative<ClosedLoopRequests>(point.workload);
   const double start_s = std::isinf(window.end_s) ? 0.0 : window.start_s;
   const double span_s = s.last_completion_s - start_s;
   if (load_like) {
@@ -53,6 +56,10 @@ ServingMetrics metrics_of(const ServingPoint& point, const StageWindow& window, 
       const double counted = client_tokens_per_generated(point);
       const double counted_gaps = counted * static_cast<double>(s.output_tokens) - n;
       if (counted_gaps > 0) m[ServingMetric::ItlMs] = s.decode_s / counted_gaps * kMsPerS;
+      // vLLM's mean TPOT: each request's own gaps, then the mean over requests.
+      if (s.tpot_requests > 0) {
+        m[ServingMetric::TpotMs] = s.tpot_s / static_cast<double>(s.tpot_requests) * kMsPerS;
+      }
       if (span_s > 0) {
         m[ServingMetric::OutputTokensPerS] =
             counted * static_cast<double>(s.output_tokens) / span_s;
@@ -117,6 +124,10 @@ std::vector<ServingMetrics> serving_metrics_from_records(
     s.ttft_s += ttft_s;
     s.e2e_s += e2e_s;
     s.decode_s += e2e_s - ttft_s;
+    if (r.output_tokens > 1) {
+      s.tpot_s += (e2e_s - ttft_s) / static_cast<double>(r.output_tokens - 1);
+      ++s.tpot_requests;
+    }
     s.output_tokens += r.output_tokens;
     s.total_tokens += r.prompt_tokens + r.output_tokens;
     s.last_completion_s = std::max(s.last_completion_s, r.completion_s);

@@ -166,6 +166,27 @@ RunPlan plan_replay(const BenchReplay& r, const ServingRunOptions& options) {
   return plan;
 }
 
+// vllm bench serve's closed loop: num_prompts requests (capped), each prompt and output length
+// an integer uniform in [shortest, L] (stream measured_closed_loop_lengths, prompt then output
+// for each request), sent by `concurrency` users with no think time.
+RunPlan plan_closed_loop(const ClosedLoopRequests& c, const ServingRunOptions& options) {
+  RunPlan plan;
+  const std::int64_t count = capped(c.num_prompts, options);
+  Rng rng = RngStreams(options.seed).stream("measured_closed_loop_lengths");
+  const auto draw = [&](std::int64_t longest) {
+    return rng.uniform_int(c.shortest(longest), longest);
+  };
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::int64_t prompt = draw(c.input_tokens);
+    const std::int64_t output = draw(c.output_tokens);
+    plan.trace.push_back({0, prompt, output});
+  }
+  plan.workload =
+      trace_lengths_workload({{"process", "closed_loop"}, {"users", c.concurrency}}, count);
+  plan.stages.push_back({0, kInfinity});
+  return plan;
+}
+
 RunPlan plan_run(const ServingRun& run, const ServingRunOptions& options) {
   if (run.points.empty()) throw InputError("serving run", "no points");
   const ServingPoint& p = run.points.front();
@@ -175,6 +196,9 @@ RunPlan plan_run(const ServingRun& run, const ServingRunOptions& options) {
   }
   if (const auto* b = std::get_if<StaticBatch>(&p.workload)) return plan_static_batch(*b);
   if (const auto* b = std::get_if<BurstRequests>(&p.workload)) return plan_burst(*b, options);
+  if (const auto* c = std::get_if<ClosedLoopRequests>(&p.workload)) {
+    return plan_closed_loop(*c, options);
+  }
   return plan_replay(std::get<BenchReplay>(p.workload), options);
 }
 
@@ -189,7 +213,8 @@ void add_engine(const ServingPoint& p, std::vector<ConfigOverride>& out,
   if (p.engine) {
     out.push_back({origin, "engine.name=" + nlohmann::json(*p.engine).dump()});
   } else if (std::holds_alternative<LoadStage>(p.workload) ||
-             std::holds_alternative<BenchReplay>(p.workload)) {
+             std::holds_alternative<BenchReplay>(p.workload) ||
+             std::holds_alternative<ClosedLoopRequests>(p.workload)) {
     out.push_back({origin, "scheduler.name=\"vllm_v1\""});
   } else if (std::holds_alternative<BurstRequests>(p.workload)) {
     out.push_back({origin, "scheduler.name=\"vllm\""});
@@ -211,6 +236,12 @@ void add_knobs(const ServingPoint& p, std::vector<ConfigOverride>& out, const st
   if (!std::holds_alternative<StaticBatch>(p.workload)) {
     if (k.max_num_seqs) set("scheduler.max_num_seqs", *k.max_num_seqs);
     if (k.max_num_batched_tokens) set(kSchedulerTokenLimitKey, *k.max_num_batched_tokens);
+    if (k.batch_wait_timeout_iters) {
+      set("scheduler.batch_wait_timeout_iters", *k.batch_wait_timeout_iters);
+    }
+    if (k.batch_wait_max_tokens_ratio) {
+      set("scheduler.batch_wait_max_tokens_ratio", *k.batch_wait_max_tokens_ratio);
+    }
   }
   if (k.max_model_len) set("max_len", *k.max_model_len);
   if (k.gpu_memory_utilization) set("memory.mem_util", *k.gpu_memory_utilization);
@@ -218,6 +249,15 @@ void add_knobs(const ServingPoint& p, std::vector<ConfigOverride>& out, const st
   if (k.enable_prefix_caching) set("engine.enable_prefix_caching", *k.enable_prefix_caching);
   if (k.weight_dtype) set("weight_dtype", *k.weight_dtype);
   if (k.kv_dtype) set("kv_dtype", *k.kv_dtype);
+  // vLLM's graph modes: FULL_DECODE_ONLY graphs decode-only steps and runs the rest eagerly;
+  // the piecewise and full modes graph mixed steps too; NONE captures nothing.
+  if (k.cudagraph_mode) {
+    if (*k.cudagraph_mode == "NONE") {
+      set("engine.cuda_graphs.capture_sizes", nlohmann::json::array());
+    } else {
+      set("engine.cuda_graphs.mixed_batches", *k.cudagraph_mode != "FULL_DECODE_ONLY");
+    }
+  }
 }
 
 }  // namespace

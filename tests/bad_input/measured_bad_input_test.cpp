@@ -57,6 +57,10 @@ std::vector<BadInputCase> serving_point_cases() {
                         kInput,
                         std::move(expect)};
   };
+  const std::string closed_header =
+      "model,tp,concurrency,num_prompts,input_tokens,output_tokens,random_range_ratio,"
+      "ttft_ms_mean,tpot_ms_mean\n";
+  const std::string closed_row = "llama-2-7b,1,4,40,128,64,0.8,30,9\n";
   std::string no_e2e = header;
   no_e2e.replace(no_e2e.find(",e2e_ms_mean"), 12, "");
   return {
@@ -77,6 +81,17 @@ std::vector<BadInputCase> serving_point_cases() {
                R"({"source": "test", "hardware": "h100-sxm",
                    "knobs": {"max_num_seqs": 4096, "max_num_batched_tokens": 2048}})",
                {"p.csv row 1", "max_num_batched_tokens"}),
+      // Closed loops (vllm bench serve --max-concurrency): a concurrency of 0, or none.
+      measured("serving points: closed loop of concurrency 0",
+               closed_header + closed_row + patched(closed_row, ",1,4,40,", ",1,0,40,"), setup,
+               {"p.csv: row 2 (line 3), column \"concurrency\"", "at least 1", "\"0\""}),
+      measured("serving points: closed loop without a concurrency",
+               closed_header + patched(closed_row, ",1,4,40,", ",1,,40,"), setup,
+               {"p.csv: row 1 (line 2), column \"concurrency\"", "empty"}),
+      measured("serving points: closed loop without a measured figure",
+               "model,tp,concurrency,num_prompts,input_tokens,output_tokens\n"
+               "llama-2-7b,1,4,40,128,64\n",
+               setup, {"p.csv: line 1 (header)", "tpot_ms_mean"}),
   };
 }
 

@@ -15,7 +15,8 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const char* const kEngines[] = {"vllm", "vllm-0.6", "vllm-v0", "sglang", "trtllm"};
+const char* const kEngines[] = {"vllm",   "vllm-0.10", "vllm-0.6",  "vllm-v0",
+                                "sglang", "trtllm",    "trtllm-1.1"};
 
 nlohmann::json resolved_run(const std::vector<std::string>& flags, const std::string& tag) {
   const test::ScratchDir dir("engine_" + tag);
@@ -35,8 +36,8 @@ nlohmann::json resolved_run(const std::vector<std::string>& flags, const std::st
 
 TEST_CASE("every shipped engine loads, names a registered scheduler and round-trips", "[engine]") {
   const Catalog catalog(test::source_dir() / "engines", "engine", "--engine");
-  CHECK(catalog.names() ==
-        std::vector<std::string>{"sglang", "trtllm", "vllm", "vllm-0.6", "vllm-v0"});
+  CHECK(catalog.names() == std::vector<std::string>{"sglang", "trtllm", "trtllm-1.1", "vllm",
+                                                    "vllm-0.10", "vllm-0.6", "vllm-v0"});
   const auto schedulers = scheduler_registry();
   for (const char* name : kEngines) {
     INFO(name);
@@ -141,7 +142,7 @@ TEST_CASE("an engine's CUDA-core decode attention terms are read and checked", "
   CHECK(trt.costs.kernels.decode_attention_tensor_core_min_group == 8);
   CHECK(trt.sources.count("kernels.decode_attention_core_efficiency") == 1);
   // Off in every other engine: their decode attention is the hardware's kernel.
-  for (const char* name : {"vllm", "vllm-0.6", "vllm-v0", "sglang"}) {
+  for (const char* name : {"vllm", "vllm-0.10", "vllm-0.6", "vllm-v0", "sglang", "trtllm-1.1"}) {
     INFO(name);
     CHECK(test::shipped_engine(name).costs.kernels.decode_attention_core_efficiency == 0);
   }
@@ -158,4 +159,40 @@ TEST_CASE("an engine's CUDA-core decode attention terms are read and checked", "
   refused("decode_attention_core_sequence_keys", -1, "non-negative");
   refused("decode_attention_tensor_core_min_group", 2.5, "whole number");
   refused("decode_attention_tensor_core_min_group", -8, "whole number");
+}
+
+TEST_CASE("vllm-0.10 captures graphs in steps of 8 up to 2 x max_num_seqs, with async scheduling",
+          "[engine]") {
+  const EngineProfile e = test::shipped_engine("vllm-0.10");
+  CHECK(e.scheduling.scheduler == "vllm_v1");
+  CHECK(e.costs.host.overlaps_device);  // --async-scheduling, as the measured recipes ran it
+  // [1, 2, 4] + range(8, 513, 8): 3 + 64 sizes (vLLM 0.10 VllmConfig._set_cudagraph_sizes).
+  const auto& sizes = e.costs.cuda_graph_capture_sizes;
+  REQUIRE(sizes.size() == 67);
+  CHECK(sizes[2] == 4);
+  CHECK(sizes[3] == 8);
+  CHECK(sizes[35] == 264);  // 0.15 steps by 16 above 256; 0.10 does not
+  CHECK(sizes.back() == 512);
+  CHECK(e.costs.cuda_graphs_mixed_batches);
+  CHECK(e.costs.max_capture_size_per_max_num_seqs == std::optional<double>(2.0));
+  const auto few = resolved_run({"--engine", "vllm-0.10", "--max-num-seqs", "20"}, "v010");
+  CHECK(few["engine"]["cuda_graphs"]["capture_sizes"].back() == 40);
+}
+
+TEST_CASE("trtllm-1.1 graphs generation-only batches and waits for batches only when told",
+          "[engine]") {
+  const EngineProfile e = test::shipped_engine("trtllm-1.1");
+  CHECK(e.scheduling.scheduler == "sarathi");
+  CHECK(e.scheduling.block_size == 32);
+  CHECK_FALSE(e.costs.cuda_graphs_mixed_batches);
+  // Padding: 1, 2, 4, multiples of 8 to 128, then powers of two to 1024: 3 + 16 + 3 sizes.
+  CHECK(e.costs.cuda_graph_capture_sizes.size() == 22);
+  CHECK(e.costs.cuda_graph_capture_sizes[18] == 128);
+  CHECK(e.costs.cuda_graph_capture_sizes.back() == 1024);
+  const auto resolved = resolved_run({"--engine", "trtllm-1.1"}, "trt11");
+  CHECK(resolved["scheduler"]["name"] == "sarathi");
+  CHECK(resolved["scheduler"]["max_num_seqs"] == 2048);
+  CHECK(resolved["scheduler"]["token_budget"] == 8192);
+  CHECK(resolved["scheduler"]["batch_wait_timeout_iters"] == 0);
+  CHECK(resolved["allocator"]["block_size"] == 32);
 }

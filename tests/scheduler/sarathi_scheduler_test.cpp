@@ -147,3 +147,62 @@ TEST_CASE("sarathi rejects only what can never fit, and bad options", "[schedule
   CHECK_THROWS_WITH(SarathiScheduler(SarathiSchedulerOptions{8, 0}),
                     Catch::Contains("scheduler.max_num_seqs"));
 }
+
+TEST_CASE("sarathi's batch waiting holds new prompts back for timeout plans while others decode",
+          "[scheduler]") {
+  // TensorRT-LLM's rule (PyExecutor._waiting_requests): timeout 3 plans, ratio 0.5 of 64.
+  Bench b(paged(1024), SarathiSchedulerOptions{64, 256, 3, 0.5});
+  b.arrive(4, 20);
+  CHECK(b.step().shape.prefill_tokens == 4);  // nobody decodes yet: no waiting
+  b.arrive(6, 5);
+  // Plans with the decode and the waiting prompt: 1 + 6 = 7 tokens < 32, so the prompt waits
+  // three plans, then the fourth admits it.
+  for (int k = 0; k < 3; ++k) {
+    const BatchPlan p = b.step();
+    CHECK(p.shape.decode_sequences == 1);
+    CHECK(p.shape.prefill_tokens == 0);
+  }
+  BatchPlan p = b.step();
+  CHECK(p.shape.decode_sequences == 1);
+  CHECK(p.shape.prefill_tokens == 6);
+  // The count starts again: a third prompt waits three plans too.
+  b.arrive(5, 5);
+  for (int k = 0; k < 3; ++k)
+    CHECK(b.step().shape.prefill_tokens == 0);
+  CHECK(b.step().shape.prefill_tokens == 5);
+}
+
+TEST_CASE("sarathi's batch waiting ends as soon as the plan's tokens reach the ratio",
+          "[scheduler]") {
+  Bench b(paged(4096), SarathiSchedulerOptions{64, 256, 100, 0.5});
+  b.arrive(4, 30);
+  b.step();
+  b.arrive(10, 5);
+  CHECK(b.step().shape.prefill_tokens == 0);  // 1 + 10 = 11 tokens < 32
+  b.arrive(10, 5);
+  CHECK(b.step().shape.prefill_tokens == 0);  // 1 + 20 = 21 < 32
+  b.arrive(12, 5);
+  // 1 + 32 = 33 >= 32: all three prompts run together.
+  const BatchPlan p = b.step();
+  CHECK(p.shape.decode_sequences == 1);
+  CHECK(p.shape.prefill_tokens == 32);
+}
+
+TEST_CASE("sarathi's batch waiting needs both terms: a zero one ends every wait at once",
+          "[scheduler]") {
+  // Ratio 0: every plan reaches 0 tokens; timeout 0: every count reaches 0 (as in TensorRT-LLM).
+  for (const auto& options :
+       {SarathiSchedulerOptions{64, 256, 5, 0.0}, SarathiSchedulerOptions{64, 256, 0, 0.9}}) {
+    Bench b(paged(1024), options);
+    b.arrive(4, 20);
+    b.step();
+    b.arrive(6, 5);
+    CHECK(b.step().shape.prefill_tokens == 6);
+  }
+  CHECK(SarathiScheduler(SarathiSchedulerOptions{64, 256, 0, 0}).decode_plans_repeat());
+  CHECK_FALSE(SarathiScheduler(SarathiSchedulerOptions{64, 256, 20, 0.9}).decode_plans_repeat());
+  CHECK_THROWS_WITH(SarathiScheduler(SarathiSchedulerOptions{8, 256, -1, 0.5}),
+                    Catch::Contains("scheduler.batch_wait_timeout_iters"));
+  CHECK_THROWS_WITH(SarathiScheduler(SarathiSchedulerOptions{8, 256, 5, 1.5}),
+                    Catch::Contains("scheduler.batch_wait_max_tokens_ratio"));
+}

@@ -17,6 +17,16 @@ SarathiScheduler::SarathiScheduler(const SarathiSchedulerOptions& options) : opt
     throw InputError("scheduler.max_num_seqs",
                      "expected at least 1 sequence, got " + std::to_string(options.max_num_seqs));
   }
+  if (options.batch_wait_timeout_iters < 0) {
+    throw InputError(
+        "scheduler.batch_wait_timeout_iters",
+        "expected at least 0 plans, got " + std::to_string(options.batch_wait_timeout_iters));
+  }
+  if (!(options.batch_wait_max_tokens_ratio >= 0 && options.batch_wait_max_tokens_ratio <= 1)) {
+    throw InputError("scheduler.batch_wait_max_tokens_ratio",
+                     "expected a fraction in [0, 1], got " +
+                         std::to_string(options.batch_wait_max_tokens_ratio));
+  }
 }
 
 std::optional<std::string> SarathiScheduler::reject_reason(
@@ -28,7 +38,39 @@ void SarathiScheduler::plan(IKvCacheAllocator& allocator, BatchPlan& plan) {
   std::int64_t budget = options_.token_budget;
   schedule_decodes(allocator, plan, budget);
   const bool prefills_fit = continue_prefills(allocator, plan, budget);
-  if (prefills_fit && plan.preempted.empty()) admit_prefills(allocator, plan, budget);
+  if (prefills_fit && plan.preempted.empty() && !holds_back_prompts(allocator, plan, budget)) {
+    admit_prefills(allocator, plan, budget);
+  }
+}
+
+bool SarathiScheduler::holds_back_prompts(const IKvCacheAllocator& allocator, const BatchPlan& plan,
+                                          std::int64_t budget) {
+  if (!waits() || queues_.waiting().empty()) return false;
+  const bool decodes = std::any_of(plan.work.begin(), plan.work.end(),
+                                   [](const ScheduledWork& w) { return !w.prefill; });
+  if (!decodes) return false;
+  // The tokens of the plan with the prompts it would admit (seats and budget allowing).
+  std::int64_t tokens = options_.token_budget - budget;
+  std::int64_t seats = options_.max_num_seqs - static_cast<std::int64_t>(queues_.running().size());
+  for (const Request* request : queues_.waiting()) {
+    if (seats <= 0 || budget <= 0) break;
+    const std::int64_t uncached =
+        request->tokens() - allocator.cached_prefix_tokens(prefix_key(*request));
+    const std::int64_t chunk = std::min(uncached, budget);
+    tokens += chunk;
+    budget -= chunk;
+    --seats;
+  }
+  const bool stop_waiting =
+      plans_waited_ >= options_.batch_wait_timeout_iters ||
+      static_cast<double>(tokens) >=
+          options_.batch_wait_max_tokens_ratio * static_cast<double>(options_.token_budget);
+  if (stop_waiting) {
+    plans_waited_ = 0;
+    return false;
+  }
+  ++plans_waited_;
+  return true;
 }
 
 void SarathiScheduler::schedule_decodes(IKvCacheAllocator& allocator, BatchPlan& plan,
