@@ -6,6 +6,7 @@
 #include "sim/app/metrics_observer.h"
 #include "sim/app/policies.h"
 #include "sim/config/catalog.h"
+#include "sim/config/model_catalog.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
 #include "sim/hardware/impl/roofline_model.h"
@@ -57,8 +58,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
                                  const std::filesystem::path& data_root,
                                  const std::filesystem::path& working_dir) {
   const RunConfig config = run_config_from_json(config_document, "configuration", policy_menus());
-  const ModelSpec model =
-      load_model_file(Catalog(data_root / "models", "model", "model").resolve(config.model));
+  const ModelSpec model = load_catalog_model(data_root, config.model, "model");
   const std::int64_t max_len = config.max_len.value_or(model.max_position_embeddings);
   // As vLLM refuses a max_model_len beyond the model's positions (unless told otherwise by
   // VLLM_ALLOW_LONG_MAX_MODEL_LEN): positions past them were never trained.
@@ -97,12 +97,10 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   // The proposer's network and memory, before the KV capacity that its memory shrinks.
   std::optional<DraftSetup> draft;
   if (config.speculative) {
-    draft = draft_setup(
-        *config.speculative, model, Parallelism{config.tp, config.pp}, roofline.weight_dtype,
-        roofline.kv_dtype, [&](const std::string& name) {
-          return load_model_file(
-              Catalog(data_root / "models", "model", "speculative.model").resolve(name));
-        });
+    draft = draft_setup(*config.speculative, model, Parallelism{config.tp, config.pp},
+                        roofline.weight_dtype, roofline.kv_dtype, [&](const std::string& name) {
+                          return load_catalog_model(data_root, name, "speculative.model");
+                        });
     if (draft->network && config.data_parallel > 1) {
       throw InputError("data_parallel",
                        "a proposer network (draft model, EAGLE head, MTP layer) beside "

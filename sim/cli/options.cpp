@@ -4,6 +4,7 @@
 
 #include "sim/app/app.h"
 #include "sim/config/catalog.h"
+#include "sim/config/model_catalog.h"
 #include "sim/core/error.h"
 #include "sim/core/suggest.h"
 #include "sim/model/model_loader.h"
@@ -121,8 +122,7 @@ std::string given_flag(const po::variables_map& vm, const std::string& flag,
 }
 
 ModelSpec load_model(const std::string& name_or_path, const CommandContext& context) {
-  const Catalog catalog(context.data_root / "models", "model", "--model");
-  return load_model_file(catalog.resolve(name_or_path));
+  return load_catalog_model(context.data_root, name_or_path, "--model");
 }
 
 HardwareProfile load_hardware(const std::string& name_or_path, const CommandContext& context) {
