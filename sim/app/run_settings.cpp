@@ -200,9 +200,6 @@ void add_bench_overrides(const GivenSettings& given, std::vector<ConfigOverride>
     throw UsageError(given.origin("dataset-path") + ": only with " + given.origin("dataset-name") +
                      " sharegpt (servesim's sharegpt preset stands for the file)");
   }
-  if (dataset == "sharegpt") {
-    overrides.push_back({given.origin("dataset-name"), "workload=\"sharegpt\""});
-  }
   if (dataset == "random") {
     given.refuse_both("prompt-tokens", "dataset-name");
     RandomDataset random;
@@ -221,6 +218,12 @@ ConfigSources run_config_sources(const std::vector<RunSetting>& settings, Settin
   ConfigSources sources;
   if (given.has("config")) sources.config_file = given.text("config");
   for (const RunFlag& f : run_flags()) {
+    // --dataset-name sharegpt is --workload sharegpt, in its place: before the workload.*
+    // keys other flags set.
+    if (std::string_view(f.flag) == "workload" && given.has("dataset-name") &&
+        given.text("dataset-name") == "sharegpt") {
+      sources.overrides.push_back({given.origin("dataset-name"), "workload=\"sharegpt\""});
+    }
     if (given.has(f.flag)) {
       sources.overrides.push_back(
           {given.origin(f.flag), std::string(f.key) + "=" + given.json_text(f.flag, f.type)});

@@ -133,7 +133,7 @@ TEST_CASE("vllm bench serve's flags refuse what they cannot mean", "[cli][vllm_b
                       "unrecognised option '--qps'; servesim's spelling: --rate (--request-rate)");
   test::require_error(test::run_servesim({"run", "--input-len", "4"}), 2,
                       "servesim's spelling: --random-input-len N with --dataset-name random");
-  test::require_error(test::run_servesim({"run", "--request-rat", "4"}), 2,
+  test::require_error(test::run_servesim({"run", "--reqest-rate", "4"}), 2,
                       "did you mean --request-rate?");
 }
 
@@ -223,7 +223,8 @@ TEST_CASE("validate reads back a result file servesim wrote, detailed or not",
         test::run_servesim({"validate", "--measured", path.string(), "--hw", "h100-sxm", "--json"});
     INFO(check.err);
     REQUIRE(check.exit_code == 0);
-    const auto& point = check.json().at("points").at(0);
+    const nlohmann::json result = check.json();
+    const nlohmann::json& point = result.at("points").at(0);
     CHECK(point.at("rate_per_s") == 4.0);
     // Fixed lengths: the replay (mean or per-request lengths) is the run's own workload.
     CHECK(std::fabs(point.at("metrics").at("ttft_ms_mean").at("relative_error").get<double>()) <
