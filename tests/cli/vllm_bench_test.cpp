@@ -84,7 +84,7 @@ TEST_CASE("vllm bench serve's workload flags give the same run as servesim's own
                    sixty);
 }
 
-TEST_CASE("--max-concurrency with an infinite rate is a closed loop of as many users",
+TEST_CASE("max-concurrency with an infinite rate is a closed loop of as many users",
           "[cli][vllm_bench]") {
   // Every request arrives at 0; each completion sends the next at once: the closed loop.
   CHECK(summary_text({"--request-rate", "inf", "--max-concurrency", "8", "--num-prompts", "80"}) ==
@@ -92,7 +92,7 @@ TEST_CASE("--max-concurrency with an infinite rate is a closed loop of as many u
                       "workload.arrival.think_time_s=0", "--num-requests", "80"}));
 }
 
-TEST_CASE("--max-concurrency holds the requests in flight to N", "[cli][vllm_bench]") {
+TEST_CASE("max-concurrency holds the requests in flight to N", "[cli][vllm_bench]") {
   test::ScratchDir dir("vllm_bench_concurrency");
   const Args busy = {"--rate", "40", "--num-requests", "200", "--save-detailed"};
   const auto open = saved_result(dir, busy);
@@ -137,7 +137,7 @@ TEST_CASE("vllm bench serve's flags refuse what they cannot mean", "[cli][vllm_b
                       "did you mean --request-rate?");
 }
 
-TEST_CASE("--save-result writes vLLM's setup and peak keys", "[cli][vllm_bench]") {
+TEST_CASE("save-result writes vLLM's setup and peak keys", "[cli][vllm_bench]") {
   test::ScratchDir dir("vllm_bench_keys");
   // Ten requests at t = 0, every one admitted at once: ten in flight at the peak.
   const auto v = saved_result(
@@ -172,7 +172,7 @@ TEST_CASE("--save-result writes vLLM's setup and peak keys", "[cli][vllm_bench]"
   CHECK(dated["date"] == "20231114-221320");
 }
 
-TEST_CASE("--save-detailed lists every request, as vLLM's file does", "[cli][vllm_bench]") {
+TEST_CASE("save-detailed lists every request, as vLLM's file does", "[cli][vllm_bench]") {
   test::ScratchDir dir("vllm_bench_detailed");
   const auto v =
       saved_result(dir, {"--num-requests", "50", "--rate", "10", "--save-detailed",

@@ -49,7 +49,7 @@ TEST_CASE("quantized checkpoints carry their quantization", "[model][hf_id]") {
   CHECK(qwen.quantization->group_size == 128 * 128);
 }
 
-TEST_CASE("--model takes instruct, base and quantized ids; an unknown id gets the nearest",
+TEST_CASE("the model flag takes instruct, base and quantized ids, an unknown id the nearest",
           "[model][hf_id]") {
   const auto summary = [](const std::vector<std::string>& model) {
     std::vector<std::string> args = {"run", "--num-requests", "20", "--json", "--model"};

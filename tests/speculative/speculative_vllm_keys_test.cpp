@@ -26,7 +26,7 @@ std::string summary(const std::string& speculative, const Args& more = {}) {
 
 }  // namespace
 
-TEST_CASE("--speculative-config takes vLLM's other keys: used, recorded or refused by name",
+TEST_CASE("speculative-config takes vLLM's other keys: used, recorded or refused by name",
           "[speculative][vllm]") {
   const std::string ngram = R"({"method": "ngram", "num_speculative_tokens": 3)";
   // The ngram match window only shapes the acceptance, which is given: the same run.
