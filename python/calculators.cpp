@@ -6,6 +6,7 @@
 #include "python/settings.h"
 #include "sim/app/app.h"
 #include "sim/config/catalog.h"
+#include "sim/config/model_catalog.h"
 #include "sim/core/error.h"
 #include "sim/model/model_loader.h"
 
@@ -27,7 +28,7 @@ std::optional<std::int64_t> at_least(std::optional<std::int64_t> value, std::int
 }
 
 ModelSpec load_model(const std::filesystem::path& root, const std::string& name) {
-  return load_model_file(Catalog(root / "models", "model", "model").resolve(name));
+  return load_catalog_model(root, name, "model");
 }
 
 HardwareProfile load_hardware(const std::filesystem::path& root, const std::string& name) {

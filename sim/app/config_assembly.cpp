@@ -75,9 +75,12 @@ void keep_arrival_keys_of_process(nlohmann::json& document) {
     return;
   }
   const auto process = arrival["process"].get<std::string>();
-  std::vector<std::string> keep{"process"};
-  if (process == "poisson" || process == "constant") keep = {"process", "rate_per_s", "stages"};
-  if (process == "gamma") keep = {"process", "rate_per_s", "cv"};
+  // max_concurrency, a client-side limit, belongs to every open-loop process.
+  std::vector<std::string> keep{"process", "max_concurrency"};
+  if (process == "poisson" || process == "constant") {
+    keep = {"process", "rate_per_s", "stages", "max_concurrency"};
+  }
+  if (process == "gamma") keep = {"process", "rate_per_s", "cv", "max_concurrency"};
   if (process == "closed_loop") keep = {"process", "users", "think_time_s"};
   nlohmann::json kept = nlohmann::json::object();
   for (const auto& key : keep) {

@@ -7,6 +7,7 @@
 #include "sim/app/replica_memory.h"
 #include "sim/app/startup_check.h"
 #include "sim/config/catalog.h"
+#include "sim/config/model_catalog.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
 #include "sim/model/model_loader.h"
@@ -119,9 +120,7 @@ nlohmann::json kv_report_for_run(const nlohmann::json& config_document,
                                  const KvRunReportOptions& options) {
   const RunConfig config = run_config_from_json(config_document, "configuration", policy_menus());
   const ModelSpec model =
-      options.model
-          ? *options.model
-          : load_model_file(Catalog(data_root / "models", "model", "model").resolve(config.model));
+      options.model ? *options.model : load_catalog_model(data_root, config.model, "model");
   KvReportOptions report;
   report.tokens = options.tokens;
   report.capacity = kv_capacity_options(config, model);

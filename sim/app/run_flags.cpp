@@ -18,7 +18,8 @@ constexpr RunFlag kRunFlags[] = {
      "with expert parallelism: the busiest GPU's routed tokens over the even share (default 1)"},
     {"replicas", "replicas", FlagType::Integer, "N", "model replicas (default 1)"},
     {"router", "router", FlagType::Text, "NAME",
-     "round_robin (default), least_outstanding, least_kv or random"},
+     "round_robin (default), least_outstanding, least_kv, prefix_aware (with prefix caching; "
+     "section routing) or random"},
     {"engine", "engine.name", FlagType::Text, "NAME|PATH",
      "serving engine from engines/ or a profile path: its scheduler and defaults, host costs, "
      "CUDA graphs and kernel factors (default vllm, vLLM's V1 engine)"},
@@ -71,6 +72,9 @@ constexpr RunFlag kRunFlags[] = {
     {"cv", "workload.arrival.cv", FlagType::Number, "CV",
      "gamma arrivals: coefficient of variation of the gaps (1 = Poisson, > 1 bursty)"},
     {"num-requests", "workload.num_requests", FlagType::Integer, "N", "stop after N requests"},
+    {"max-concurrency", "workload.arrival.max_concurrency", FlagType::Integer, "N",
+     "at most N requests in flight, as vllm bench serve's flag: arrivals keep their rate, one "
+     "that comes while N are in flight is sent when one finishes (a client-side limit)"},
     {"duration", "workload.duration_s", FlagType::Number, "SECONDS", "no arrivals after this time"},
     {"time-scale", "workload.trace.time_scale", FlagType::Number, "F",
      "trace replay: multiply arrival times by F (2 = half the rate)"},
@@ -100,6 +104,10 @@ constexpr VllmFlag kVllmFlags[] = {
     {"quantization", "weight_dtype", "weight-dtype", FlagType::Text, "METHOD",
      "= --weight-dtype: fp8, fbgemm_fp8 (fp8); awq, awq_marlin, gptq, gptq_marlin (int4)",
      &weight_dtype_for_vllm_quantization},
+    {"request-rate", "workload.arrival.rate_per_s", "rate", FlagType::Raw, "REQ_PER_S",
+     "= --rate (vllm bench serve; inf sends every request at t = 0)", nullptr},
+    {"num-prompts", "workload.num_requests", "num-requests", FlagType::Integer, "N",
+     "= --num-requests (vllm bench serve)", nullptr},
 };
 
 constexpr OtherSetting kOtherSettings[] = {
@@ -116,6 +124,13 @@ constexpr OtherSetting kOtherSettings[] = {
     {"goodput", SettingKind::List},
     {"speculative-config", SettingKind::Text},
     {"acceptance-rate", SettingKind::Text},
+    {"burstiness", SettingKind::Number},
+    {"dataset-name", SettingKind::Text},
+    {"dataset-path", SettingKind::Text},
+    {"random-input-len", SettingKind::Integer},
+    {"random-output-len", SettingKind::Integer},
+    {"random-range-ratio", SettingKind::Number},
+    {"ignore-eos", SettingKind::Switch},
 };
 
 }  // namespace

@@ -41,7 +41,7 @@ struct VllmFlag {
 };
 
 // Settings that are not a flag of the tables above.
-enum class SettingKind { Text, Integer, Switch, List };
+enum class SettingKind { Text, Integer, Number, Switch, List };
 struct OtherSetting {
   const char* name;
   SettingKind kind;

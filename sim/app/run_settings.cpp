@@ -6,6 +6,7 @@
 
 #include "sim/app/policy_list.h"
 #include "sim/app/run_flags.h"
+#include "sim/app/vllm_bench_settings.h"
 #include "sim/core/error.h"
 #include "sim/core/json_reader.h"
 #include "sim/speculative/speculative_config.h"
@@ -56,8 +57,19 @@ class GivenSettings {
         if (!v.is_number()) fail(s, "a number");
         return nlohmann::json(v.get<double>()).dump();
       case FlagType::Raw:
-        if (v.is_string()) return v.get<std::string>();
-        if (!v.is_number()) fail(s, "a number or a string");
+        // A rate: a number, or "inf" for every request at t = 0. Anything else is a
+        // non-numeric value (a usage error, as for the numeric flags).
+        if (v.is_string()) {
+          const std::string text = v.get<std::string>();
+          double number = 0;
+          const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+          if (text != "inf" &&
+              (text.empty() || error != std::errc() || end != text.data() + text.size())) {
+            fail(s, "a number or inf");
+          }
+          return text;
+        }
+        if (!v.is_number()) fail(s, "a number or inf");
         return v.dump();
     }
     return {};
@@ -73,6 +85,12 @@ class GivenSettings {
     const RunSetting& s = *find(name);
     if (!s.value.is_number_integer()) fail(s, "an integer");
     return s.value.get<std::int64_t>();
+  }
+
+  double number(std::string_view name) const {
+    const RunSetting& s = *find(name);
+    if (!s.value.is_number()) fail(s, "a number");
+    return s.value.get<double>();
   }
 
   // A repeatable setting's values: an array of strings, or one string.
@@ -159,6 +177,40 @@ std::vector<ConfigOverride> goodput_overrides(const GivenSettings& given) {
   return overrides;
 }
 
+// vllm bench serve's workload flags (sim/app/vllm_bench_settings.h).
+void add_bench_overrides(const GivenSettings& given, std::vector<ConfigOverride>& overrides) {
+  if (given.has("burstiness")) {
+    given.refuse_both("arrival", "burstiness");
+    given.refuse_both("cv", "burstiness");
+    for (auto& o : burstiness_overrides(given.origin("burstiness"), given.number("burstiness")))
+      overrides.push_back(std::move(o));
+  }
+  const std::string dataset = given.has("dataset-name") ? given.text("dataset-name") : "";
+  if (!dataset.empty()) {
+    check_dataset_name(given.origin("dataset-name"), dataset);
+    given.refuse_both("workload", "dataset-name");
+  }
+  for (const char* name : {"random-input-len", "random-output-len", "random-range-ratio"}) {
+    if (given.has(name) && dataset != "random") {
+      throw UsageError(given.origin(name) + ": only with " + given.origin("dataset-name") +
+                       " random");
+    }
+  }
+  if (given.has("dataset-path") && dataset != "sharegpt") {
+    throw UsageError(given.origin("dataset-path") + ": only with " + given.origin("dataset-name") +
+                     " sharegpt (servesim's sharegpt preset stands for the file)");
+  }
+  if (dataset == "random") {
+    given.refuse_both("prompt-tokens", "dataset-name");
+    RandomDataset random;
+    if (given.has("random-input-len")) random.input_len = given.integer("random-input-len");
+    if (given.has("random-output-len")) random.output_len = given.integer("random-output-len");
+    if (given.has("random-range-ratio")) random.range_ratio = given.number("random-range-ratio");
+    overrides.push_back(random_dataset_override(given.origin("dataset-name"), random,
+                                                given.origin("random-range-ratio")));
+  }
+}
+
 }  // namespace
 
 ConfigSources run_config_sources(const std::vector<RunSetting>& settings, SettingNames names) {
@@ -166,6 +218,12 @@ ConfigSources run_config_sources(const std::vector<RunSetting>& settings, Settin
   ConfigSources sources;
   if (given.has("config")) sources.config_file = given.text("config");
   for (const RunFlag& f : run_flags()) {
+    // --dataset-name sharegpt is --workload sharegpt, in its place: before the workload.*
+    // keys other flags set.
+    if (std::string_view(f.flag) == "workload" && given.has("dataset-name") &&
+        given.text("dataset-name") == "sharegpt") {
+      sources.overrides.push_back({given.origin("dataset-name"), "workload=\"sharegpt\""});
+    }
     if (given.has(f.flag)) {
       sources.overrides.push_back(
           {given.origin(f.flag), std::string(f.key) + "=" + given.json_text(f.flag, f.type)});
@@ -217,6 +275,7 @@ ConfigSources run_config_sources(const std::vector<RunSetting>& settings, Settin
     for (auto& o : goodput_overrides(given))
       sources.overrides.push_back(std::move(o));
   }
+  add_bench_overrides(given, sources.overrides);
   const bool prompt = given.has("prompt-tokens");
   const bool output = given.has("output-tokens");
   if (prompt != output) {

@@ -9,6 +9,7 @@
 #include "sim/app/simulation_limits.h"
 #include "sim/app/startup_check.h"
 #include "sim/config/catalog.h"
+#include "sim/config/model_catalog.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
 #include "sim/hardware/impl/roofline_model.h"
@@ -48,8 +49,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
                                  const std::filesystem::path& working_dir) {
   const RunConfig config = run_config_from_json(config_document, "configuration", policy_menus());
   check_simulation_limits(config);  // before anything is built
-  const ModelSpec model =
-      load_model_file(Catalog(data_root / "models", "model", "model").resolve(config.model));
+  const ModelSpec model = load_catalog_model(data_root, config.model, "model");
   max_len_of(config, model);  // refuses a max_len beyond the model's positions first
   const MaxLenPolicy max_len_policy = parse_max_len_policy(config.max_len_policy, "max_len_policy");
 
@@ -78,12 +78,10 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   // The proposer's network and memory, before the KV capacity that its memory shrinks.
   std::optional<DraftSetup> draft;
   if (config.speculative) {
-    draft = draft_setup(
-        *config.speculative, model, Parallelism{config.tp, config.pp}, roofline.weight_dtype,
-        roofline.kv_dtype, [&](const std::string& name) {
-          return load_model_file(
-              Catalog(data_root / "models", "model", "speculative.model").resolve(name));
-        });
+    draft = draft_setup(*config.speculative, model, Parallelism{config.tp, config.pp},
+                        roofline.weight_dtype, roofline.kv_dtype, [&](const std::string& name) {
+                          return load_catalog_model(data_root, name, "speculative.model");
+                        });
     if (draft->network && config.data_parallel > 1) {
       throw InputError("data_parallel",
                        "a proposer network (draft model, EAGLE head, MTP layer) beside "

@@ -6,6 +6,7 @@
 #include "sim/app/policies.h"
 #include "sim/app/replica_memory.h"
 #include "sim/config/catalog.h"
+#include "sim/config/model_catalog.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
 #include "sim/hardware/hardware_profile.h"
@@ -148,8 +149,7 @@ std::int64_t apply_startup_checks(const StartupChecks& checks, const StartupFact
 StartupVerdict startup_verdict(const nlohmann::json& config_document,
                                const std::filesystem::path& data_root) {
   const RunConfig config = run_config_from_json(config_document, "configuration", policy_menus());
-  const ModelSpec model =
-      load_model_file(Catalog(data_root / "models", "model", "model").resolve(config.model));
+  const ModelSpec model = load_catalog_model(data_root, config.model, "model");
   const HardwareProfile hardware = load_hardware_file(
       Catalog(data_root / "hw_profiles", "hardware profile", "hardware").resolve(config.hardware));
   StartupVerdict verdict;

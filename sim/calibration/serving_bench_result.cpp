@@ -110,11 +110,6 @@ std::vector<ServingPoint> read_bench_result(const fs::path& file,
     if (!c->is_number_integer() || c->get<std::int64_t>() < 1) {
       r.fail("max_concurrency", "expected an integer >= 1 or null");
     }
-    if (std::isfinite(replay.request_rate_per_s)) {
-      r.fail("max_concurrency",
-             "a concurrency limit with a finite request_rate cannot be replayed: servesim's "
-             "arrivals are either open (a rate) or a closed loop (a concurrency)");
-    }
     replay.max_concurrency = c->get<std::int64_t>();
   }
   const auto completed = r.optional_nonnegative_integer("completed").value_or(num_prompts);

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "sim/config/catalog.h"
+#include "sim/config/model_catalog.h"
 #include "sim/core/json_reader.h"
 
 namespace servesim::serving_fields {
@@ -201,6 +202,9 @@ std::string resolve_model(const std::string& name, const fs::path& data_root,
   const Catalog catalog(data_root / "models", "model", where);
   // A shipped model's Hugging Face id (its file's _name_or_path).
   if (const auto file = catalog.find_by_hf_id(name)) return file->stem().string();
+  // Another checkpoint of a shipped model's architecture: its id, which runs load with the
+  // checkpoint's quantization.
+  if (const auto checkpoint = find_checkpoint(name)) return std::string(checkpoint->hf_id);
   // A shipped name (case-insensitively) or a path to a model file; anything else is refused
   // with the known names.
   const bool path_like = name.find('/') != std::string::npos ||

@@ -141,7 +141,8 @@ RunPlan plan_burst(const BurstRequests& b, const ServingRunOptions& options) {
 
 // The recorded lengths in order, with the arrival process of vllm bench serve: Poisson at the
 // rate, gamma gaps of shape `burstiness` (cv = 1 / sqrt(burstiness)), all at once for "inf",
-// or a closed loop of max_concurrency users when everything was sent at once under a limit.
+// or a closed loop of max_concurrency users when everything was sent at once under a limit;
+// a limit with a finite rate is the arrival process's max_concurrency.
 RunPlan plan_replay(const BenchReplay& r, const ServingRunOptions& options) {
   RunPlan plan;
   const auto count = capped(static_cast<std::int64_t>(r.requests.size()), options);
@@ -150,7 +151,7 @@ RunPlan plan_replay(const BenchReplay& r, const ServingRunOptions& options) {
     plan.trace.push_back({0, lengths.prompt_tokens, lengths.output_tokens});
   }
   nlohmann::json arrival;
-  if (r.max_concurrency) {
+  if (r.max_concurrency && std::isinf(r.request_rate_per_s)) {
     arrival = {{"process", "closed_loop"}, {"users", *r.max_concurrency}};
   } else if (std::isinf(r.request_rate_per_s)) {
     arrival = {{"process", "poisson"}, {"rate_per_s", "inf"}};
@@ -160,6 +161,10 @@ RunPlan plan_replay(const BenchReplay& r, const ServingRunOptions& options) {
     arrival = {{"process", "gamma"},
                {"rate_per_s", r.request_rate_per_s},
                {"cv", 1.0 / std::sqrt(r.burstiness)}};
+  }
+  // Arrivals at the rate, at most max_concurrency in flight: vLLM's client-side limit.
+  if (r.max_concurrency && !std::isinf(r.request_rate_per_s)) {
+    arrival["max_concurrency"] = *r.max_concurrency;
   }
   plan.workload = trace_lengths_workload(std::move(arrival), count);
   plan.stages.push_back({0, kInfinity});

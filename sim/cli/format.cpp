@@ -65,6 +65,29 @@ void Table::add_separator() {
   rows_.emplace_back();
 }
 
+namespace {
+
+// `text` in lines of at most `width` characters, broken at spaces (a longer word whole).
+std::vector<std::string> wrap_words(const std::string& text, std::size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t space = std::min(text.find(' ', start), text.size());
+    const std::string word = text.substr(start, space - start);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      lines.push_back(line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    start = space + 1;
+  }
+  lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
 void Table::print(std::ostream& out) const {
   std::vector<std::size_t> widths;
   for (const auto& row : rows_) {
@@ -72,30 +95,53 @@ void Table::print(std::ostream& out) const {
     for (std::size_t i = 0; i < row.size(); ++i)
       widths[i] = std::max(widths[i], row[i].size());
   }
-  std::size_t total = 0;
-  for (const auto w : widths)
-    total += w + 2;
-  const auto rule = std::string(total > 2 ? total - 2 : 0, '-');
+  const auto total_width = [&widths] {
+    std::size_t total = 0;
+    for (const auto w : widths)
+      total += w + 2;
+    return total > 2 ? total - 2 : 0;
+  };
+  // Narrow the widest text column, down to 16 characters, until the table fits.
+  constexpr std::size_t kNarrowest = 16;
+  while (max_width_ > 0 && total_width() > max_width_) {
+    std::size_t widest = 0;
+    for (const std::size_t i : text_columns_) {
+      if (i > 0 && i < widths.size() && widths[i] > kNarrowest &&
+          (widest == 0 || widths[i] > widths[widest])) {
+        widest = i;
+      }
+    }
+    if (widest == 0) break;
+    widths[widest] = std::max(kNarrowest, widths[widest] - (total_width() - max_width_));
+  }
+  const auto rule = std::string(total_width(), '-');
   for (std::size_t r = 0; r < rows_.size(); ++r) {
     const auto& row = rows_[r];
     if (row.empty()) {
       out << rule << '\n';
       continue;
     }
+    std::vector<std::vector<std::string>> cells;
+    std::size_t lines = 1;
     for (std::size_t i = 0; i < row.size(); ++i) {
-      if (i > 0) out << "  ";
-      const bool text =
-          i == 0 || std::find(text_columns_.begin(), text_columns_.end(), i) != text_columns_.end();
-      if (text) {
-        out << std::left << std::setw(static_cast<int>(widths[i])) << row[i];
-      } else {
-        out << std::right << std::setw(static_cast<int>(widths[i])) << row[i];
-      }
+      cells.push_back(row[i].size() > widths[i] ? wrap_words(row[i], widths[i])
+                                                : std::vector<std::string>{row[i]});
+      lines = std::max(lines, cells.back().size());
     }
-    out << '\n';
+    for (std::size_t line = 0; line < lines; ++line) {
+      std::string text;
+      for (std::size_t i = 0; i < row.size(); ++i) {
+        if (i > 0) text += "  ";
+        const std::string& cell = line < cells[i].size() ? cells[i][line] : std::string();
+        const bool left = i == 0 || std::find(text_columns_.begin(), text_columns_.end(), i) !=
+                                        text_columns_.end();
+        const std::string pad(widths[i] > cell.size() ? widths[i] - cell.size() : 0, ' ');
+        text += left ? cell + pad : pad + cell;
+      }
+      out << text << '\n';
+    }
     if (r == 0) out << rule << '\n';
   }
-  out << std::right;
 }
 
 }  // namespace servesim::cli

@@ -22,6 +22,10 @@ std::string format_fixed(double value, int decimals);
 class Table {
  public:
   explicit Table(std::vector<std::string> header, std::vector<std::size_t> text_columns = {});
+  // At most `columns` characters a line: the widest text columns (not the first) wrap their
+  // cells at spaces, onto lines of their own under the column, until the table fits (a word
+  // longer than the column still overflows). 0: no limit (the default).
+  void set_max_width(std::size_t columns) { max_width_ = columns; }
   void add_row(std::vector<std::string> cells);
   void add_separator();
   void print(std::ostream& out) const;
@@ -29,6 +33,7 @@ class Table {
  private:
   std::vector<std::vector<std::string>> rows_;  // an empty row is a separator
   std::vector<std::size_t> text_columns_;
+  std::size_t max_width_ = 0;
 };
 
 }  // namespace servesim::cli

@@ -22,6 +22,9 @@ std::string join(const std::vector<std::string>& items) {
 
 }  // namespace
 
+// Every table of the listing fits a terminal of this many columns.
+constexpr std::size_t kListWidth = 100;
+
 int run_list(CommandContext& context) {
   po::options_description options("Options", 100, 50);
   const auto vm = parse_options(
@@ -33,10 +36,11 @@ int run_list(CommandContext& context) {
   std::ostream& out = context.out;
 
   const Catalog models(context.data_root / "models", "model", "--model");
-  out << "Models (--model NAME, or a path to a Hugging Face config.json):\n";
-  Table model_table({"name", "family", "params", "active", "layers", "hidden", "heads/kv",
-                     "KV/token (16-bit)", "max len"},
-                    {1});
+  out << "Models (--model NAME, a Hugging Face id, or a path to a config.json;\n"
+         "heads: attention/KV; KV/token: KV bytes per token in 16 bits):\n";
+  Table model_table(
+      {"name", "family", "params", "active", "layers", "hidden", "heads", "KV/token", "max len"},
+      {1});
   for (const auto& name : models.names()) {
     const ModelSpec m = load_model(name, context);
     const ParameterCounts p = count_parameters(m);
@@ -48,6 +52,7 @@ int run_list(CommandContext& context) {
                          format_bytes(kv_bytes_per_token(m, DType::BF16)),
                          format_count(static_cast<double>(m.max_position_embeddings))});
   }
+  model_table.set_max_width(kListWidth);
   model_table.print(out);
 
   const Catalog hardware(context.data_root / "hw_profiles", "hardware profile", "--hw");
@@ -60,6 +65,7 @@ int run_list(CommandContext& context) {
                       format_si(h.memory_bandwidth_bytes_per_s, "B/s"),
                       format_si(h.gpu_link_bandwidth_bytes_per_s, "B/s")});
   }
+  hw_table.set_max_width(kListWidth);
   hw_table.print(out);
 
   const Catalog engines(context.data_root / "engines", "engine", "--engine");
@@ -76,6 +82,7 @@ int run_list(CommandContext& context) {
                           graphs.empty() ? "none" : "up to " + std::to_string(graphs.back()),
                           e.description});
   }
+  engine_table.set_max_width(kListWidth);
   engine_table.print(out);
 
   const Catalog workloads(context.data_root / "workloads", "workload preset", "--workload");
@@ -109,9 +116,11 @@ int run_list(CommandContext& context) {
         any_parameter = true;
       }
     }
+    table.set_max_width(kListWidth);
     table.print(out);
     if (any_parameter) {
       out << '\n';
+      parameters.set_max_width(kListWidth);
       parameters.print(out);
     }
   };

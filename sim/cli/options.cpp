@@ -1,7 +1,10 @@
 #include "sim/cli/options.h"
 
+#include <string_view>
+
 #include "sim/app/app.h"
 #include "sim/config/catalog.h"
+#include "sim/config/model_catalog.h"
 #include "sim/core/error.h"
 #include "sim/core/suggest.h"
 #include "sim/model/model_loader.h"
@@ -9,10 +12,40 @@
 namespace servesim::cli {
 namespace {
 
-// "; did you mean --tensor-parallel-size?" for "--tensor-paralel-size=2", or nothing.
+// vllm bench serve's and vllm serve's flags that servesim has no flag for, with what to give
+// instead.
+struct ForeignFlag {
+  std::string_view flag;
+  const char* instead;
+};
+constexpr ForeignFlag kForeignFlags[] = {
+    {"input-len", "--random-input-len N with --dataset-name random, or --prompt-tokens N"},
+    {"output-len", "--random-output-len N with --dataset-name random, or --output-tokens N"},
+    {"random-prefix-len", "a shared_prefix workload (--workload FILE, docs/workloads.md)"},
+    {"ramp-up-strategy", "arrival stages (workload.arrival.stages, docs/workloads.md)"},
+    {"ramp-up-start-rps", "arrival stages (workload.arrival.stages, docs/workloads.md)"},
+    {"ramp-up-end-rps", "arrival stages (workload.arrival.stages, docs/workloads.md)"},
+    {"result-filename", "--save-result FILE.json"},
+    {"result-dir", "--save-result DIR/FILE.json"},
+    {"served-model-name", "--model"},
+    {"qps", "--rate (--request-rate)"},
+    {"request-rate-per-s", "--rate (--request-rate)"},
+    {"concurrency", "--max-concurrency"},
+    {"backend", "nothing: servesim simulates the server (drop the flag)"},
+    {"host", "nothing: servesim simulates the server (drop the flag)"},
+    {"port", "nothing: servesim simulates the server (drop the flag)"},
+    {"base-url", "nothing: servesim simulates the server (drop the flag)"},
+    {"endpoint", "nothing: servesim simulates the server (drop the flag)"},
+};
+
+// "; did you mean --tensor-parallel-size?" for "--tensor-paralel-size=2", "; servesim's
+// spelling: --rate (--request-rate)" for "--qps", or nothing.
 std::string unknown_option_hint(const std::string& token, const po::options_description& all) {
   std::string name = token.substr(0, token.find('='));
   name.erase(0, name.find_first_not_of('-'));
+  for (const ForeignFlag& f : kForeignFlags) {
+    if (f.flag == name) return std::string("; servesim's spelling: ") + f.instead;
+  }
   std::vector<std::string> flags;
   for (const auto& option : all.options()) {
     if (!option->long_name().empty()) flags.push_back(option->long_name());
@@ -89,8 +122,7 @@ std::string given_flag(const po::variables_map& vm, const std::string& flag,
 }
 
 ModelSpec load_model(const std::string& name_or_path, const CommandContext& context) {
-  const Catalog catalog(context.data_root / "models", "model", "--model");
-  return load_model_file(catalog.resolve(name_or_path));
+  return load_catalog_model(context.data_root, name_or_path, "--model");
 }
 
 HardwareProfile load_hardware(const std::string& name_or_path, const CommandContext& context) {

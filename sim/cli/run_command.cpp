@@ -1,6 +1,10 @@
+#include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <ctime>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -40,17 +44,65 @@ std::vector<double> metric_percentiles(const std::string& text) {
   }
 }
 
+// --percentile-metrics "ttft,tpot,itl": the names, checked by vllm_bench_result.
+std::vector<std::string> percentile_metrics(const std::string& text) {
+  std::vector<std::string> names;
+  std::string_view rest = text;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    names.emplace_back(rest.substr(0, comma));
+    const std::string& name = names.back();
+    if (name != "ttft" && name != "tpot" && name != "itl" && name != "e2el") {
+      throw InputError("--percentile-metrics",
+                       "unknown metric \"" + name +
+                           "\" (expected a comma-separated list of ttft, tpot, itl and e2el)");
+    }
+    if (comma == std::string_view::npos) return names;
+    rest.remove_prefix(comma + 1);
+  }
+}
+
+// vLLM's "date" key, %Y%m%d-%H%M%S in UTC: the time of writing, or SOURCE_DATE_EPOCH's when
+// set (reproducible files, as the reproducible-builds convention has it).
+std::string result_date() {
+  std::time_t now = std::time(nullptr);
+  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch != nullptr) {
+    long long seconds = 0;
+    const std::string_view text = epoch;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+    if (error != std::errc() || end != text.data() + text.size() || seconds < 0) {
+      throw InputError("SOURCE_DATE_EPOCH",
+                       "expected seconds since 1970, got \"" + std::string(text) + "\"");
+    }
+    now = static_cast<std::time_t>(seconds);
+  }
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::array<char, 32> buffer{};
+  const std::size_t length = std::strftime(buffer.data(), buffer.size(), "%Y%m%d-%H%M%S", &utc);
+  return std::string(buffer.data(), length);
+}
+
 // The setup keys vllm bench serve saves before its metrics, as far as a simulation has them.
-nlohmann::json vllm_setup(const SimulationOutcome& outcome) {
+nlohmann::json vllm_setup(const SimulationOutcome& outcome, const po::variables_map& vm) {
   const nlohmann::json& config = outcome.resolved_config;
   const nlohmann::json& arrival = config["workload"]["arrival"];
-  nlohmann::json setup = {{"backend", "servesim"},
+  const auto text_or_null = [&vm](const char* flag) {
+    return vm.count(flag) != 0 ? nlohmann::json(vm[flag].as<std::string>()) : nlohmann::json();
+  };
+  nlohmann::json setup = {{"date", result_date()},
+                          {"endpoint_type", "servesim"},
+                          {"backend", "servesim"},
+                          {"label", text_or_null("label")},
                           {"model_id", config["model"]},
+                          {"tokenizer_id", vm.count("tokenizer") != 0
+                                               ? nlohmann::json(vm["tokenizer"].as<std::string>())
+                                               : config["model"]},
                           {"num_prompts", outcome.result.summary.requests_completed +
                                               outcome.result.summary.requests_rejected},
                           {"request_rate", nullptr},
                           {"burstiness", nullptr},
-                          {"max_concurrency", nullptr}};
+                          {"max_concurrency", arrival.value("max_concurrency", nlohmann::json())}};
   const std::string process = arrival.value("process", "");
   if (process == "poisson" || process == "gamma" || process == "constant") {
     setup["request_rate"] = arrival["rate_per_s"];
@@ -76,7 +128,16 @@ int run_run(CommandContext& context) {
                          "write vLLM's `vllm bench serve --save-result` keys and units (ms) "
                          "here, agreeing with summary.json")(
       "metric-percentiles", po::value<std::string>()->value_name("LIST")->default_value("99"),
-      "percentiles for --save-result beyond p90, p95 and p99, as vLLM's flag (e.g. 25,50,99.9)");
+      "--save-result: the percentiles of each metric, as vLLM's flag (e.g. 25,50,99.9)")(
+      "percentile-metrics",
+      po::value<std::string>()->value_name("LIST")->default_value("ttft,tpot,itl"),
+      "--save-result: the metrics given mean, median, std and percentiles, of ttft, tpot, "
+      "itl and e2el, as vLLM's flag")("save-detailed",
+                                      "--save-result: add vLLM's per-request lists (input_lens, "
+                                      "output_lens, ttfts, latencies, ...)")(
+      "label", po::value<std::string>()->value_name("TEXT"), "--save-result: vLLM's label key")(
+      "tokenizer", po::value<std::string>()->value_name("NAME"),
+      "--save-result: vLLM's tokenizer_id key (default: the model)");
   const auto vm = parse_options(
       context, options, "servesim run [options]",
       "Simulates serving a workload on replicas of a model and reports TTFT, TPOT, ITL, E2E\n"
@@ -88,14 +149,29 @@ int run_run(CommandContext& context) {
       "Example: servesim run --model llama-2-70b --hw a100-80gb --tp 4 --rate 2 --out out/");
   if (!vm) return 0;
 
-  const std::vector<double> percentiles =
-      metric_percentiles((*vm)["metric-percentiles"].as<std::string>());
+  VllmResultOptions result_options;
+  result_options.percentiles = metric_percentiles((*vm)["metric-percentiles"].as<std::string>());
+  result_options.metrics = percentile_metrics((*vm)["percentile-metrics"].as<std::string>());
+  result_options.detailed = vm->count("save-detailed") != 0;
+  if (vm->count("save-result") == 0) {
+    for (const char* flag : {"save-detailed", "label", "tokenizer"}) {
+      if (vm->count(flag) != 0)
+        throw UsageError("--" + std::string(flag) + ": only with --save-result");
+    }
+  }
   const ConfigSources sources = run_config_sources(*vm);
   nlohmann::json document = assemble_config(sources, context.data_root);
   const SimulationOutcome outcome =
       run_simulation(document, context.data_root, std::filesystem::current_path());
   require_served(outcome.result);
 
+  // The result file's figures first, so that one the run cannot give fails before --out.
+  std::optional<nlohmann::json> result;
+  if (vm->count("save-result") != 0) {
+    result = vllm_setup(outcome, *vm);
+    result->update(
+        vllm_bench_result(outcome.result.summary, outcome.result.collector, result_options));
+  }
   if (vm->count("out") != 0) {
     const std::filesystem::path out_dir = (*vm)["out"].as<std::string>();
     publish_output(out_dir, [&](const std::filesystem::path& staging) {
@@ -105,12 +181,10 @@ int run_run(CommandContext& context) {
       }
     });
   }
-  if (vm->count("save-result") != 0) {
+  if (result) {
     const std::filesystem::path path = (*vm)["save-result"].as<std::string>();
-    nlohmann::json result = vllm_setup(outcome);
-    result.update(vllm_bench_result(outcome.result.summary, outcome.result.collector, percentiles));
     auto out = open_output_file(path);
-    out << result.dump(2) << '\n';
+    out << result->dump(2) << '\n';
     close_output_file(out, path);
   }
   if (vm->count("json") != 0) {

@@ -75,6 +75,25 @@ void add_run_options(po::options_description& options) {
   add_vllm("acceptance-rate", po::value<std::string>()->value_name("A|A1,A2,..."),
            "servesim: the probability the target accepts a draft token, in [0, 1), or one per "
            "draft position (speculative.acceptance_rate)");
+  add_vllm("burstiness", po::value<double>()->value_name("B"),
+           "vllm bench serve: gamma-distributed gaps of shape B (1 = Poisson, < 1 burstier): "
+           "= --arrival poisson for 1, else --arrival gamma --cv 1/sqrt(B)");
+  add_vllm("dataset-name", po::value<std::string>()->value_name("NAME"),
+           "vllm bench serve: random (with --random-input-len, --random-output-len, "
+           "--random-range-ratio) or sharegpt (= --workload sharegpt)");
+  add_vllm("random-input-len", po::value<std::int64_t>()->value_name("N"),
+           "--dataset-name random: prompt tokens (default 1024, as vLLM)");
+  add_vllm("random-output-len", po::value<std::int64_t>()->value_name("N"),
+           "--dataset-name random: output tokens (default 128)");
+  add_vllm("random-range-ratio", po::value<double>()->value_name("R"),
+           "--dataset-name random: lengths uniform in [N (1 - R), N (1 + R)], R in [0, 1) "
+           "(default 0: = --prompt-tokens N --output-tokens M)");
+  add_vllm("dataset-path", po::value<std::string>()->value_name("FILE"),
+           "--dataset-name sharegpt: accepted and not read (the sharegpt preset stands for "
+           "ShareGPT's lengths under vLLM's filter)");
+  add_vllm("ignore-eos",
+           "accepted: servesim always generates each request's output length, as vLLM with "
+           "--ignore-eos");
   options.add(vllm);
 }
 
@@ -110,6 +129,9 @@ ConfigSources run_config_sources(const po::variables_map& vm) {
         break;
       case SettingKind::Integer:
         add(s.name, vm[s.name].as<std::int64_t>());
+        break;
+      case SettingKind::Number:
+        add(s.name, vm[s.name].as<double>());
         break;
       case SettingKind::Switch:
         add(s.name, true);

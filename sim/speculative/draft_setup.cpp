@@ -44,6 +44,16 @@ DraftSetup draft_setup(const SpeculativeConfig& config, const ModelSpec& target,
     throw InputError("speculative", "speculative decoding runs on one pipeline stage; got pp " +
                                         std::to_string(parallelism.pipeline) + ", expected 1");
   }
+  // vLLM shards the proposer over the target's TP unless told otherwise; servesim models that
+  // sharding only.
+  if (config.draft_tensor_parallel_size &&
+      *config.draft_tensor_parallel_size != parallelism.tensor) {
+    throw InputError(
+        "speculative.draft_tensor_parallel_size",
+        std::to_string(*config.draft_tensor_parallel_size) +
+            ": a proposer on other GPUs than the target's " + std::to_string(parallelism.tensor) +
+            " is not modelled; expected the target's TP, " + std::to_string(parallelism.tensor));
+  }
   DraftSetup setup;
   const double tp = static_cast<double>(parallelism.tensor);
   switch (config.method) {

@@ -63,6 +63,43 @@ std::string_view method_name(SpeculativeMethod method) noexcept {
   return "ngram";
 }
 
+namespace {
+
+// vLLM's other SpeculativeConfig keys (vllm/config/speculative.py): the draft's TP, and the
+// keys that change nothing servesim simulates, recorded; the rest are refused by name.
+void read_vllm_keys(JsonObjectReader& r, SpeculativeConfig& c) {
+  c.draft_tensor_parallel_size = r.optional_positive_integer("draft_tensor_parallel_size");
+  const std::optional<std::int64_t> lookup_max = r.optional_positive_integer("prompt_lookup_max");
+  const std::optional<std::int64_t> lookup_min = r.optional_positive_integer("prompt_lookup_min");
+  if ((lookup_max || lookup_min) && c.method != SpeculativeMethod::Ngram) {
+    r.fail(lookup_max ? "prompt_lookup_max" : "prompt_lookup_min", "only with method ngram");
+  }
+  if (lookup_max && lookup_min && *lookup_min > *lookup_max) {
+    r.fail("prompt_lookup_min", "expected at most prompt_lookup_max (" +
+                                    std::to_string(*lookup_max) + "), got " +
+                                    std::to_string(*lookup_min));
+  }
+  if (lookup_max) c.recorded["prompt_lookup_max"] = *lookup_max;
+  if (lookup_min) c.recorded["prompt_lookup_min"] = *lookup_min;
+  for (const char* key : {"revision", "code_revision"}) {
+    if (auto text = r.optional_string(key)) c.recorded[key] = *text;
+  }
+  if (auto flag = r.optional_boolean("disable_logprobs")) c.recorded["disable_logprobs"] = *flag;
+  for (const char* key : {"quantization", "max_model_len", "disable_by_batch_size", "enforce_eager",
+                          "speculative_token_tree", "parallel_drafting",
+                          "disable_padded_drafter_batch", "tensor_parallel_size"}) {
+    if (r.has(key)) {
+      r.fail(key,
+             "vLLM's key is not modelled by servesim (it takes method, model, "
+             "num_speculative_tokens, draft_tensor_parallel_size, prompt_lookup_max, "
+             "prompt_lookup_min, revision, code_revision, disable_logprobs and its own "
+             "acceptance_rate)");
+    }
+  }
+}
+
+}  // namespace
+
 SpeculativeConfig read_speculative_config(JsonObjectReader& r) {
   SpeculativeConfig c;
   c.model = r.optional_string("model");
@@ -100,6 +137,7 @@ SpeculativeConfig read_speculative_config(JsonObjectReader& r) {
                         " takes no draft model; got \"" + *c.model + "\"");
   }
   c.acceptance_rate = read_rates(r);
+  read_vllm_keys(r, c);
   r.reject_unknown_keys();
   return c;
 }
@@ -113,6 +151,8 @@ nlohmann::json speculative_config_to_json(const SpeculativeConfig& c) {
   } else {
     j["acceptance_rate"] = c.acceptance_rate;
   }
+  if (c.draft_tensor_parallel_size) j["draft_tensor_parallel_size"] = *c.draft_tensor_parallel_size;
+  j.update(c.recorded);
   return j;
 }
 

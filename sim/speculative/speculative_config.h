@@ -31,12 +31,22 @@ struct SpeculativeConfig {
   // Per draft position, the probability that the draft token is accepted given that every
   // one before it was; positions past the list use its last value (one value: i.i.d.).
   std::vector<double> acceptance_rate;
+  // vLLM's draft_tensor_parallel_size: the draft model's TP, which must be the target's (the
+  // draft is sharded as the target; vLLM's default).
+  std::optional<std::int64_t> draft_tensor_parallel_size;
+  // vLLM's keys that leave servesim's simulation as it is, kept as given so that
+  // resolved_config.json records them: prompt_lookup_max and prompt_lookup_min (ngram: the
+  // match window, whose effect is the acceptance given), revision, code_revision,
+  // disable_logprobs.
+  nlohmann::json recorded = nlohmann::json::object();
 };
 
 // Reads and validates the section (every key named in errors under the reader's prefix):
 // k >= 1, a method vLLM names ("draft_model", "eagle", "eagle3", "ngram", "mtp",
 // "deepseek_mtp"; without one, a `model` means draft_model), `model` for a draft model and
-// only for methods that take one, acceptance rates in [0, 1).
+// only for methods that take one, acceptance rates in [0, 1). vLLM's other keys are taken as
+// SpeculativeConfig says; those servesim would have to model and does not (quantization,
+// disable_by_batch_size, enforce_eager, speculative_token_tree, ...) are refused by name.
 SpeculativeConfig read_speculative_config(JsonObjectReader& section);
 nlohmann::json speculative_config_to_json(const SpeculativeConfig& config);
 

@@ -4,6 +4,7 @@
 #include "sim/workload/composed_source.h"
 #include "sim/workload/impl/all_at_once_arrivals.h"
 #include "sim/workload/impl/closed_loop_arrivals.h"
+#include "sim/workload/impl/concurrency_limited_arrivals.h"
 #include "sim/workload/impl/constant_arrivals.h"
 #include "sim/workload/impl/empirical_lengths.h"
 #include "sim/workload/impl/filtered_lengths.h"
@@ -20,8 +21,8 @@
 namespace servesim {
 namespace {
 
-std::unique_ptr<IArrivalProcess> make_arrivals(const WorkloadSpec& spec,
-                                               const std::shared_ptr<const Trace>& trace) {
+std::unique_ptr<IArrivalProcess> make_open_arrivals(const WorkloadSpec& spec,
+                                                    const std::shared_ptr<const Trace>& trace) {
   const ArrivalSpec& a = spec.arrival;
   if (spec.all_at_once()) return std::make_unique<AllAtOnceArrivals>();
   if (a.staged()) {
@@ -49,6 +50,15 @@ std::unique_ptr<IArrivalProcess> make_arrivals(const WorkloadSpec& spec,
       return std::make_unique<TraceArrivals>(trace, spec.trace->time_scale);
   }
   throw InvariantError("unhandled arrival process");
+}
+
+std::unique_ptr<IArrivalProcess> make_arrivals(const WorkloadSpec& spec,
+                                               const std::shared_ptr<const Trace>& trace) {
+  auto arrivals = make_open_arrivals(spec, trace);
+  if (const auto limit = spec.arrival.max_concurrency) {
+    return std::make_unique<ConcurrencyLimitedArrivals>(std::move(arrivals), *limit);
+  }
+  return arrivals;
 }
 
 std::unique_ptr<ILengthDistribution> make_lengths(const WorkloadSpec& spec,

@@ -76,6 +76,10 @@ struct ArrivalSpec {
   // poisson, constant: load stages run back to back, each at its own rate (rate_per_s is then
   // unused). Empty for a single rate. The stages' total duration is the length of the run.
   std::vector<ArrivalStage> stages;
+  // Open-loop processes: at most this many requests in flight, as vllm bench serve's
+  // --max-concurrency (a client-side limit): a request whose arrival comes while the limit is
+  // reached is sent when one in flight finishes, and its latencies count from then.
+  std::optional<std::int64_t> max_concurrency;
   bool operator==(const ArrivalSpec&) const = default;
 
   bool staged() const { return !stages.empty(); }

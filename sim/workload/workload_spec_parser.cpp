@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 using Keys = std::initializer_list<std::string_view>;
 
 // Every optional key of each object, whichever kind uses it.
-constexpr std::array<std::string_view, 5> kArrivalKeys{"rate_per_s", "cv", "users", "think_time_s",
-                                                       "stages"};
+constexpr std::array<std::string_view, 6> kArrivalKeys{"rate_per_s",   "cv",     "users",
+                                                       "think_time_s", "stages", "max_concurrency"};
 constexpr std::array<std::string_view, 5> kTokenCountKeys{"tokens", "mean", "std", "min", "max"};
 constexpr std::array<std::string_view, 20> kLengthsKeys{"prompt",
                                                         "output",
@@ -116,15 +116,15 @@ ArrivalSpec parse_arrival(JsonObjectReader r) {
     case ArrivalProcessKind::Poisson:
     case ArrivalProcessKind::Constant:
       if (r.has("stages")) {
-        refuse_unused(r, kArrivalKeys, {"stages"}, std::string(kStagesOwnRates));
+        refuse_unused(r, kArrivalKeys, {"stages", "max_concurrency"}, std::string(kStagesOwnRates));
         a.stages = parse_stages(r);
       } else {
-        refuse_unused(r, kArrivalKeys, {"rate_per_s"}, kind);
+        refuse_unused(r, kArrivalKeys, {"rate_per_s", "max_concurrency"}, kind);
         a.rate_per_s = read_rate(r);
       }
       break;
     case ArrivalProcessKind::Gamma:
-      refuse_unused(r, kArrivalKeys, {"rate_per_s", "cv"}, kind);
+      refuse_unused(r, kArrivalKeys, {"rate_per_s", "cv", "max_concurrency"}, kind);
       a.rate_per_s = read_rate(r);
       a.cv = r.positive_number("cv");
       break;
@@ -137,9 +137,11 @@ ArrivalSpec parse_arrival(JsonObjectReader r) {
       }
       break;
     case ArrivalProcessKind::Trace:
-      refuse_unused(r, kArrivalKeys, {}, kind);
+      refuse_unused(r, kArrivalKeys, {"max_concurrency"}, kind);
       break;
   }
+  // A closed loop is its own concurrency limit (users); refuse_unused named it above.
+  a.max_concurrency = r.optional_positive_integer("max_concurrency");
   r.reject_unknown_keys();
   return a;
 }
@@ -370,6 +372,11 @@ WorkloadSpec parse_workload_spec(const nlohmann::json& document, const std::stri
   }
   r.reject_unknown_keys();
 
+  if (spec.arrival.max_concurrency && spec.sessions()) {
+    throw InputError(source_name,
+                     "arrival.max_concurrency: not used with sessions (multi_turn, agentic), "
+                     "whose turns wait for each other already");
+  }
   if (spec.uses_trace() && !spec.trace) {
     r.fail("trace", "required when arrival.process or lengths.distribution is \"trace\"");
   }

@@ -36,6 +36,7 @@ json arrival_to_json(const ArrivalSpec& a) {
     case ArrivalProcessKind::Trace:
       break;
   }
+  if (a.max_concurrency) out["max_concurrency"] = *a.max_concurrency;
   return out;
 }
 

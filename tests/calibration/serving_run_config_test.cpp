@@ -218,4 +218,11 @@ TEST_CASE("a replay keeps vLLM's arrival process", "[serving_run_config]") {
   p.workload = r;
   workload = serving_run_workload(ServingRun{{p}}, {});
   CHECK(workload.at("arrival") == nlohmann::json({{"process", "closed_loop"}, {"users", 8}}));
+  // A limit with a finite rate: arrivals at the rate, at most 8 in flight.
+  r.request_rate_per_s = 4;
+  r.burstiness = 1;
+  p.workload = r;
+  workload = serving_run_workload(ServingRun{{p}}, {});
+  CHECK(workload.at("arrival") ==
+        nlohmann::json({{"process", "poisson"}, {"rate_per_s", 4.0}, {"max_concurrency", 8}}));
 }

@@ -104,7 +104,8 @@ TEST_CASE("validate --measured replays servesim's own --save-result file", "[ser
   const test::ScratchDir dir("serving_validate_replay");
   const auto result = dir.path() / "result.json";
   const auto run = test::run_servesim({"run", "--num-requests", "40", "--rate", "4", "--scheduler",
-                                       "vllm_v1", "--save-result", result.string()});
+                                       "vllm_v1", "--save-result", result.string(),
+                                       "--percentile-metrics", "ttft,tpot,itl,e2el"});
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   const auto r =

@@ -299,9 +299,10 @@ TEST_CASE("run --save-result holds vLLM's keys and agrees with summary.json to t
   test::ScratchDir dir("vllm_save_result");
   const auto out = dir.path() / "out";
   const auto save = dir.path() / "result.json";
-  const auto r = run({"run", "--num-requests", "200", "--rate", "12", "--no-plots", "--out",
-                      out.string(), "--save-result", save.string(), "--goodput", "ttft:40",
-                      "tpot:7", "--metric-percentiles", "50,99.9"});
+  const auto r =
+      run({"run", "--num-requests", "200", "--rate", "12", "--no-plots", "--out", out.string(),
+           "--save-result", save.string(), "--goodput", "ttft:40", "tpot:7", "--percentile-metrics",
+           "ttft,tpot,itl,e2el", "--metric-percentiles", "50,90,95,99,99.9"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto s = nlohmann::json::parse(test::read_file(out / "summary.json"));
@@ -371,8 +372,18 @@ TEST_CASE("run --save-result holds vLLM's keys and agrees with summary.json to t
   REQUIRE(run({"run", "--num-requests", "20", "--save-result", plain.string()}).exit_code == 0);
   const auto p = nlohmann::json::parse(test::read_file(plain));
   CHECK(p["request_goodput"].is_null());
-  CHECK(p.contains("p99_itl_ms"));
-  CHECK_FALSE(p.contains("p50_itl_ms"));
+  // vLLM's defaults: --percentile-metrics ttft,tpot,itl and --metric-percentiles 99.
+  for (const char* metric : {"ttft", "tpot", "itl"}) {
+    const std::string m = metric;
+    CHECK(p.contains("mean_" + m + "_ms"));
+    CHECK(p.contains("median_" + m + "_ms"));
+    CHECK(p.contains("std_" + m + "_ms"));
+    CHECK(p.contains("p99_" + m + "_ms"));
+    CHECK_FALSE(p.contains("p90_" + m + "_ms"));
+    CHECK_FALSE(p.contains("p95_" + m + "_ms"));
+  }
+  CHECK_FALSE(p.contains("mean_e2el_ms"));
+  CHECK_FALSE(p.contains("p99_e2el_ms"));
 }
 
 TEST_CASE("vLLM's --goodput sets the same SLO as --slo-ttft, --slo-tpot and --slo-e2e",
