@@ -80,26 +80,31 @@ py::dict kv(const KvArguments& a) {
   nlohmann::json report;
   {
     const py::gil_scoped_release release;
-    const ModelSpec model = kv_model(a, root);
-    KvReportOptions options;
-    options.capacity.kv_dtype = kv_dtype(a.kv_dtype, model);
-    options.capacity.weight_dtype = weight_dtype(a.weight_dtype, model);
-    options.tokens = at_least(a.tokens, 0, "tokens");
-    std::optional<HardwareProfile> hardware;
-    if (a.hardware) {
-      hardware = load_hardware(root, *a.hardware);
-      KvCapacityOptions& o = options.capacity;
-      o.parallelism = parallelism(a.tp, a.pp);
-      o.memory_utilization = a.mem_util;
-      if (!(a.mem_util > 0 && a.mem_util <= 1)) {
-        throw InputError("mem_util",
-                         "expected a fraction in (0, 1], got " + std::to_string(a.mem_util));
-      }
-      o.max_batched_tokens = at_least(a.max_batched_tokens, 1, "max_batched_tokens");
-      o.max_sequences = at_least(a.max_num_seqs, 1, "max_num_seqs");
-      options.max_len = at_least(a.max_len, 1, "max_len");
+    // The same path as `servesim kv`: the settings as run's flags, assembled with the
+    // engine's defaults, then the report the CLI prints.
+    KvRunReportOptions options;
+    std::vector<RunSetting> settings;
+    if (a.layers || a.d_model) {
+      options.model = kv_model(a, root);
+    } else if (a.model) {
+      settings.push_back({"model", *a.model});
+    } else {
+      kv_model(a, root);  // the usage error for neither
     }
-    report = kv_report(model, hardware ? &*hardware : nullptr, options);
+    options.tokens = at_least(a.tokens, 0, "tokens").value_or(0);
+    options.with_hardware = a.hardware.has_value();
+    if (a.hardware) settings.push_back({"hw", *a.hardware});
+    settings.push_back({"tp", a.tp});
+    settings.push_back({"pp", a.pp});
+    settings.push_back({"weight-dtype", a.weight_dtype});
+    settings.push_back({"kv-dtype", a.kv_dtype});
+    if (a.mem_util) settings.push_back({"mem-util", *a.mem_util});
+    if (a.max_len) settings.push_back({"max-len", *a.max_len});
+    if (a.max_batched_tokens) settings.push_back({"max-num-batched-tokens", *a.max_batched_tokens});
+    if (a.max_num_seqs) settings.push_back({"max-num-seqs", *a.max_num_seqs});
+    const nlohmann::json document =
+        assemble_config(run_config_sources(settings, SettingNames::Keywords), root);
+    report = kv_report_for_run(document, root, options);
   }
   return to_python(report);
 }
@@ -137,7 +142,7 @@ py::dict roofline(const RooflineArguments& a) {
       rows.append(to_python(op));
     py::list columns;
     for (const char* name : {"name", "flops", "bytes", "arithmetic_intensity_flops_per_byte",
-                             "balance_flops_per_byte", "bound", "time_s"})
+                             "balance_flops_per_byte", "bound", "time_s", "why", "kernel"})
       columns.append(name);
     document["operators"] =
         py::module_::import("pandas").attr("DataFrame")(rows, py::arg("columns") = columns);

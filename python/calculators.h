@@ -18,9 +18,10 @@ struct KvArguments {
   std::optional<std::int64_t> tokens;
   std::int64_t tp = 1, pp = 1;
   std::string weight_dtype = "auto", kv_dtype = "auto";
-  double mem_util = 0.9;
+  // Unset: the engine's (vllm), as `servesim kv` and `servesim run` take them.
+  std::optional<double> mem_util;
   std::optional<std::int64_t> max_len;
-  std::int64_t max_batched_tokens = 8192, max_num_seqs = 256;
+  std::optional<std::int64_t> max_batched_tokens, max_num_seqs;
 };
 
 // servesim.kv: the KV-cache calculator's document (`servesim kv --json`) as a dict.

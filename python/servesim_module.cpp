@@ -103,9 +103,9 @@ PYBIND11_MODULE(servesim, m) {
       "kv",
       [](std::optional<std::string> model, std::optional<std::string> hardware,
          std::optional<std::int64_t> tokens, std::int64_t tp, std::int64_t pp,
-         std::string weight_dtype, std::string kv_dtype, double mem_util,
-         std::optional<std::int64_t> max_len, std::int64_t max_batched_tokens,
-         std::int64_t max_num_seqs, std::optional<std::int64_t> layers,
+         std::string weight_dtype, std::string kv_dtype, std::optional<double> mem_util,
+         std::optional<std::int64_t> max_len, std::optional<std::int64_t> max_batched_tokens,
+         std::optional<std::int64_t> max_num_seqs, std::optional<std::int64_t> layers,
          std::optional<std::int64_t> d_model, std::optional<std::int64_t> heads,
          std::optional<std::int64_t> kv_heads, std::optional<std::int64_t> kv_group,
          std::optional<std::int64_t> ffn_dim, std::optional<std::int64_t> vocab) {
@@ -132,12 +132,13 @@ PYBIND11_MODULE(servesim, m) {
       },
       py::arg("model") = py::none(), py::arg("hardware") = py::none(), py::kw_only(),
       py::arg("tokens") = py::none(), py::arg("tp") = 1, py::arg("pp") = 1,
-      py::arg("weight_dtype") = "auto", py::arg("kv_dtype") = "auto", py::arg("mem_util") = 0.9,
-      py::arg("max_len") = py::none(), py::arg("max_batched_tokens") = 8192,
-      py::arg("max_num_seqs") = 256, py::arg("layers") = py::none(),
-      py::arg("d_model") = py::none(), py::arg("heads") = py::none(),
-      py::arg("kv_heads") = py::none(), py::arg("kv_group") = py::none(),
-      py::arg("ffn_dim") = py::none(), py::arg("vocab") = py::none(),
+      py::arg("weight_dtype") = "auto", py::arg("kv_dtype") = "auto",
+      py::arg("mem_util") = py::none(), py::arg("max_len") = py::none(),
+      py::arg("max_batched_tokens") = py::none(), py::arg("max_num_seqs") = py::none(),
+      py::arg("layers") = py::none(), py::arg("d_model") = py::none(),
+      py::arg("heads") = py::none(), py::arg("kv_heads") = py::none(),
+      py::arg("kv_group") = py::none(), py::arg("ffn_dim") = py::none(),
+      py::arg("vocab") = py::none(),
       "kv(model=None, hardware=None, *, tokens=None, tp=1, pp=1, ...) -> dict\n\n"
       "The KV-cache calculator, as `servesim kv --json`: KV bytes per token (and for\n"
       "`tokens`), and with `hardware` the weights, activation reserve and KV capacity of one\n"

@@ -44,8 +44,11 @@ void check_block_size(const StartupChecks& checks, const StartupFacts& facts) {
   if (checks.block_size_power_of_two) {
     accepted += std::string(accepted.empty() ? "" : ", and ") + "a power of two of at least 2";
   }
-  throw InfeasibleError(facts.engine + " does not start: block_size " + std::to_string(b) +
-                        " tokens is not one it accepts (expected " + accepted + ")");
+  // A knob the engine refuses whatever the hardware: bad input (exit 3), not a deployment
+  // that cannot be served.
+  throw InputError("allocator.block_size",
+                   facts.engine + " does not start: block_size " + std::to_string(b) +
+                       " tokens is not one it accepts (expected " + accepted + ")");
 }
 
 void check_batched_tokens(const StartupChecks& checks, const StartupFacts& facts) {
@@ -54,10 +57,11 @@ void check_batched_tokens(const StartupChecks& checks, const StartupFacts& facts
     return;
   }
   if (*facts.max_num_batched_tokens < *facts.max_num_seqs) {
-    throw InfeasibleError(facts.engine + " does not start: max_num_batched_tokens (" +
-                          std::to_string(*facts.max_num_batched_tokens) +
-                          ") must be at least max_num_seqs (" +
-                          std::to_string(*facts.max_num_seqs) + ")");
+    throw InputError("scheduler.max_num_batched_tokens",
+                     facts.engine + " does not start: max_num_batched_tokens (" +
+                         std::to_string(*facts.max_num_batched_tokens) +
+                         ") must be at least max_num_seqs (" + std::to_string(*facts.max_num_seqs) +
+                         ")");
   }
 }
 

@@ -74,7 +74,14 @@ std::vector<std::string> wrap_words(const std::string& text, std::size_t width) 
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t space = std::min(text.find(' ', start), text.size());
-    const std::string word = text.substr(start, space - start);
+    std::string word = text.substr(start, space - start);
+    // A word wider than the column (a dotted key with its value) is cut into pieces.
+    while (word.size() > width && width > 0) {
+      if (!line.empty()) lines.push_back(line);
+      line.clear();
+      lines.push_back(word.substr(0, width));
+      word.erase(0, width);
+    }
     if (!line.empty() && line.size() + 1 + word.size() > width) {
       lines.push_back(line);
       line.clear();

@@ -121,7 +121,8 @@ TEST_CASE("block sizes the engines refuse", "[startup]") {
     try {
       apply_startup_checks(test::shipped_engine(engine).startup, llama70b_facts(16384, block));
       return false;
-    } catch (const InfeasibleError& e) {
+    } catch (const InputError& e) {  // a knob the engine refuses: bad input, exit 3
+      CHECK_THAT(e.what(), Contains("allocator.block_size: "));
       CHECK_THAT(e.what(), Contains("block_size " + std::to_string(block)));
       return true;
     }
@@ -149,6 +150,7 @@ TEST_CASE("vLLM refuses a token limit below max_num_seqs", "[startup]") {
   StartupFacts f = llama70b_facts(16384, 16);
   f.max_num_seqs = 1024;
   f.max_num_batched_tokens = 1023;
+  CHECK_THROWS_AS(apply_startup_checks(vllm_checks(), f), InputError);
   CHECK_THROWS_WITH(apply_startup_checks(vllm_checks(), f),
                     Contains("max_num_batched_tokens (1023) must be at least max_num_seqs (1024)"));
   f.max_num_batched_tokens = 1024;

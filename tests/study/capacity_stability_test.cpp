@@ -95,8 +95,9 @@ TEST_CASE("An SLO below one request's own latency is unreachable, found before a
           "[study][cli][stability]") {
   // Llama-3.1-8B decodes one token in about 68 ms on an L4: TPOT 50 ms is out of reach.
   for (const bool per_target : {false, true}) {
-    std::vector<std::string> args{"capacity", "--model",       "llama-3.1-8b",   "--shapes", "l4:1",
-                                  "--slo",    "tpot_p99=0.05", "--num-requests", "200", "--max-len", "8192"};
+    std::vector<std::string> args{"capacity", "--model",   "llama-3.1-8b",  "--shapes",
+                                  "l4:1",     "--slo",     "tpot_p99=0.05", "--num-requests",
+                                  "200",      "--max-len", "8192"};
     if (per_target) args.insert(args.end(), {"--target-rate", "10"});
     const auto result = run_servesim(args);
     CHECK(result.exit_code == 4);
@@ -149,7 +150,7 @@ TEST_CASE("sweep reports the steady-state throughput and the stability of each p
   CHECK_FALSE(std::filesystem::exists(dir.path() / "out" / "journal.jsonl"));
 }
 
-TEST_CASE("--resume refuses a folder of another study in one line, touching nothing",
+TEST_CASE("resuming refuses a folder of another study in one line, touching nothing",
           "[study][cli][stability]") {
   servesim::test::ScratchDir dir("resume_other");
   const auto folder = dir.path() / "study";

@@ -93,7 +93,7 @@ TEST_CASE("A backlog growing slowly is caught by its trend, not by the served sh
   CHECK(idle.backlog_growth_per_s == 0);
 }
 
-TEST_CASE("Rejected requests are offered but never in the system; tiny runs are stable",
+TEST_CASE("Rejected requests are offered but never in the system, and tiny runs are stable",
           "[study][steady_state]") {
   auto requests = single_server(100, 0.5);
   for (auto& r : requests) {
@@ -106,7 +106,7 @@ TEST_CASE("Rejected requests are offered but never in the system; tiny runs are 
   CHECK(servesim::analyze_steady_state({{1, 1, 2, 10, 10}}).window_end_s == 0);
 }
 
-TEST_CASE("An unstable point meets no SLO; close calls and completions needed",
+TEST_CASE("An unstable point meets no SLO: close calls and completions needed",
           "[study][steady_state]") {
   servesim::SloTarget target;
   servesim::add_slo_term(target, "ttft_p99=0.5", "--slo");
