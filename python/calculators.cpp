@@ -89,7 +89,9 @@ py::dict kv(const KvArguments& a) {
     } else if (a.model) {
       settings.push_back({"model", *a.model});
     } else {
-      kv_model(a, root);  // the usage error for neither
+      throw UsageError(
+          "give model (a name or a config.json), or raw dimensions with both layers "
+          "and d_model");
     }
     options.tokens = at_least(a.tokens, 0, "tokens").value_or(0);
     options.with_hardware = a.hardware.has_value();

@@ -7,17 +7,11 @@
 #include "tests/support/test_support.h"
 
 using namespace servesim;
+using test::decode_batch;
 using test::shipped_hardware;
 using test::shipped_model;
 
 namespace {
-
-BatchShape decode_batch(std::int64_t sequences, std::int64_t context) {
-  BatchShape shape;
-  for (std::int64_t i = 0; i < sequences; ++i)
-    shape.add_decode(context);
-  return shape;
-}
 
 // An engine whose decode attention runs on CUDA cores (TensorRT-LLM 0.9's masked MHA kernel)
 // for models with fewer than 8 query heads per KV head.

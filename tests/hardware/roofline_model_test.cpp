@@ -10,6 +10,7 @@
 #include "tests/support/test_support.h"
 
 using namespace servesim;
+using test::decode_batch;
 using test::shipped_hardware;
 using test::shipped_model;
 
@@ -17,13 +18,6 @@ namespace {
 
 const char* const kShipped[] = {"a100-40gb", "a100-80gb", "h100-sxm", "h200",
                                 "l40s",      "b200",      "mi300x"};
-
-BatchShape decode_batch(std::int64_t sequences, std::int64_t context) {
-  BatchShape shape;
-  for (std::int64_t i = 0; i < sequences; ++i)
-    shape.add_decode(context);
-  return shape;
-}
 
 BatchShape prefill(std::int64_t tokens) {
   BatchShape shape;

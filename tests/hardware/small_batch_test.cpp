@@ -10,17 +10,11 @@
 #include "tests/support/test_support.h"
 
 using namespace servesim;
+using test::decode_batch;
 using test::shipped_hardware;
 using test::shipped_model;
 
 namespace {
-
-BatchShape decode_batch(std::int64_t sequences, std::int64_t context) {
-  BatchShape shape;
-  for (std::int64_t i = 0; i < sequences; ++i)
-    shape.add_decode(context);
-  return shape;
-}
 
 RooflineOptions weights(DType dtype) {
   RooflineOptions o;

@@ -21,6 +21,14 @@
 
 namespace servesim::test {
 
+// A decode-only batch of `sequences` sequences of `context` tokens each.
+inline BatchShape decode_batch(std::int64_t sequences, std::int64_t context) {
+  BatchShape shape;
+  for (std::int64_t i = 0; i < sequences; ++i)
+    shape.add_decode(context);
+  return shape;
+}
+
 // The repository root (models/, hw_profiles/) and the shared reference data beside it.
 std::filesystem::path source_dir();
 inline std::filesystem::path shared_data_dir() {
