@@ -134,9 +134,10 @@ std::int64_t apply_startup_checks(const StartupChecks& checks, const StartupFact
   if (checks.max_len_beyond_kv == MaxLenBeyondKv::Clip) {
     const std::int64_t clipped = fits - checks.clip_margin_tokens;
     if (clipped >= 1) return clipped;
-    throw InfeasibleError(facts.engine + " does not start: its KV pool on " + facts.deployment +
-                          " (" + gib(available) + " per GPU) holds " + std::to_string(fits) +
-                          " tokens of one sequence, too few to serve any");
+    throw InfeasibleError::engine_refuses_start(facts.engine + " does not start: its KV pool on " +
+                                                facts.deployment + " (" + gib(available) +
+                                                " per GPU) holds " + std::to_string(fits) +
+                                                " tokens of one sequence, too few to serve any");
   }
   std::string message = facts.engine + " does not start: one sequence of " + max_len_text(facts) +
                         " needs " + gib(needed) + " of KV cache per GPU, more than the " +
@@ -147,7 +148,7 @@ std::int64_t apply_startup_checks(const StartupChecks& checks, const StartupFact
   } else {
     message += "; not even one token fits: raise --mem-util or --tp";
   }
-  throw InfeasibleError(message);
+  throw InfeasibleError::engine_refuses_start(message);
 }
 
 StartupVerdict startup_verdict(const nlohmann::json& config_document,

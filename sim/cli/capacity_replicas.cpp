@@ -109,6 +109,7 @@ int search_replicas(CapacityStudy& study, const po::variables_map& vm) {
       answer_table.add_row(row);
       entry["replicas"] = nullptr;
       if (unfit) entry["does_not_fit"] = *unfit;
+      if (last.summary.value("does_not_start", false)) entry["does_not_start"] = true;
     } else {
       any = true;
       const std::int64_t gpus = answer->replicas * shape.gpus_per_replica();

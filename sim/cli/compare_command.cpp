@@ -136,7 +136,7 @@ int run_compare(CommandContext& context) {
   std::vector<Compared> runs;
   // A policy that cannot serve the run (its reservation exceeds the KV capacity, every request
   // rejected) is reported with its reason; the others are compared. None served: the error.
-  std::vector<std::pair<std::string, std::string>> not_fitting;
+  std::vector<std::pair<std::string, nlohmann::json>> not_fitting;  // label, its unfit result
   std::string title;  // the policies share model, hardware, engine and workload
   for (const auto& policy : policies) {
     ConfigSources sources = base;
@@ -154,19 +154,21 @@ int run_compare(CommandContext& context) {
       runs.push_back({policy, std::move(outcome), std::move(summary)});
     } catch (const InfeasibleError& e) {
       if (policies.size() == 1) throw;
-      not_fitting.emplace_back(policy.label, e.what());
+      nlohmann::json unfit{{"does_not_fit", e.what()}};
+      if (e.refused_start()) unfit["does_not_start"] = true;
+      not_fitting.emplace_back(policy.label, std::move(unfit));
     }
   }
   if (runs.empty()) {
     throw InfeasibleError("no policy fits: " + not_fitting.front().first + ": " +
-                          not_fitting.front().second);
+                          unfit_text(not_fitting.front().second));
   }
   const bool plots = vm->count("no-plots") == 0;
   nlohmann::json combined = nlohmann::json::object();
   for (const auto& run : runs)
     combined[run.policy.label] = run.summary;
-  for (const auto& [label, reason] : not_fitting)
-    combined[label] = {{"does_not_fit", reason}};
+  for (const auto& [label, unfit] : not_fitting)
+    combined[label] = unfit;
   if (vm->count("out") != 0) {
     publish_output((*vm)["out"].as<std::string>(), [&](const std::filesystem::path& staging) {
       std::vector<ComparedSummary> compared;
@@ -187,8 +189,8 @@ int run_compare(CommandContext& context) {
     context.out << combined.dump(2) << '\n';
   } else {
     print_table(context.out, runs);
-    for (const auto& [label, reason] : not_fitting)
-      context.out << label << ": does not fit: " << reason << '\n';
+    for (const auto& [label, unfit] : not_fitting)
+      context.out << label << ": " << unfit_text(unfit) << '\n';
   }
   return 0;
 }

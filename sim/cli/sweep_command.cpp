@@ -48,9 +48,9 @@ void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
     const auto& row = sweep.rows[i];
     std::vector<std::string> cells{std::to_string(i)};
     cells.insert(cells.end(), row.labels.begin(), row.labels.end());
-    if (const auto reason = does_not_fit(row.summary)) {
+    if (does_not_fit(row.summary)) {
       cells.insert(cells.end(), 10, "-");
-      cells.push_back("does not fit: " + *reason);
+      cells.push_back(unfit_text(row.summary));
       table.add_row(cells);
       continue;
     }

@@ -44,10 +44,21 @@ class InputError final : public Error {
       : Error(ErrorKind::Input, where.empty() ? message : where + ": " + message) {}
 };
 
-// A configuration that is valid on its own but cannot be served.
+// A configuration that is valid on its own but cannot be served: it does not fit, or the
+// engine refuses to start it (refused_start: a start-up check of the engine's, which a study
+// lists as "does not start").
 class InfeasibleError final : public Error {
  public:
   explicit InfeasibleError(const std::string& message) : Error(ErrorKind::Infeasible, message) {}
+  static InfeasibleError engine_refuses_start(const std::string& message) {
+    InfeasibleError error(message);
+    error.refused_start_ = true;
+    return error;
+  }
+  bool refused_start() const noexcept { return refused_start_; }
+
+ private:
+  bool refused_start_ = false;
 };
 
 // A broken invariant; never the user's fault. The runtime invariants of a serving run

@@ -78,6 +78,10 @@ nlohmann::json simulate_summary(nlohmann::json config, const std::filesystem::pa
       }
       requests = std::min(*cap, 2 * requests);
     }
+  } catch (const InfeasibleError& error) {
+    nlohmann::json unfit{{"does_not_fit", error.what()}};
+    if (error.refused_start()) unfit["does_not_start"] = true;
+    return unfit;
   } catch (const Error& error) {
     if (error.kind() == ErrorKind::Infeasible) return {{"does_not_fit", error.what()}};
     throw Error(error.kind(), point_name + ": " + error.what());
@@ -136,6 +140,22 @@ std::optional<std::string> unstable(const nlohmann::json& point_result) {
 std::optional<std::string> does_not_fit(const nlohmann::json& point_result) {
   if (!point_result.is_object() || !point_result.contains("does_not_fit")) return std::nullopt;
   return point_result["does_not_fit"].get<std::string>();
+}
+
+std::string unfit_text(const nlohmann::json& point_result) {
+  const std::string reason = does_not_fit(point_result).value_or("");
+  if (point_result.value("does_not_start", false)) {
+    // The engine's message reads "ENGINE does not start: WHY"; the row names the engine
+    // after the reason.
+    const std::string marker = " does not start: ";
+    const std::size_t at = reason.find(marker);
+    if (at != std::string::npos) {
+      return "does not start: " + reason.substr(at + marker.size()) + " (" + reason.substr(0, at) +
+             ")";
+    }
+    return "does not start: " + reason;
+  }
+  return "does not fit: " + reason;
 }
 
 }  // namespace servesim

@@ -76,4 +76,8 @@ std::optional<std::string> unstable(const nlohmann::json& point_result);
 // The reason a point's result (simulate_summary's) does not fit, if it does not.
 std::optional<std::string> does_not_fit(const nlohmann::json& point_result);
 
+// How a study's row says that a point cannot be served: "does not start: WHY (ENGINE)" when
+// the engine refuses to start the deployment (a start-up check), else "does not fit: WHY".
+std::string unfit_text(const nlohmann::json& point_result);
+
 }  // namespace servesim

@@ -113,8 +113,8 @@ SloVerdict judge(const SloTarget& target, const nlohmann::json& summary) {
     verdict.violations.push_back(why);
     verdict.worst_ratio = std::max(verdict.worst_ratio, ratio);
   };
-  if (const auto reason = does_not_fit(summary)) {
-    fail("does not fit: " + *reason, std::numeric_limits<double>::infinity());
+  if (does_not_fit(summary)) {
+    fail(unfit_text(summary), std::numeric_limits<double>::infinity());
     verdict.fails_at_any_load = true;
     return verdict;
   }
