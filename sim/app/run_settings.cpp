@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <string_view>
+#include <utility>
 
 #include "sim/app/policy_list.h"
 #include "sim/app/run_flags.h"
@@ -177,6 +179,27 @@ std::vector<ConfigOverride> goodput_overrides(const GivenSettings& given) {
   return overrides;
 }
 
+// "2p1d": two prefill replicas and one decode replica.
+std::pair<std::int64_t, std::int64_t> disaggregation_shorthand(const std::string& text,
+                                                               const std::string& origin) {
+  const auto count = [&](std::string_view digits, std::int64_t& value) {
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    return error == std::errc() && end == digits.data() + digits.size() && value >= 1 &&
+           value <= 1000000;
+  };
+  const std::size_t p = text.find('p');
+  std::int64_t prefill = 0;
+  std::int64_t decode = 0;
+  if (p == std::string::npos || text.size() < p + 3 || text.back() != 'd' ||
+      !count(std::string_view(text).substr(0, p), prefill) ||
+      !count(std::string_view(text).substr(p + 1, text.size() - p - 2), decode)) {
+    throw UsageError(origin +
+                     ": expected NpMd, N prefill and M decode replicas (e.g. 2p1d), got \"" + text +
+                     "\"");
+  }
+  return {prefill, decode};
+}
+
 // vllm bench serve's workload flags (sim/app/vllm_bench_settings.h).
 void add_bench_overrides(const GivenSettings& given, std::vector<ConfigOverride>& overrides) {
   if (given.has("burstiness")) {
@@ -291,6 +314,16 @@ ConfigSources run_config_sources(const std::vector<RunSetting>& settings, Settin
                                     {"output", fixed(given.integer("output-tokens"))}};
     sources.overrides.push_back(
         {given.origin("prompt-tokens"), "workload.lengths=" + lengths.dump()});
+  }
+  if (given.has("disaggregation")) {
+    const std::string origin = given.origin("disaggregation");
+    const auto [prefill, decode] = disaggregation_shorthand(given.text("disaggregation"), origin);
+    given.refuse_both("prefill-replicas", "disaggregation");
+    given.refuse_both("decode-replicas", "disaggregation");
+    sources.overrides.push_back(
+        {origin, "disaggregation.prefill.replicas=" + std::to_string(prefill)});
+    sources.overrides.push_back(
+        {origin, "disaggregation.decode.replicas=" + std::to_string(decode)});
   }
   if (given.has("no-bulk-decode")) {
     sources.overrides.push_back({given.origin("no-bulk-decode"), "engine.bulk_decode=false"});

@@ -1,45 +1,92 @@
 #include "sim/app/simulation.h"
 
-#include <set>
+#include <algorithm>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/app/metrics_observer.h"
 #include "sim/app/policies.h"
 #include "sim/app/replica_memory.h"
+#include "sim/app/replica_pool.h"
 #include "sim/app/simulation_limits.h"
-#include "sim/app/startup_check.h"
-#include "sim/config/catalog.h"
 #include "sim/config/model_catalog.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
-#include "sim/hardware/impl/roofline_model.h"
-#include "sim/memory/kv_capacity.h"
 #include "sim/model/model_loader.h"
-#include "sim/model/model_size.h"
-#include "sim/speculative/draft_setup.h"
-#include "sim/speculative/speculation.h"
 #include "sim/workload/workload_spec.h"
 
 namespace servesim {
 namespace {
 
-// The replica's scheduler parameters. With data-parallel attention each of the `ranks` runs an
-// engine core of its own, with its own max_num_seqs and token budget (as vLLM's data-parallel
-// ranks do): the replica's one scheduler admits the ranks' sum, and the cost model prices the
-// busiest rank's share. The configuration keeps the per-rank values, as vLLM's flags mean them.
-PolicyParameters replica_scheduler_parameters(const PolicyParameters& per_rank,
-                                              const SchedulerFactory& scheduler,
-                                              std::int64_t ranks) {
-  if (ranks <= 1) return per_rank;
-  PolicyParameters replica = per_rank;
-  std::set<std::string> limits = {"max_num_seqs", "max_num_batched_tokens"};
-  if (!scheduler.chunked_prefill_budget_key.empty()) {
-    limits.insert(scheduler.chunked_prefill_budget_key);
+// The KV link of a disaggregated deployment, per GPU and direction, from the pools' hardware
+// and the kv_transfer section: its bandwidth and its latency per transfer.
+struct KvLink {
+  double bytes_per_s = 0;
+  double latency_s = 0;
+};
+
+KvLink kv_link_of(const DisaggregationConfig::KvTransfer& transfer, const ReplicaPool& prefill,
+                  const ReplicaPool& decode, std::int64_t prefill_replicas,
+                  std::int64_t decode_replicas) {
+  const HardwareProfile& hw = prefill.hardware;
+  std::string link = transfer.link;
+  if (link == "auto") {
+    // Every GPU of both pools in one node of one hardware: NVLink; else each GPU's NIC.
+    const double gpus = static_cast<double>(prefill_replicas * prefill.gpus_per_replica +
+                                            decode_replicas * decode.gpus_per_replica);
+    const bool one_node =
+        hw.name == decode.hardware.name && hw.gpus_per_node > 0 && gpus <= hw.gpus_per_node;
+    link = one_node ? "nvlink" : "nic";
   }
-  for (const std::string& name : limits) {
-    if (per_rank.has(name)) replica.set(name, per_rank.integer(name) * ranks);
+  KvLink result;
+  if (link == "nvlink") {
+    result.bytes_per_s =
+        std::min(hw.gpu_link_bandwidth_bytes_per_s, decode.hardware.gpu_link_bandwidth_bytes_per_s);
+  } else {
+    result.bytes_per_s = std::min(hw.inter_node_bandwidth_bytes_per_s,
+                                  decode.hardware.inter_node_bandwidth_bytes_per_s);
   }
-  return replica;
+  result.latency_s = std::max(hw.inter_node_latency_s, decode.hardware.inter_node_latency_s);
+  if (transfer.bandwidth_bytes_per_s) result.bytes_per_s = *transfer.bandwidth_bytes_per_s;
+  if (transfer.latency_s) result.latency_s = *transfer.latency_s;
+  if (!(result.bytes_per_s > 0)) {
+    throw InputError("disaggregation.kv_transfer", "the " + link + " link of " + hw.name +
+                                                       " has no bandwidth in its profile; "
+                                                       "give kv_transfer.bandwidth_bytes_per_s");
+  }
+  return result;
+}
+
+// The disaggregated deployment's pools, in one cluster: prefill replicas first.
+DisaggregatedPools disaggregated_pools(const RunConfig& config, ReplicaPool& prefill,
+                                       ReplicaPool& decode) {
+  const std::int64_t prefill_count = static_cast<std::int64_t>(prefill.replicas.size());
+  const std::int64_t decode_count = static_cast<std::int64_t>(decode.replicas.size());
+  const KvLink link =
+      kv_link_of(config.disaggregation->kv_transfer, prefill, decode, prefill_count, decode_count);
+  KvHandoffOptions handoff;
+  handoff.bytes_per_token = prefill.kv_bytes_per_token;
+  // A replica's GPUs each move their share over their own port.
+  handoff.prefill_port_bytes_per_s.assign(
+      static_cast<std::size_t>(prefill_count),
+      link.bytes_per_s * static_cast<double>(prefill.gpus_per_replica));
+  handoff.decode_port_bytes_per_s.assign(
+      static_cast<std::size_t>(decode_count),
+      link.bytes_per_s * static_cast<double>(decode.gpus_per_replica));
+  handoff.latency = SimTime::duration_from_seconds(link.latency_s);
+  DisaggregatedPools pools;
+  pools.prefill_replicas = static_cast<std::int32_t>(prefill_count);
+  pools.decode_router = std::move(decode.router);
+  pools.handoff = std::make_unique<KvHandoff>(std::move(handoff));
+  return pools;
+}
+
+// A role's configuration, checked as the top level's is, with messages naming the role.
+RunConfig role_config(const nlohmann::json& document, const nlohmann::json& role,
+                      const std::string& name) {
+  return run_config_from_json(role_document(document, role), "configuration (" + name + ")",
+                              policy_menus());
 }
 
 }  // namespace
@@ -51,79 +98,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   check_simulation_limits(config);  // before anything is built
   const ModelSpec model = load_catalog_model(data_root, config.model, "model");
   max_len_of(config, model);  // refuses a max_len beyond the model's positions first
-  const MaxLenPolicy max_len_policy = parse_max_len_policy(config.max_len_policy, "max_len_policy");
-
-  const HardwareProfile hardware = load_hardware_file(
-      Catalog(data_root / "hw_profiles", "hardware profile", "hardware").resolve(config.hardware));
-  const auto allocators = allocator_registry();
-  const auto schedulers = scheduler_registry();
-  const auto routers = router_registry();
-  const auto cost_models = cost_model_registry();
-  const auto& allocator_entry = allocators.find(config.allocator.name, "allocator.name");
-  const auto& scheduler_entry = schedulers.find(config.scheduler.name, "scheduler.name");
-  const auto& router_entry = routers.find(config.router, "router");
-  const auto& cost_model_entry = cost_models.find(config.cost_model.name, "cost_model.name");
-  check_policy_pair(config.scheduler.name, config.allocator.name);
-
-  RooflineOptions roofline;
-  roofline.parallelism =
-      Parallelism{config.tp, config.pp, config.expert_parallel, config.data_parallel};
-  roofline.expert_load_imbalance = config.expert_load_imbalance;
-  roofline.weight_dtype = weight_dtype_of(config, model);
-  roofline.kv_dtype = kv_dtype_of(config, model);
-  roofline.engine = config.engine.costs;
-  const std::unique_ptr<IExecutionTimeModel> time_model =
-      cost_model_entry.factory(model, hardware, roofline, config.cost_model.parameters);
-
-  // The proposer's network and memory, before the KV capacity that its memory shrinks.
-  std::optional<DraftSetup> draft;
-  if (config.speculative) {
-    draft = draft_setup(*config.speculative, model, Parallelism{config.tp, config.pp},
-                        roofline.weight_dtype, roofline.kv_dtype, [&](const std::string& name) {
-                          return load_catalog_model(data_root, name, "speculative.model");
-                        });
-    if (draft->network && config.data_parallel > 1) {
-      throw InputError("data_parallel",
-                       "a proposer network (draft model, EAGLE head, MTP layer) beside "
-                       "data-parallel attention is not modelled; use ngram or data_parallel 1");
-    }
-  }
-
-  // How the KV memory is cut into blocks: per-group pools for windowed or recurrent layers.
-  const KvPoolLayout pools =
-      kv_pool_layout(kv_groups_per_gpu(model, roofline.parallelism, roofline.kv_dtype),
-                     kv_capacity_options(config, model).block_tokens);
-  // The replica's memory plan, then the engine's start-up checks on it (as vLLM checks that
-  // one max_model_len sequence fits before it serves): the length the engine serves with.
-  const std::optional<KvCapacity> planned = planned_capacity(config, model, hardware);
-  const std::int64_t max_len =
-      apply_startup_checks(config.engine.startup, startup_facts(config, model, hardware, planned));
-  std::int64_t capacity_tokens = 0;
-  if (config.memory.kv_capacity_tokens) {
-    capacity_tokens = *config.memory.kv_capacity_tokens;
-  } else if (config.memory.kv_capacity_gib) {
-    // KV bytes per replica, as the vLLM paper states its setups ("12 GB for KV"); with pools,
-    // the GPUs' equal shares of them, cut as vLLM cuts them.
-    const double bytes = *config.memory.kv_capacity_gib * 1073741824.0;
-    capacity_tokens =
-        pools.per_group()
-            ? pools.reported_tokens(
-                  pools.blocks_in(bytes / static_cast<double>(roofline.parallelism.gpus())))
-            : static_cast<std::int64_t>(bytes / kv_bytes_per_token(model, roofline.kv_dtype));
-    if (capacity_tokens < 1) {
-      throw InfeasibleError("memory.kv_capacity_gib holds less than one token of " + model.name);
-    }
-  } else {
-    capacity_tokens = planned->kv_capacity_tokens;
-    if (draft && draft->network) {
-      capacity_tokens =
-          kv_capacity_beside_draft(planned->kv_bytes_per_gpu, planned->kv_bytes_per_token_per_gpu,
-                                   *draft, model.name, draft->network->name);
-    }
-  }
-  const WorkloadSpec workload = parse_workload_spec(config.workload, "workload", working_dir);
   const RngStreams streams(config.seed);
-  const auto source = make_workload_source(workload, streams);
 
   MetricsOptions metrics;
   metrics.keep_request_records = config.output.request_records;
@@ -134,85 +109,69 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   MetricsCollector collector(metrics);
   MetricsObserver observer(collector);
 
-  SwapLink swap;
-  std::int64_t swap_capacity_tokens = 0;
-  // Only vllm declares preemption, so only vllm can swap.
-  if (config.scheduler.parameters.has("preemption") &&
-      config.scheduler.parameters.text("preemption") == "swap") {
-    swap.bytes_per_token =
-        kv_bytes_per_token_per_gpu(model, roofline.parallelism, roofline.kv_dtype);
-    swap_capacity_tokens = static_cast<std::int64_t>(config.memory.swap_space_gib * 1073741824.0 /
-                                                     swap.bytes_per_token);
-    swap.bytes_per_s = hardware.host_link_bandwidth_bytes_per_s * hardware.efficiency.host_link;
-  }
-
-  // Shared by the replicas; declared before them, which it outlives.
-  std::unique_ptr<Speculation> speculation;
-  if (config.speculative) {
-    Proposer proposer;
-    if (draft->network) {
-      RooflineOptions draft_options = roofline;
-      draft_options.engine = EngineCosts{};  // its passes run inside the target's step
-      proposer =
-          Proposer(std::make_unique<RooflineModel>(*draft->network, hardware, draft_options));
+  // A role's pool; what it refuses names the role.
+  const auto role_pool = [&](const RunConfig& role, const std::string& name, std::int32_t first) {
+    try {
+      return build_replica_pool(role, model, data_root, streams, observer, first);
+    } catch (const InfeasibleError& e) {
+      if (e.refused_start()) throw InfeasibleError::engine_refuses_start(name + ": " + e.what());
+      throw InfeasibleError(name + ": " + e.what());
     }
-    speculation = std::make_unique<Speculation>(*config.speculative, std::move(proposer), streams);
-  }
-
-  PrefixCacheOptions prefix_cache;
-  prefix_cache.enabled = config.engine.enable_prefix_caching;
-  if (config.memory.host_cache_gib) {
-    if (!prefix_cache.enabled) {
-      throw InputError("memory.host_cache_gib",
-                       "a host tier of the prefix cache needs engine.enable_prefix_caching "
-                       "(--enable-prefix-caching)");
+  };
+  // One pool, or a prefill pool and a decode pool numbered after it.
+  std::vector<ReplicaPool> pools;
+  pools.reserve(2);
+  if (const auto& roles = config.disaggregation) {
+    const RunConfig prefill =
+        role_config(config_document, roles->prefill, "disaggregation.prefill");
+    const RunConfig decode = role_config(config_document, roles->decode, "disaggregation.decode");
+    for (const RunConfig* role : {&prefill, &decode})
+      check_simulation_limits(*role);
+    if (decode.scheduler.name != "vllm_v1" && decode.scheduler.name != "sarathi") {
+      throw InputError("disaggregation.decode.scheduler",
+                       "expected vllm_v1 or sarathi, which take a transferred prompt as "
+                       "computed; got " +
+                           decode.scheduler.name);
     }
-    // The replica's KV bytes per token, as kv_capacity_gib counts them; a block loaded back
-    // crosses each GPU's host link with its share, as a swap does.
-    prefix_cache.host_cache_tokens =
-        static_cast<std::int64_t>(*config.memory.host_cache_gib * 1073741824.0 /
-                                  kv_bytes_per_token(model, roofline.kv_dtype));
-    if (swap.bytes_per_s <= 0) {
-      swap.bytes_per_token =
-          kv_bytes_per_token_per_gpu(model, roofline.parallelism, roofline.kv_dtype);
-      swap.bytes_per_s = hardware.host_link_bandwidth_bytes_per_s * hardware.efficiency.host_link;
+    pools.push_back(role_pool(prefill, "disaggregation.prefill", 0));
+    pools.push_back(
+        role_pool(decode, "disaggregation.decode", static_cast<std::int32_t>(prefill.replicas)));
+    if (pools[0].replicas.front()->allocator().prefix_block_tokens() !=
+        pools[1].replicas.front()->allocator().prefix_block_tokens()) {
+      throw InputError("disaggregation.decode.allocator.block_size",
+                       "prefix caching on both roles needs one block size");
     }
+  } else {
+    pools.push_back(build_replica_pool(config, model, data_root, streams, observer, 0));
   }
+  const WorkloadSpec workload = parse_workload_spec(config.workload, "workload", working_dir);
+  const auto source = make_workload_source(workload, streams);
 
-  const PolicyParameters scheduler_parameters = replica_scheduler_parameters(
-      config.scheduler.parameters, scheduler_entry.factory, config.data_parallel);
   std::vector<std::unique_ptr<Replica>> replicas;
-  std::int64_t allocator_capacity_tokens = 0;  // what the allocator holds: whole blocks
-  for (std::int64_t i = 0; i < config.replicas; ++i) {
-    auto allocator = allocator_entry.factory(config.allocator.parameters, capacity_tokens, max_len,
-                                             prefix_cache, pools);
-    allocator_capacity_tokens = allocator->capacity_tokens();
-    replicas.push_back(std::make_unique<Replica>(
-        static_cast<std::int32_t>(i), std::move(allocator),
-        scheduler_entry.factory.make(scheduler_parameters, swap_capacity_tokens, max_len),
-        *time_model, config.pp, max_len, observer, swap, config.engine.bulk_decode,
-        max_len_policy));
-    if (speculation) replicas.back()->speculate(*speculation);
-    if (config.engine.costs.host.overlaps_device && config.pp == 1) {
-      replicas.back()->plan_one_step_ahead();
-    }
+  for (ReplicaPool& pool : pools) {
+    for (auto& replica : pool.replicas)
+      replicas.push_back(std::move(replica));
   }
-  Cluster cluster(std::move(replicas), router_entry.factory(streams, config.routing), *source,
-                  observer,
-                  SimTime::duration_from_seconds(config.engine.costs.host.frontend_latency_s));
+  std::optional<DisaggregatedPools> roles;
+  if (pools.size() == 2) roles = disaggregated_pools(config, pools[0], pools[1]);
+  Cluster cluster(std::move(replicas), std::move(pools[0].router), *source, observer,
+                  SimTime::duration_from_seconds(config.engine.costs.host.frontend_latency_s),
+                  std::move(roles));
   const ClusterRunStats stats = cluster.run();
 
   nlohmann::json resolved = run_config_to_json(config);
   // An engine that cuts the maximum length to its KV cache (MaxLenBeyondKv::Clip) ran with
   // the cut one: the resolved configuration says so, and gives the same run again.
+  const std::int64_t max_len = pools.back().max_len_tokens;
   if (max_len != config.max_len.value_or(model.max_position_embeddings)) {
     resolved["max_len"] = max_len;
   }
   resolved["workload"] = workload_spec_to_json(workload);
   RunSummary summary = collector.summarize(stats.end_time.seconds());
-  if (speculation) summary.spec_decode = speculation->summary();
+  if (pools.back().speculation) summary.spec_decode = pools.back().speculation->summary();
+  if (const KvHandoff* handoff = cluster.handoff()) summary.kv_transfer = handoff->summary();
   return SimulationOutcome{RunResult{std::move(summary), std::move(collector)}, stats,
-                           std::move(resolved), allocator_capacity_tokens};
+                           std::move(resolved), pools.back().allocator_capacity_tokens};
 }
 
 void require_served(const RunResult& result) {

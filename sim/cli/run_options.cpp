@@ -41,6 +41,9 @@ void add_run_options(po::options_description& options) {
       "fixed prompt length (with --output-tokens)");
   add("output-tokens", po::value<std::int64_t>()->value_name("M"),
       "fixed output length (with --prompt-tokens)");
+  add("disaggregation", po::value<std::string>()->value_name("NpMd"),
+      "prefill/decode disaggregation: N prefill and M decode replicas, e.g. 2p1d (= "
+      "--prefill-replicas N --decode-replicas M; see docs/disaggregation.md)");
 
   po::options_description vllm(
       "vLLM's names (vllm serve, vllm bench serve), each the same run "

@@ -1,11 +1,14 @@
 #include "sim/cluster/cluster.h"
 
+#include <span>
+
 #include "sim/core/error.h"
 
 namespace servesim {
 
 Cluster::Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr<IRouter> router,
-                 IWorkloadSource& source, IServingObserver& observer, SimTime frontend_latency)
+                 IWorkloadSource& source, IServingObserver& observer, SimTime frontend_latency,
+                 std::optional<DisaggregatedPools> pools)
     : replicas_(std::move(replicas)),
       router_(std::move(router)),
       source_(source),
@@ -14,8 +17,25 @@ Cluster::Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr
       views_(replicas_.size()),
       router_reads_views_(router_->reads_views()),
       last_completion_(replicas_.size()),
-      frontend_latency_(frontend_latency) {
+      frontend_latency_(frontend_latency),
+      pools_(std::move(pools)) {
   if (replicas_.empty()) throw InputError("replicas", "expected at least one replica");
+  if (pools_) {
+    if (pools_->prefill_replicas < 1 ||
+        static_cast<std::size_t>(pools_->prefill_replicas) >= replicas_.size() ||
+        !pools_->decode_router || !pools_->handoff) {
+      throw InvariantError(
+          "a disaggregated cluster needs prefill and decode replicas, a decode "
+          "router and a hand-off");
+    }
+    router_reads_views_ = router_reads_views_ || pools_->decode_router->reads_views();
+    for (std::int32_t i = 0; i < pools_->prefill_replicas; ++i)
+      replicas_[static_cast<std::size_t>(i)]->hold_finished_kv();
+    if (pools_->decode_router->reads_kv_memory()) {
+      for (std::size_t i = entry_replicas(); i < replicas_.size(); ++i)
+        replicas_[i]->disable_bulk_decode();
+    }
+  }
   // Replicas are identical: the first one's block size names every replica's blocks.
   prefix_block_tokens_ = replicas_.front()->allocator().prefix_block_tokens();
   if (replicas_.size() >= static_cast<std::size_t>(kReplicaSlots)) {
@@ -24,8 +44,8 @@ Cluster::Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr
   // Such a router reads every replica's KV use at every arrival, which a decode run in bulk
   // does not keep current.
   if (router_->reads_kv_memory()) {
-    for (auto& replica : replicas_)
-      replica->disable_bulk_decode();
+    for (std::size_t i = 0; i < entry_replicas(); ++i)
+      replicas_[i]->disable_bulk_decode();
   }
   for (std::size_t i = 0; i < replicas_.size(); ++i)
     views_[i] = replicas_[i]->view();
@@ -48,10 +68,13 @@ ClusterRunStats Cluster::run() {
         case EventPhase::Launch:
           on_launch(event.payload.replica);
           break;
+        case EventPhase::TransferDone:
+          on_transfer_done(event.payload.batch);
+          break;
       }
     }
     if (requests_.live() != 0 || stats_.finished + stats_.rejected != stats_.arrived ||
-        !source_.exhausted()) {
+        (pools_ && pools_->handoff->in_flight() != 0) || !source_.exhausted()) {
       throw InvariantError("requests_terminate",
                            "the run ended with " + std::to_string(requests_.live()) +
                                " requests unfinished (arrived " + std::to_string(stats_.arrived) +
@@ -91,8 +114,16 @@ void Cluster::on_arrival(const RequestSpec& spec) {
   const std::shared_ptr<const TokenContent> content = std::move(pending_content_);
   pending_content_.reset();
   // Replicas are identical, so one answers for all whether the request can ever fit, and
-  // with how many output tokens.
-  const LengthAdmission admission = replicas_.front()->admission(spec);
+  // with how many output tokens; disaggregated, a decode replica (which holds the whole
+  // request) and then a prefill replica (which holds its prompt and first token) answer.
+  LengthAdmission admission = replicas_.back()->admission(spec);
+  if (pools_ && !admission.reject_reason) {
+    RequestSpec prompt_only = admission.served;
+    prompt_only.output_tokens = 1;
+    if (auto prefill = replicas_.front()->admission(prompt_only); prefill.reject_reason) {
+      admission.reject_reason = std::move(prefill.reject_reason);
+    }
+  }
   if (admission.reject_reason) {
     ++stats_.rejected;
     observer_.on_request_rejected(spec, *admission.reject_reason, queue_.now());
@@ -109,19 +140,37 @@ void Cluster::on_arrival(const RequestSpec& spec) {
     key.sequence = spec.id;
     if (hashes) key.block_hashes = *hashes;
     key.tokens = admission.served.prompt_tokens;
-    for (std::size_t i = 0; i < replicas_.size(); ++i)
+    for (std::size_t i = 0; i < entry_replicas(); ++i)
       views_[i].cached_prefix_tokens =
           hashes ? replicas_[i]->allocator().cached_prefix_tokens(key) : 0;
   }
-  const std::int32_t target = router_->route(admission.served, views_);
-  if (target < 0 || static_cast<std::size_t>(target) >= replicas_.size()) {
+  const std::span<const ReplicaView> candidates(views_.data(), entry_replicas());
+  const std::int32_t target = router_->route(admission.served, candidates);
+  if (target < 0 || static_cast<std::size_t>(target) >= candidates.size()) {
     throw InvariantError("router picked replica " + std::to_string(target) + " of " +
-                         std::to_string(replicas_.size()));
+                         std::to_string(candidates.size()));
   }
+  Request* request = requests_.acquire();
+  request->spec = admission.served;
+  request->requested_output_tokens = spec.output_tokens;
+  if (pools_) {
+    // The prefill side computes the prompt and samples one token.
+    to_decode_[spec.id] = Decoded{admission.served, spec.output_tokens};
+    request->spec.output_tokens = 1;
+    request->requested_output_tokens = 1;
+  }
+  if (hashes) {
+    request->block_hashes = std::move(hashes);
+    request->has_content = true;
+  }
+  deliver(target, request);
+}
+
+void Cluster::deliver(std::int32_t target, Request* request) {
+  const auto index = static_cast<std::size_t>(target);
   // A decode run on the target ends with the iteration in flight now; the newcomer may
   // join the batch after it, as it would have with iterations launched one at a time.
-  if (const auto end = replicas_[static_cast<std::size_t>(target)]->cut_decode_run(queue_.now())) {
-    const auto index = static_cast<std::size_t>(target);
+  if (const auto end = replicas_[index]->cut_decode_run(queue_.now())) {
     const PendingCompletion run = last_completion_[index];
     queue_.cancel(run.event);
     if (*end == queue_.now()) {
@@ -130,16 +179,66 @@ void Cluster::on_arrival(const RequestSpec& spec) {
       push_batch_done(*end, target, run.batch);
     }
   }
-  Request* request = requests_.acquire();
-  request->spec = admission.served;
-  request->requested_output_tokens = spec.output_tokens;
-  if (hashes) {
-    request->block_hashes = std::move(hashes);
-    request->has_content = true;
-  }
-  replicas_[static_cast<std::size_t>(target)]->enqueue(request, queue_.now());
+  replicas_[index]->enqueue(request, queue_.now());
   refresh_view(target);
   request_launch(target);
+}
+
+void Cluster::hand_off(std::int32_t prefill_replica, Request* prefilled) {
+  const auto first_decode = static_cast<std::size_t>(pools_->prefill_replicas);
+  const std::span<const ReplicaView> decoders(views_.data() + first_decode,
+                                              views_.size() - first_decode);
+  const std::int32_t to =
+      pools_->decode_router->route(to_decode_.at(prefilled->spec.id).served, decoders);
+  if (to < 0 || static_cast<std::size_t>(to) >= decoders.size()) {
+    throw InvariantError("decode router picked replica " + std::to_string(to) + " of " +
+                         std::to_string(decoders.size()));
+  }
+  const KvHandoff::Started started =
+      pools_->handoff->start(prefilled, prefill_replica, to, queue_.now());
+  schedule_transfers(started.changes);
+}
+
+void Cluster::schedule_transfers(const std::vector<KvLinks::Change>& changes) {
+  for (const KvLinks::Change& change : changes) {
+    if (const auto it = transfer_events_.find(change.transfer); it != transfer_events_.end()) {
+      queue_.cancel(it->second);
+    }
+    transfer_events_[change.transfer] =
+        push(change.done_at, Event{EventPhase::TransferDone, 0, change.transfer, {}});
+  }
+}
+
+void Cluster::on_transfer_done(std::int64_t transfer) {
+  transfer_events_.erase(transfer);
+  std::vector<KvLinks::Change> changes;
+  const KvHandoff::Arrived arrived = pools_->handoff->finish(transfer, queue_.now(), changes);
+  schedule_transfers(changes);
+  // The prefill side frees the blocks the decode side has read.
+  Request* prefilled = arrived.prefilled;
+  replicas_[static_cast<std::size_t>(arrived.from)]->release_held_kv(prefilled->spec.id);
+  refresh_view(arrived.from);
+  request_launch(arrived.from);
+
+  const auto wanted = to_decode_.find(prefilled->spec.id);
+  if (wanted == to_decode_.end()) {
+    throw InvariantError("request " + std::to_string(prefilled->spec.id) +
+                         " was prefilled for nobody");
+  }
+  const Decoded decoded = wanted->second;
+  to_decode_.erase(wanted);
+  const auto hashes = prefilled->block_hashes;
+  const bool has_content = prefilled->has_content;
+  requests_.release(prefilled);
+  Request* request = requests_.acquire();
+  request->spec = decoded.served;
+  request->requested_output_tokens = decoded.requested_output_tokens;
+  request->block_hashes = hashes;
+  request->has_content = has_content;
+  // Every prompt token's KV arrived; the last is computed again to sample the first output
+  // token (vLLM's scheduler takes one token off a full remote hit).
+  request->remote_kv_tokens = static_cast<std::int32_t>(decoded.served.prompt_tokens - 1);
+  deliver(pools_->prefill_replicas + arrived.to, request);
 }
 
 void Cluster::refresh_view(std::int32_t replica) {
@@ -177,7 +276,13 @@ void Cluster::on_launch(std::int32_t replica) {
 void Cluster::on_batch_done(std::int32_t replica, std::int64_t batch) {
   Replica& r = *replicas_[static_cast<std::size_t>(replica)];
   const auto finished = r.complete(batch, queue_.now());
+  const bool prefills = pools_ && replica < pools_->prefill_replicas;
   for (Request* request : finished) {
+    if (prefills) {
+      hand_off(replica, request);
+      continue;
+    }
+    if (pools_) pools_->handoff->on_decoded(*request);
     ++stats_.finished;
     observer_.on_request_finished(*request, queue_.now());
     const RequestSpec spec = request->spec;

@@ -2,8 +2,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <unordered_map>
 #include <vector>
 
+#include "sim/cluster/kv_handoff.h"
 #include "sim/cluster/replica.h"
 #include "sim/cluster/request_pool.h"
 #include "sim/cluster/router.h"
@@ -19,7 +22,17 @@ namespace servesim {
 // run first, so the order never depends on when an event was pushed (which bulk decoding
 // changes). A decode run cut short (Replica::cut_decode_run) has its completion event
 // cancelled and pushed again at its new time.
-enum class EventPhase : int { BatchDone = 0, Arrival = 1, Launch = 2 };
+// A KV transfer's end (disaggregation) comes after all three.
+enum class EventPhase : int { BatchDone = 0, Arrival = 1, Launch = 2, TransferDone = 3 };
+
+// Prefill/decode disaggregation: the cluster's first `prefill_replicas` replicas (the
+// cluster's router picks among them) prefill each prompt, and `handoff` carries its KV to one
+// of the others, which `decode_router` picks when the prefill ends, and which decodes it.
+struct DisaggregatedPools {
+  std::int32_t prefill_replicas = 0;
+  std::unique_ptr<IRouter> decode_router;
+  std::unique_ptr<KvHandoff> handoff;
+};
 
 struct ClusterRunStats {
   SimTime end_time;
@@ -43,10 +56,12 @@ class Cluster {
   // `frontend_latency`: how long after its arrival (the client's send) a request reaches the
   // router and the engine (an engine's host.frontend_latency_s).
   Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr<IRouter> router,
-          IWorkloadSource& source, IServingObserver& observer,
-          SimTime frontend_latency = SimTime{});
+          IWorkloadSource& source, IServingObserver& observer, SimTime frontend_latency = SimTime{},
+          std::optional<DisaggregatedPools> pools = std::nullopt);
 
   ClusterRunStats run();
+  // The hand-off of a disaggregated cluster (its summary once run() returns); null otherwise.
+  const KvHandoff* handoff() const { return pools_ ? pools_->handoff.get() : nullptr; }
 
  private:
   struct Event {
@@ -70,6 +85,16 @@ class Cluster {
   void refresh_view(std::int32_t replica);
   void push_batch_done(SimTime time, std::int32_t replica, std::int64_t batch);
   void on_request_done(const RequestSpec& spec, bool rejected = false);
+  // Hands `request` to replica `target` at now: a decode run there is cut for it.
+  void deliver(std::int32_t target, Request* request);
+  // Disaggregation: a prefilled request's KV leaves for a decode replica; a transfer ended.
+  void hand_off(std::int32_t prefill_replica, Request* prefilled);
+  void on_transfer_done(std::int64_t transfer);
+  void schedule_transfers(const std::vector<KvLinks::Change>& changes);
+  // The replicas an arriving request is routed among: the prefill pool, or all of them.
+  std::size_t entry_replicas() const {
+    return pools_ ? static_cast<std::size_t>(pools_->prefill_replicas) : replicas_.size();
+  }
 
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::unique_ptr<IRouter> router_;
@@ -98,6 +123,15 @@ class Cluster {
   EventQueue<Event>::EventId pending_arrival_event_;
   RequestSpec pending_arrival_;
   ClusterRunStats stats_;
+  std::optional<DisaggregatedPools> pools_;
+  // Disaggregation: each transfer's pending end event, and each prefilling request's served
+  // form and requested output (the prefill side serves it with one output token).
+  std::unordered_map<std::int64_t, EventQueue<Event>::EventId> transfer_events_;
+  struct Decoded {
+    RequestSpec served;
+    std::int64_t requested_output_tokens = 0;
+  };
+  std::unordered_map<std::int64_t, Decoded> to_decode_;
 };
 
 }  // namespace servesim

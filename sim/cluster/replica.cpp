@@ -318,7 +318,7 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
   std::sort(finished.begin(), finished.end(),
             [](const Request* a, const Request* b) { return a->spec.id < b->spec.id; });
   for (Request* r : finished) {
-    allocator_->release(r->spec.id);
+    if (!holds_finished_kv_) allocator_->release(r->spec.id);
     finish(*r);
   }
   scheduler_->retire(finished);

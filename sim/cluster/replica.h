@@ -69,6 +69,10 @@ class Replica {
   // `now`); nullopt when no run is in flight or it ends then anyway.
   std::optional<SimTime> cut_decode_run(SimTime now);
   void disable_bulk_decode() { runs_.reset(); }
+  // A prefill replica of a disaggregated deployment: a finished request's KV blocks stay
+  // allocated until release_held_kv (its transfer to the decode side has completed).
+  void hold_finished_kv() { holds_finished_kv_ = true; }
+  void release_held_kv(std::int64_t sequence) { allocator_->release(sequence); }
   // Speculative decoding from now on (`speculation` outlives the replica): the scheduler
   // plans drafts, steps are priced with their proposing and completed by `speculation`, and
   // bulk decoding is off. Throws InputError when the scheduler cannot speculate.
@@ -121,6 +125,7 @@ class Replica {
   BatchBudget budget_;                  // the scheduler's, checked every iteration
   std::optional<DecodeRuns> runs_;      // the bulk-decoding mode; empty: plain
   Speculation* speculation_ = nullptr;  // speculative decoding; null: none
+  bool holds_finished_kv_ = false;
 
   // Batches launched and not yet complete (at most one per pipeline stage), oldest first.
   struct InFlight {

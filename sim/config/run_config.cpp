@@ -114,6 +114,8 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
     e->reject_unknown_keys();
   }
   if (auto s = r.optional_object("speculative")) c.speculative = read_speculative_config(*s);
+  if (auto d = r.optional_object("disaggregation"))
+    c.disaggregation = read_disaggregation_config(*d);
   if (auto g = r.optional_object("routing")) {
     if (c.router != "prefix_aware") {
       r.fail("routing", "read only by router prefix_aware (the router is \"" + c.router + "\")");
@@ -172,6 +174,7 @@ nlohmann::json run_config_to_json(const RunConfig& c) {
       {"engine", engine_section_to_json(c.engine)},
   };
   if (c.speculative) j["speculative"] = speculative_config_to_json(*c.speculative);
+  if (c.disaggregation) j["disaggregation"] = disaggregation_config_to_json(*c.disaggregation);
   if (c.router == "prefix_aware") {
     j["routing"] = {{"prefix_weight", c.routing.prefix_weight},
                     {"load_weight", c.routing.load_weight}};

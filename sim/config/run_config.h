@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/config/disaggregation_config.h"
 #include "sim/core/policy_parameters.h"
 #include "sim/engine/engine_costs.h"
 #include "sim/engine/startup_checks.h"
@@ -101,6 +102,8 @@ struct RunConfig {
   // Speculative decoding (docs/speculative.md): vLLM's speculative_config plus the
   // acceptance rate; absent: none. Written to resolved_config.json only when present.
   std::optional<SpeculativeConfig> speculative;
+  // Prefill and decode on pools of their own (docs/disaggregation.md); absent: one pool.
+  std::optional<DisaggregationConfig> disaggregation;
 };
 
 // The registries the policy sections choose from (sim/app's policy_menus() gives the

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -16,6 +18,19 @@ struct SpecDecodeSummary {
   double mean_tokens_per_step = 0;  // emitted per request per verification, bonus included
   double proposing_share = 0;       // of all step time: proposing drafts
   double verifying_share = 0;       // of all step time: target passes that verify
+};
+
+// Prefill/decode disaggregation's figures (docs/disaggregation.md): the parts of TTFT, which
+// add up to it per request (kTtftPartNames, in order), and the KV transfers.
+inline constexpr std::size_t kTtftParts = 6;
+inline constexpr std::array<const char*, kTtftParts> kTtftPartNames{
+    "prefill_queue", "prefill", "transfer_queue", "transfer", "decode_queue", "first_decode"};
+struct KvTransferSummary {
+  std::array<double, kTtftParts> mean_s{};
+  std::array<double, kTtftParts> p99_s{};
+  std::int64_t transfers = 0;
+  double bytes = 0;            // moved by every transfer
+  double mean_transfer_s = 0;  // one transfer, latency included
 };
 
 // The aggregate figures of one run; docs/metrics.md defines each one. Every field is finite
@@ -66,6 +81,7 @@ struct RunSummary {
   // Those requests per second of the duration (vLLM's request_goodput; not in summary.json).
   std::optional<double> goodput_requests_per_s;
   std::optional<SpecDecodeSummary> spec_decode;  // only when the run speculates
+  std::optional<KvTransferSummary> kv_transfer;  // only when prefill and decode are apart
 };
 
 // Throughputs over the steady part of a run (docs/studies.md): the window runs from the end

@@ -66,6 +66,17 @@ nlohmann::json summary_to_json(const RunSummary& s) {
                         {"proposed_tokens", d->proposed_tokens},
                         {"accepted_tokens", d->accepted_tokens}};
   }
+  if (const auto& t = s.kv_transfer) {
+    nlohmann::json parts = nlohmann::json::object();
+    for (std::size_t i = 0; i < kTtftParts; ++i) {
+      parts[kTtftPartNames[i]] = {{"mean", finite(t->mean_s[i], "ttft_breakdown_s")},
+                                  {"p99", finite(t->p99_s[i], "ttft_breakdown_s")}};
+    }
+    j["ttft_breakdown_s"] = std::move(parts);
+    j["kv_transfer"] = {{"transfers", t->transfers},
+                        {"bytes", finite(t->bytes, "kv_transfer.bytes")},
+                        {"mean_transfer_s", finite(t->mean_transfer_s, "kv_transfer")}};
+  }
   return j;
 }
 

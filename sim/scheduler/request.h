@@ -62,6 +62,9 @@ struct alignas(64) Request {
   // bits, as prefill_end_tokens, keep the request in two cache lines.
   std::int32_t cached_prompt_tokens = 0;
   std::int32_t host_cached_prompt_tokens = 0;  // of those, loaded from a host tier
+  // On a decode replica of a disaggregated deployment: the leading tokens whose KV a transfer
+  // from the prefill side brought, which its first admission takes as computed (0 elsewhere).
+  std::int32_t remote_kv_tokens = 0;
 
   std::int64_t tokens() const { return spec.prompt_tokens + generated_tokens; }
   // Tokens a step may still compute before the request samples its next token.

@@ -17,7 +17,8 @@ namespace servesim {
 
 // Waiting or Preempted -> Running: admitted holding `cached_tokens` of its tokens() already
 // in the cache (0 without prefix caching), `host_tokens` of them loaded from a host tier;
-// it prefills the rest.
+// it prefills the rest. At its first admission a request whose KV a transfer brought
+// (remote_kv_tokens) starts with at least those computed.
 inline void admit(Request& request, std::int64_t cached_tokens = 0, std::int64_t host_tokens = 0) {
   if (request.tokens() > std::numeric_limits<std::int32_t>::max()) {
     throw InvariantError("request " + std::to_string(request.spec.id) + " holds " +
@@ -29,7 +30,9 @@ inline void admit(Request& request, std::int64_t cached_tokens = 0, std::int64_t
     request.cached_prompt_tokens = static_cast<std::int32_t>(cached_tokens);
     request.host_cached_prompt_tokens = static_cast<std::int32_t>(host_tokens);
   }
-  request.computed_tokens = cached_tokens;
+  request.computed_tokens = request.preemptions == 0
+                                ? std::max<std::int64_t>(cached_tokens, request.remote_kv_tokens)
+                                : cached_tokens;
   request.prefill_end_tokens = static_cast<std::int32_t>(request.tokens());
   request.lookahead_slots = 0;
 }

@@ -27,7 +27,7 @@ void admit_first_waiting(RequestQueues& queues, IKvCacheAllocator& allocator, Ba
   queues.add_running(request);
   plan.cached_tokens += found.cached_tokens;
   plan.host_load_tokens += found.host_tokens;
-  plan.add_prefill(request, tokens - found.cached_tokens);
+  plan.add_prefill(request, tokens - request->computed_tokens);
 }
 
 GrowthOutcome preempt_for_room(Request* request, std::int64_t tokens, RequestQueues& queues,

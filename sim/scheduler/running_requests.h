@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -40,6 +41,16 @@ inline PrefixKey prefix_key(const Request& request) {
   if (request.block_hashes) key.block_hashes = *request.block_hashes;
   key.tokens = request.tokens();
   return key;
+}
+
+// The leading tokens a waiting request would be admitted with computed: the prefix the cache
+// holds (`key` is its prefix_key) and, at its first admission, those a KV transfer brought
+// (Request::remote_kv_tokens), whichever are more.
+inline std::int64_t computed_at_admission(const IKvCacheAllocator& allocator,
+                                          const Request& request, const PrefixKey& key) {
+  const std::int64_t cached = allocator.cached_prefix_tokens(key);
+  if (request.preemptions != 0) return cached;
+  return std::max<std::int64_t>(cached, request.remote_kv_tokens);
 }
 
 // Admits the first waiting request holding `tokens` of its tokens (its cached prefix, if

@@ -55,7 +55,7 @@ bool SarathiScheduler::holds_back_prompts(const IKvCacheAllocator& allocator, co
   for (const Request* request : queues_.waiting()) {
     if (seats <= 0 || budget <= 0) break;
     const std::int64_t uncached =
-        request->tokens() - allocator.cached_prefix_tokens(prefix_key(*request));
+        request->tokens() - computed_at_admission(allocator, *request, prefix_key(*request));
     const std::int64_t chunk = std::min(uncached, budget);
     tokens += chunk;
     budget -= chunk;
@@ -114,7 +114,7 @@ void SarathiScheduler::admit_prefills(IKvCacheAllocator& allocator, BatchPlan& p
     const Request* request = queues_.waiting().front();
     // The chunk covers tokens the prefix cache does not hold.
     const PrefixKey key = prefix_key(*request);
-    const std::int64_t cached = allocator.cached_prefix_tokens(key);
+    const std::int64_t cached = computed_at_admission(allocator, *request, key);
     const std::int64_t chunk = std::min(request->tokens() - cached, budget);
     // Room for the whole prefill, and for the admission made: a contiguous reservation
     // may depend on how many tokens the sequence holds when admitted.

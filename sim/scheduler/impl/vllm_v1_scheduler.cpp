@@ -96,7 +96,7 @@ void VllmV1Scheduler::admit_waiting(IKvCacheAllocator& allocator, BatchPlan& pla
     // vLLM looks the prefix cache up before sizing the chunk: the chunk and the budget cover
     // the tokens it does not hold, and the hit blocks are held rather than allocated.
     const PrefixKey key = prefix_key(*request);
-    const std::int64_t cached = allocator.cached_prefix_tokens(key);
+    const std::int64_t cached = computed_at_admission(allocator, *request, key);
     const std::int64_t chunk = next_tokens(*request, budget, cached);
     if (!allocator.can_admit_prefix(key, cached + chunk, request->final_tokens())) return;
     admit_first_waiting(queues_, allocator, plan, cached + chunk);

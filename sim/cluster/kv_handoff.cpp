@@ -1,0 +1,83 @@
+#include "sim/cluster/kv_handoff.h"
+
+#include <string>
+
+#include "sim/core/error.h"
+#include "sim/metrics/latency_stats.h"
+
+namespace servesim {
+
+KvHandoff::KvHandoff(KvHandoffOptions options)
+    : options_(std::move(options)),
+      links_(options_.prefill_port_bytes_per_s, options_.decode_port_bytes_per_s,
+             options_.latency) {
+  if (!(options_.bytes_per_token > 0)) {
+    throw InputError("kv_transfer", "expected positive KV bytes per token to hand off");
+  }
+}
+
+KvHandoff::Started KvHandoff::start(Request* prefilled, std::int32_t from, std::int32_t to,
+                                    SimTime now) {
+  const std::int64_t id = next_transfer_++;
+  // The prompt's KV, every block of it: the decode side's prefix cache is not consulted.
+  const double bytes =
+      static_cast<double>(prefilled->spec.prompt_tokens) * options_.bytes_per_token;
+  transfers_.emplace(id, InFlight{prefilled, from, to});
+  parts_[prefilled->spec.id] = Parts{prefilled->spec.arrival, prefilled->first_scheduled,
+                                     prefilled->first_token, now, SimTime{}};
+  bytes_moved_ += bytes;
+  return {id, links_.start(id, from, to, bytes, now)};
+}
+
+KvHandoff::Arrived KvHandoff::finish(std::int64_t transfer, SimTime now,
+                                     std::vector<KvLinks::Change>& changes) {
+  const auto it = transfers_.find(transfer);
+  if (it == transfers_.end()) {
+    throw InvariantError("kv transfer " + std::to_string(transfer) + " ended twice");
+  }
+  const InFlight done = it->second;
+  transfers_.erase(it);
+  changes = links_.finish(transfer, now);
+  Parts& parts = parts_.at(done.prefilled->spec.id);
+  parts.transfer_end = now;
+  ++transfers_done_;
+  transfer_seconds_ += (now - parts.transfer_start).seconds();
+  return {done.prefilled, done.from, done.to};
+}
+
+void KvHandoff::on_decoded(const Request& decoded) {
+  const auto it = parts_.find(decoded.spec.id);
+  if (it == parts_.end()) {
+    throw InvariantError("request " + std::to_string(decoded.spec.id) +
+                         " decoded without a hand-off");
+  }
+  const Parts& p = it->second;
+  const std::array<SimTime, kTtftParts + 1> marks{
+      p.arrival,      p.prefill_start,         p.prefill_end,      p.transfer_start,
+      p.transfer_end, decoded.first_scheduled, decoded.first_token};
+  std::array<double, kTtftParts> seconds{};
+  for (std::size_t i = 0; i < kTtftParts; ++i)
+    seconds[i] = (marks[i + 1] - marks[i]).seconds();
+  finished_parts_.push_back(seconds);
+  parts_.erase(it);
+}
+
+KvTransferSummary KvHandoff::summary() const {
+  KvTransferSummary s;
+  for (std::size_t i = 0; i < kTtftParts; ++i) {
+    std::vector<double> values;
+    values.reserve(finished_parts_.size());
+    for (const auto& parts : finished_parts_)
+      values.push_back(parts[i]);
+    const LatencyStats stats = exact_latency_stats(std::move(values));
+    s.mean_s[i] = stats.mean;
+    s.p99_s[i] = stats.p99;
+  }
+  s.transfers = transfers_done_;
+  s.bytes = bytes_moved_;
+  s.mean_transfer_s =
+      transfers_done_ > 0 ? transfer_seconds_ / static_cast<double>(transfers_done_) : 0.0;
+  return s;
+}
+
+}  // namespace servesim

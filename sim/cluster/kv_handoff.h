@@ -1,0 +1,88 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/cluster/kv_links.h"
+#include "sim/metrics/run_summary.h"
+#include "sim/scheduler/request.h"
+
+namespace servesim {
+
+// What a hand-off moves and over what: the KV bytes of one prompt token (every layer, the
+// whole replica's share, as the prefill side holds it), and each replica's port.
+struct KvHandoffOptions {
+  double bytes_per_token = 0;
+  std::vector<double> prefill_port_bytes_per_s;  // one per prefill replica
+  std::vector<double> decode_port_bytes_per_s;   // one per decode replica
+  SimTime latency;                               // per transfer
+};
+
+// The hand-off of prefill/decode disaggregation, as vLLM's NIXL connector makes it: the
+// prefill replica computes the prompt and samples a first token (which the client never sees),
+// keeps the request's KV blocks, and the decode replica the router picked then reads them
+// whole; the prefill side frees them when the read completes. The decode side computes the
+// last prompt token again to sample the first output token, which is the one the client
+// gets: its TTFT ends on the decode side. Transfers share their ports (KvLinks).
+//
+// It keeps each request's TTFT parts, which add up to its TTFT: prefill_queue (arrival to its
+// first prefill step), prefill (to the end of the prefill), transfer_queue (to the start of
+// the transfer; 0, a transfer starts when its prefill ends), transfer, decode_queue (from the
+// KV's arrival to the first decode-side step) and first_decode (that step).
+class KvHandoff {
+ public:
+  explicit KvHandoff(KvHandoffOptions options);
+
+  // A prefilled request leaves prefill replica `from` (index among the prefill replicas) at
+  // `now` for decode replica `to`: its transfer starts. Returns its id and the transfers
+  // whose end time changed, this one included.
+  struct Started {
+    std::int64_t transfer = 0;
+    std::vector<KvLinks::Change> changes;
+  };
+  Started start(Request* prefilled, std::int32_t from, std::int32_t to, SimTime now);
+
+  // Transfer `transfer` ended at `now`. Returns what it carried; `changes` gets the other
+  // transfers whose end time changed.
+  struct Arrived {
+    Request* prefilled = nullptr;  // the prefill side's request, its blocks still held
+    std::int32_t from = 0;
+    std::int32_t to = 0;
+  };
+  Arrived finish(std::int64_t transfer, SimTime now, std::vector<KvLinks::Change>& changes);
+
+  // The request decoding on the decode side has finished: its TTFT parts are complete.
+  void on_decoded(const Request& decoded);
+
+  std::size_t in_flight() const { return links_.in_flight(); }
+  // Means and p99s of the TTFT parts over the finished requests, and the transfers' totals.
+  KvTransferSummary summary() const;
+
+ private:
+  struct Parts {
+    SimTime arrival;
+    SimTime prefill_start;
+    SimTime prefill_end;
+    SimTime transfer_start;
+    SimTime transfer_end;
+  };
+  struct InFlight {
+    Request* prefilled = nullptr;
+    std::int32_t from = 0;
+    std::int32_t to = 0;
+  };
+  KvHandoffOptions options_;
+  KvLinks links_;
+  std::int64_t next_transfer_ = 0;
+  std::unordered_map<std::int64_t, InFlight> transfers_;  // by transfer id
+  std::unordered_map<std::int64_t, Parts> parts_;         // by request id, until decoded
+  // The finished requests' parts, in seconds, in finishing order.
+  std::vector<std::array<double, kTtftParts>> finished_parts_;
+  std::int64_t transfers_done_ = 0;
+  double bytes_moved_ = 0;
+  double transfer_seconds_ = 0;
+};
+
+}  // namespace servesim

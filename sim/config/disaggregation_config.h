@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/json_reader.h"
+
+namespace servesim {
+
+// Prefill/decode disaggregation (docs/disaggregation.md): the `disaggregation` section. Each
+// role is a pool of replicas with its own keys of the top level (role_keys()); what a role
+// leaves out it takes from the top level. kv_transfer says what carries the KV between them.
+struct DisaggregationConfig {
+  nlohmann::json prefill = nlohmann::json::object();  // the role sections, keys checked
+  nlohmann::json decode = nlohmann::json::object();
+  struct KvTransfer {
+    // "nic": each GPU's network port (the hardware profile's inter-node link); "nvlink": the
+    // GPU link inside a node; "auto": nvlink when every GPU of both pools fits one node of
+    // one hardware, else nic.
+    std::string link = "auto";
+    std::optional<double> bandwidth_bytes_per_s;  // per GPU and direction; default: the link's
+    std::optional<double> latency_s;              // per transfer; default: the profile's
+  } kv_transfer;
+};
+
+// The top-level keys a role section may set.
+const std::vector<std::string>& role_keys();
+
+// Reads the section: both roles, each with replicas (at least 1) and only role_keys().
+DisaggregationConfig read_disaggregation_config(JsonObjectReader& section);
+nlohmann::json disaggregation_config_to_json(const DisaggregationConfig& config);
+
+// The configuration document of one role: `document` without its disaggregation section, the
+// role's keys in place of the top level's (an object key merged key by key, so that a role's
+// scheduler.max_num_seqs keeps the top level's scheduler; one naming another policy replaces
+// the top level's section whole).
+nlohmann::json role_document(const nlohmann::json& document, const nlohmann::json& role);
+
+}  // namespace servesim

@@ -1,0 +1,175 @@
+// Prefill/decode disaggregation end to end (docs/disaggregation.md): closed forms for one
+// request and for transfers sharing a port, a whole run, MLA's transfer bytes, bad input.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_support.h"
+
+namespace {
+
+using Catch::Contains;
+using servesim::test::run_servesim;
+
+// Llama-3-8B in bf16: 2 (K and V) x 32 layers x 8 KV heads x 128 dims x 2 bytes per token.
+constexpr double kLlama3KvBytesPerToken = 2.0 * 32 * 8 * 128 * 2;
+constexpr double kNicBytesPerS = 50e9;  // H100 SXM: one 400 Gb/s port per GPU
+constexpr double kNicLatencyS = 5e-6;   // the profile's inter_node_latency_s
+
+std::vector<std::string> one_pair(std::vector<std::string> extra) {
+  std::vector<std::string> args{"run",
+                                "--prompt-tokens",
+                                "2000",
+                                "--output-tokens",
+                                "4",
+                                "--disaggregation",
+                                "1p1d",
+                                "--set",
+                                "disaggregation.kv_transfer.link=\"nic\""};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+double part(const nlohmann::json& summary, const char* name, const char* stat = "mean") {
+  return summary["ttft_breakdown_s"][name][stat].get<double>();
+}
+
+double sum_of_parts(const nlohmann::json& summary) {
+  double sum = 0;
+  for (const char* name :
+       {"prefill_queue", "prefill", "transfer_queue", "transfer", "decode_queue", "first_decode"})
+    sum += part(summary, name);
+  return sum;
+}
+
+// The iterations.csv rows of `replica`: their duration_s, in order.
+std::vector<double> durations(const std::filesystem::path& csv, int replica) {
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  std::vector<double> result;
+  while (std::getline(in, line)) {
+    std::stringstream fields(line);
+    std::string id, start, duration;
+    std::getline(fields, id, ',');
+    std::getline(fields, start, ',');
+    std::getline(fields, duration, ',');
+    if (std::stoi(id) == replica) result.push_back(std::stod(duration));
+  }
+  return result;
+}
+
+TEST_CASE("one request alone: TTFT is its prefill, its transfer and its first decode step",
+          "[app][disaggregation]") {
+  servesim::test::ScratchDir dir("disaggregation_alone");
+  const auto out = dir.path() / "out";
+  const auto result = run_servesim(one_pair({"--num-requests", "1", "--out", out.string()}));
+  REQUIRE(result.exit_code == 0);
+  std::ifstream file(out / "summary.json");
+  const auto summary = nlohmann::json::parse(file);
+  // The transfer: the prompt's KV over one GPU's port, plus the latency.
+  const double transfer_s = 2000 * kLlama3KvBytesPerToken / kNicBytesPerS + kNicLatencyS;
+  CHECK(part(summary, "transfer") == Approx(transfer_s).margin(2e-9));
+  CHECK(summary["kv_transfer"]["bytes"].get<double>() == 2000 * kLlama3KvBytesPerToken);
+  CHECK(summary["kv_transfer"]["transfers"] == 1);
+  CHECK(part(summary, "transfer_queue") == 0);
+  // The prefill is the prefill replica's one iteration; the first decode the decode replica's
+  // first, which computes the last prompt token again (1 token, 2,000 of context).
+  const auto prefill_steps = durations(out / "iterations.csv", 0);
+  const auto decode_steps = durations(out / "iterations.csv", 1);
+  REQUIRE(prefill_steps.size() == 1);
+  REQUIRE(decode_steps.size() == 4);  // the first token, then three more
+  CHECK(part(summary, "prefill") == Approx(prefill_steps[0]).margin(1e-9));
+  CHECK(part(summary, "first_decode") == Approx(decode_steps[0]).margin(1e-9));
+  CHECK(decode_steps[0] < prefill_steps[0] / 4);
+  CHECK(part(summary, "decode_queue") == Approx(0).margin(1e-9));  // an idle decode replica
+  CHECK(sum_of_parts(summary) == Approx(summary["ttft_s"]["mean"].get<double>()).margin(1e-9));
+}
+
+TEST_CASE("two transfers that leave one prefill replica together each take twice as long",
+          "[app][disaggregation]") {
+  // Both prompts are prefilled in one batch, so both transfers start at its end.
+  const auto summary = run_servesim(one_pair({"--num-requests", "2", "--rate", "inf", "--json"}));
+  REQUIRE(summary.exit_code == 0);
+  const auto json = summary.json();
+  const double alone_s = 2000 * kLlama3KvBytesPerToken / kNicBytesPerS;
+  CHECK(part(json, "transfer") == Approx(2 * alone_s + kNicLatencyS).margin(2e-9));
+  CHECK(part(json, "transfer", "p99") == Approx(2 * alone_s + kNicLatencyS).margin(2e-9));
+}
+
+TEST_CASE("a disaggregated run serves every request, its TTFT parts adding up",
+          "[app][disaggregation]") {
+  const auto result = run_servesim(
+      {"run", "--num-requests", "400", "--rate", "12", "--disaggregation", "2p1d", "--json"});
+  REQUIRE(result.exit_code == 0);
+  const auto summary = result.json();
+  CHECK(summary["requests_completed"] == 400);
+  CHECK(summary["kv_transfer"]["transfers"] == 400);
+  CHECK(sum_of_parts(summary) == Approx(summary["ttft_s"]["mean"].get<double>()).epsilon(1e-9));
+  // Within one node (3 GPUs of an 8-GPU H100 node) the KV crosses NVLink: 450 GB/s.
+  const double mean_bytes = summary["kv_transfer"]["bytes"].get<double>() / 400;
+  CHECK(summary["kv_transfer"]["mean_transfer_s"].get<double>() >=
+        mean_bytes / 450e9 + kNicLatencyS - 1e-9);
+  CHECK(summary["kv_transfer"]["mean_transfer_s"].get<double>() < mean_bytes / kNicBytesPerS);
+  // Without the flags the same run is aggregated and says nothing of transfers.
+  const auto aggregated =
+      run_servesim({"run", "--num-requests", "400", "--rate", "12", "--replicas", "3", "--json"})
+          .json();
+  CHECK_FALSE(aggregated.contains("ttft_breakdown_s"));
+  CHECK_FALSE(aggregated.contains("kv_transfer"));
+}
+
+TEST_CASE("an MLA model hands off its latent: (kv_lora_rank + rope dims) x layers per token",
+          "[app][disaggregation]") {
+  // DeepSeek-V3: 512 + 64 values per layer, 61 layers, bf16; decode expert-parallel.
+  const auto result = run_servesim({"run",
+                                    "--model",
+                                    "deepseek-v3",
+                                    "--hw",
+                                    "h200",
+                                    "--tp",
+                                    "8",
+                                    "--prompt-tokens",
+                                    "1000",
+                                    "--output-tokens",
+                                    "2",
+                                    "--num-requests",
+                                    "1",
+                                    "--disaggregation",
+                                    "1p1d",
+                                    "--set",
+                                    "disaggregation.decode.expert_parallel=true",
+                                    "--kv-dtype",
+                                    "bf16",
+                                    "--json"});
+  REQUIRE(result.exit_code == 0);
+  CHECK(result.json()["kv_transfer"]["bytes"].get<double>() == 1000.0 * (512 + 64) * 61 * 2);
+}
+
+TEST_CASE("bad disaggregation input: one line, exit 3 or 4", "[app][disaggregation]") {
+  using servesim::test::require_error;
+  require_error(run_servesim({"run", "--prefill-replicas", "0", "--decode-replicas", "1"}), 3,
+                "disaggregation.prefill.replicas");
+  require_error(run_servesim({"run", "--prefill-replicas", "1"}), 3,
+                "disaggregation.decode\": required");
+  require_error(run_servesim({"run", "--disaggregation", "1p1d", "--set",
+                              "disaggregation.decode.workload=\"sharegpt\""}),
+                3, "workload");
+  require_error(run_servesim({"run", "--disaggregation", "1p1d", "--set",
+                              "disaggregation.kv_transfer.bandwidth_bytes_per_s=0"}),
+                3, "bandwidth_bytes_per_s");
+  require_error(run_servesim({"run", "--disaggregation", "2x1"}), 2, "expected NpMd");
+  // Llama-3.1-70B's 131,072-token sequence does not fit the KV of two H100s: vLLM would not
+  // start the decode pool.
+  require_error(run_servesim({"run", "--model", "llama-3.1-70b", "--tp", "4", "--disaggregation",
+                              "1p1d", "--decode-tp", "2"}),
+                4, "disaggregation.decode: vllm does not start");
+}
+
+}  // namespace
