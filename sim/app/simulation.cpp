@@ -82,6 +82,38 @@ DisaggregatedPools disaggregated_pools(const RunConfig& config, ReplicaPool& pre
   return pools;
 }
 
+struct PoolSize {
+  std::int64_t replicas = 0;
+  std::int64_t gpus_per_replica = 0;
+};
+
+// The prefill and decode pools' figures (sizes in replica order: prefill first).
+void summarize_pools(KvTransferSummary& figures, const RunSummary& summary,
+                     const MetricsCollector& collector, const std::vector<PoolSize>& sizes,
+                     double duration_s) {
+  const auto per_s = [&](double value) { return duration_s > 0 ? value / duration_s : 0.0; };
+  std::int32_t first = 0;
+  std::int64_t gpus = 0;
+  for (std::size_t i = 0; i < figures.pools.size(); ++i) {
+    PoolSummary& pool = figures.pools[i];
+    pool.role = i == 0 ? "prefill" : "decode";
+    pool.replicas = sizes[i].replicas;
+    pool.gpus = sizes[i].replicas * sizes[i].gpus_per_replica;
+    const auto count = static_cast<std::int32_t>(sizes[i].replicas);
+    const MetricsCollector::ReplicaRangeUse use = collector.replica_range_use(first, count);
+    pool.busy_share = per_s(use.iteration_time_s) / static_cast<double>(pool.replicas);
+    pool.kv_utilization =
+        use.iteration_time_s > 0 ? use.kv_utilization_time_s / use.iteration_time_s : 0.0;
+    const double tokens =
+        static_cast<double>(i == 0 ? summary.prompt_tokens : summary.output_tokens);
+    pool.tokens_per_s_per_gpu = per_s(tokens) / static_cast<double>(pool.gpus);
+    first += count;
+    gpus += pool.gpus;
+  }
+  figures.output_tokens_per_s_per_gpu =
+      per_s(static_cast<double>(summary.output_tokens)) / static_cast<double>(gpus);
+}
+
 // A role's configuration, checked as the top level's is, with messages naming the role.
 RunConfig role_config(const nlohmann::json& document, const nlohmann::json& role,
                       const std::string& name) {
@@ -148,7 +180,9 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   const auto source = make_workload_source(workload, streams);
 
   std::vector<std::unique_ptr<Replica>> replicas;
+  std::vector<PoolSize> pool_sizes;
   for (ReplicaPool& pool : pools) {
+    pool_sizes.push_back({static_cast<std::int64_t>(pool.replicas.size()), pool.gpus_per_replica});
     for (auto& replica : pool.replicas)
       replicas.push_back(std::move(replica));
   }
@@ -169,7 +203,10 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   resolved["workload"] = workload_spec_to_json(workload);
   RunSummary summary = collector.summarize(stats.end_time.seconds());
   if (pools.back().speculation) summary.spec_decode = pools.back().speculation->summary();
-  if (const KvHandoff* handoff = cluster.handoff()) summary.kv_transfer = handoff->summary();
+  if (const KvHandoff* handoff = cluster.handoff()) {
+    summary.kv_transfer = handoff->summary();
+    summarize_pools(*summary.kv_transfer, summary, collector, pool_sizes, summary.duration_s);
+  }
   return SimulationOutcome{RunResult{std::move(summary), std::move(collector)}, stats,
                            std::move(resolved), pools.back().allocator_capacity_tokens};
 }

@@ -152,6 +152,18 @@ LogHistogram MetricsCollector::itl_histogram() const {
   return merged;
 }
 
+MetricsCollector::ReplicaRangeUse MetricsCollector::replica_range_use(std::int32_t first,
+                                                                      std::int32_t count) const {
+  ReplicaRangeUse use;
+  for (std::int32_t r = first; r < first + count; ++r) {
+    const auto index = static_cast<std::size_t>(r);
+    if (r < 0 || index >= replicas_.size()) continue;  // a replica that never ran
+    use.iteration_time_s += replicas_[index].time.iteration_time_s;
+    use.kv_utilization_time_s += replicas_[index].time.kv_utilization_time_s;
+  }
+  return use;
+}
+
 RunSummary MetricsCollector::summarize(double duration_s) const {
   if (!(std::isfinite(duration_s) && duration_s >= 0)) {
     throw InvariantError("run duration must be finite and >= 0, got " + std::to_string(duration_s));

@@ -101,6 +101,14 @@ class MetricsCollector final {
   // Every replica's gaps, merged in replica order.
   LogHistogram itl_histogram() const;
 
+  // The iterations of replicas [first, first + count): their summed durations, and their
+  // KV utilization weighted by duration (a pool of a disaggregated deployment).
+  struct ReplicaRangeUse {
+    double iteration_time_s = 0;
+    double kv_utilization_time_s = 0;
+  };
+  ReplicaRangeUse replica_range_use(std::int32_t first, std::int32_t count) const;
+
   enum class Latency { Ttft, Tpot, Itl, E2e };
   // The q-quantiles (each q in [0, 1]) of one latency distribution, in seconds, computed as
   // summarize() computes its percentiles, so that the same q gives the same value: exact for

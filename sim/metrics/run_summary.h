@@ -25,12 +25,24 @@ struct SpecDecodeSummary {
 inline constexpr std::size_t kTtftParts = 6;
 inline constexpr std::array<const char*, kTtftParts> kTtftPartNames{
     "prefill_queue", "prefill", "transfer_queue", "transfer", "decode_queue", "first_decode"};
+// One role's pool: how busy its replicas were and what each of its GPUs produced (prompt
+// tokens for prefill, output tokens for decode, per second of the run).
+struct PoolSummary {
+  const char* role = "";
+  std::int64_t replicas = 0;
+  std::int64_t gpus = 0;
+  double busy_share = 0;      // of the run's duration, its replicas' mean
+  double kv_utilization = 0;  // mean over its iterations, weighted by duration
+  double tokens_per_s_per_gpu = 0;
+};
 struct KvTransferSummary {
   std::array<double, kTtftParts> mean_s{};
   std::array<double, kTtftParts> p99_s{};
   std::int64_t transfers = 0;
-  double bytes = 0;            // moved by every transfer
-  double mean_transfer_s = 0;  // one transfer, latency included
+  double bytes = 0;                        // moved by every transfer
+  double mean_transfer_s = 0;              // one transfer, latency included
+  std::array<PoolSummary, 2> pools{};      // prefill, decode
+  double output_tokens_per_s_per_gpu = 0;  // the deployment's, over both pools' GPUs
 };
 
 // The aggregate figures of one run; docs/metrics.md defines each one. Every field is finite

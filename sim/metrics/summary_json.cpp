@@ -76,6 +76,19 @@ nlohmann::json summary_to_json(const RunSummary& s) {
     j["kv_transfer"] = {{"transfers", t->transfers},
                         {"bytes", finite(t->bytes, "kv_transfer.bytes")},
                         {"mean_transfer_s", finite(t->mean_transfer_s, "kv_transfer")}};
+    nlohmann::json pools = nlohmann::json::object();
+    for (const PoolSummary& p : t->pools) {
+      pools[p.role] = {{"replicas", p.replicas},
+                       {"gpus", p.gpus},
+                       {"busy_share", finite(p.busy_share, "pools.busy_share")},
+                       {"kv_utilization", finite(p.kv_utilization, "pools.kv_utilization")},
+                       {std::string(p.role) == "prefill" ? "prompt_tokens_per_s_per_gpu"
+                                                         : "output_tokens_per_s_per_gpu",
+                        finite(p.tokens_per_s_per_gpu, "pools")}};
+    }
+    pools["output_tokens_per_s_per_gpu"] =
+        finite(t->output_tokens_per_s_per_gpu, "pools.output_tokens_per_s_per_gpu");
+    j["pools"] = std::move(pools);
   }
   return j;
 }

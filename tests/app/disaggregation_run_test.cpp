@@ -117,12 +117,26 @@ TEST_CASE("a disaggregated run serves every request, its TTFT parts adding up",
   CHECK(summary["kv_transfer"]["mean_transfer_s"].get<double>() >=
         mean_bytes / 450e9 + kNicLatencyS - 1e-9);
   CHECK(summary["kv_transfer"]["mean_transfer_s"].get<double>() < mean_bytes / kNicBytesPerS);
+  // Each pool's figures: 2 prefill GPUs, 1 decode GPU, throughput per GPU of each.
+  const auto& pools = summary["pools"];
+  CHECK(pools["prefill"]["replicas"] == 2);
+  CHECK(pools["decode"]["gpus"] == 1);
+  const double output_per_s = summary["throughput_output_tokens_per_s"].get<double>();
+  CHECK(pools["decode"]["output_tokens_per_s_per_gpu"].get<double>() == Approx(output_per_s));
+  CHECK(pools["output_tokens_per_s_per_gpu"].get<double>() == Approx(output_per_s / 3));
+  for (const char* role : {"prefill", "decode"}) {
+    CHECK(pools[role]["busy_share"].get<double>() > 0);
+    CHECK(pools[role]["busy_share"].get<double>() <= 1);
+  }
+  // Prefill is the lighter load at ShareGPT's lengths: its replicas idle most of the time.
+  CHECK(pools["prefill"]["busy_share"].get<double>() < pools["decode"]["busy_share"].get<double>());
   // Without the flags the same run is aggregated and says nothing of transfers.
   const auto aggregated =
       run_servesim({"run", "--num-requests", "400", "--rate", "12", "--replicas", "3", "--json"})
           .json();
   CHECK_FALSE(aggregated.contains("ttft_breakdown_s"));
   CHECK_FALSE(aggregated.contains("kv_transfer"));
+  CHECK_FALSE(aggregated.contains("pools"));
 }
 
 TEST_CASE("an MLA model hands off its latent: (kv_lora_rank + rope dims) x layers per token",
