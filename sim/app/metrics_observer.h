@@ -26,6 +26,9 @@ class MetricsObserver final : public IServingObserver {
                              [&run](std::size_t k) { return run.gap_s(k); });
   }
   void on_request_finished(const Request& request, SimTime now) override;
+  void on_ttft_parts(std::int64_t request, const std::array<double, kTtftParts>& parts) override {
+    collector_.on_ttft_parts(request, parts);
+  }
   void on_request_rejected(const RequestSpec& request, const std::string& reason,
                            SimTime now) override;
 

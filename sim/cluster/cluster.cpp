@@ -282,7 +282,7 @@ void Cluster::on_batch_done(std::int32_t replica, std::int64_t batch) {
       hand_off(replica, request);
       continue;
     }
-    if (pools_) pools_->handoff->on_decoded(*request);
+    if (pools_) observer_.on_ttft_parts(request->spec.id, pools_->handoff->on_decoded(*request));
     ++stats_.finished;
     observer_.on_request_finished(*request, queue_.now());
     const RequestSpec spec = request->spec;

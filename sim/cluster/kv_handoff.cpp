@@ -45,7 +45,7 @@ KvHandoff::Arrived KvHandoff::finish(std::int64_t transfer, SimTime now,
   return {done.prefilled, done.from, done.to};
 }
 
-void KvHandoff::on_decoded(const Request& decoded) {
+std::array<double, kTtftParts> KvHandoff::on_decoded(const Request& decoded) {
   const auto it = parts_.find(decoded.spec.id);
   if (it == parts_.end()) {
     throw InvariantError("request " + std::to_string(decoded.spec.id) +
@@ -60,6 +60,7 @@ void KvHandoff::on_decoded(const Request& decoded) {
     seconds[i] = (marks[i + 1] - marks[i]).seconds();
   finished_parts_.push_back(seconds);
   parts_.erase(it);
+  return seconds;
 }
 
 KvTransferSummary KvHandoff::summary() const {

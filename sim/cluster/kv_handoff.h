@@ -53,8 +53,9 @@ class KvHandoff {
   };
   Arrived finish(std::int64_t transfer, SimTime now, std::vector<KvLinks::Change>& changes);
 
-  // The request decoding on the decode side has finished: its TTFT parts are complete.
-  void on_decoded(const Request& decoded);
+  // The request decoding on the decode side has finished: returns its TTFT parts, in
+  // seconds, in kTtftPartNames order.
+  std::array<double, kTtftParts> on_decoded(const Request& decoded);
 
   std::size_t in_flight() const { return links_.in_flight(); }
   // Means and p99s of the TTFT parts over the finished requests, and the transfers' totals.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -7,6 +8,7 @@
 #include "sim/core/sim_time.h"
 #include "sim/memory/kv_cache_allocator.h"
 #include "sim/metrics/records.h"
+#include "sim/metrics/run_summary.h"
 #include "sim/scheduler/request.h"
 
 namespace servesim {
@@ -55,6 +57,11 @@ class IServingObserver {
   // their token gaps (one per sequence of the batch and iteration) as on_token_gaps.
   virtual void on_decode_run(const DecodeRunIterations& run);
   virtual void on_request_finished(const Request& request, SimTime now) = 0;
+  // Disaggregation: a request about to finish, its TTFT in parts (kTtftPartNames order).
+  virtual void on_ttft_parts(std::int64_t request, const std::array<double, kTtftParts>& parts) {
+    (void)request;
+    (void)parts;
+  }
   virtual void on_request_rejected(const RequestSpec& request, const std::string& reason,
                                    SimTime now) = 0;
 };

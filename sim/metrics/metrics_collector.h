@@ -1,10 +1,12 @@
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -50,6 +52,16 @@ class MetricsCollector final {
   void on_request_finished(const RequestRecord& record);
   // A request was turned away without being served. `record.rejected` must be true.
   void on_request_rejected(const RequestRecord& record);
+  // Disaggregation: a request's TTFT parts, kept with its record (requests.csv).
+  void on_ttft_parts(std::int64_t request, const std::array<double, kTtftParts>& parts) {
+    if (options_.keep_request_records) ttft_parts_.emplace(request, parts);
+  }
+  // The TTFT parts of request `id`, if it has them.
+  const std::array<double, kTtftParts>* ttft_parts(std::int64_t id) const {
+    const auto it = ttft_parts_.find(id);
+    return it == ttft_parts_.end() ? nullptr : &it->second;
+  }
+  bool has_ttft_parts() const noexcept { return !ttft_parts_.empty(); }
   // `count` consecutive inter-token gaps of `gap_s` seconds each (count >= 0) on replica
   // `replica` (>= 0), so that a run of identical gaps is reported in one call rather than
   // one per token.
@@ -169,6 +181,7 @@ class MetricsCollector final {
 
   MetricsOptions options_;
   std::vector<RequestRecord> requests_;
+  std::unordered_map<std::int64_t, std::array<double, kTtftParts>> ttft_parts_;
   std::vector<IterationRecord> iterations_;
 
   // One value per completed request (tpot: per request with more than one output token).

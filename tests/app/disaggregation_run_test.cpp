@@ -90,6 +90,23 @@ TEST_CASE("one request alone: TTFT is its prefill, its transfer and its first de
   CHECK(decode_steps[0] < prefill_steps[0] / 4);
   CHECK(part(summary, "decode_queue") == Approx(0).margin(1e-9));  // an idle decode replica
   CHECK(sum_of_parts(summary) == Approx(summary["ttft_s"]["mean"].get<double>()).margin(1e-9));
+  // requests.csv has the parts, last, adding up to the request's TTFT.
+  std::ifstream csv(out / "requests.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  CHECK_THAT(header, Catch::EndsWith(",ttft_prefill_queue_s,ttft_prefill_s,ttft_transfer_queue_s,"
+                                     "ttft_transfer_s,ttft_decode_queue_s,ttft_first_decode_s"));
+  std::vector<std::string> cells;
+  std::stringstream fields(row);
+  for (std::string cell; std::getline(fields, cell, ',');)
+    cells.push_back(cell);
+  REQUIRE(cells.size() >= 7);
+  double parts_s = 0;
+  for (std::size_t i = cells.size() - 6; i < cells.size(); ++i)
+    parts_s += std::stod(cells[i]);
+  CHECK(parts_s == Approx(summary["ttft_s"]["mean"].get<double>()).margin(1e-8));
+  CHECK(std::stod(cells[cells.size() - 3]) == Approx(transfer_s).margin(1e-9));
 }
 
 TEST_CASE("two transfers that leave one prefill replica together each take twice as long",

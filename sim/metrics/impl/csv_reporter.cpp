@@ -1,7 +1,9 @@
 #include "sim/metrics/impl/csv_reporter.h"
 
+#include <array>
 #include <ostream>
 #include <span>
+#include <sstream>
 #include <string>
 #include <variant>
 
@@ -60,9 +62,34 @@ std::string request_json_line(const RequestRecord& r) {
 void write_requests_csv(const MetricsCollector& collector, const std::filesystem::path& path) {
   const auto& records = collector.request_records();
   auto out = open_output_file(path);
-  write_header(out, request_columns());
-  for (std::size_t index : request_file_order(records))
-    write_row(out, request_columns(), records[index]);
+  // A disaggregated run's requests also have their TTFT in parts, in columns after the rest
+  // (empty for a rejected request).
+  const bool parts = collector.has_ttft_parts();
+  std::ostringstream header;
+  write_header(header, request_columns());
+  std::string text = header.str();
+  if (parts) {
+    text.pop_back();
+    for (const char* name : kTtftPartNames)
+      text += std::string(",ttft_") + name + "_s";
+    text += '\n';
+  }
+  out << text;
+  for (std::size_t index : request_file_order(records)) {
+    if (!parts) {
+      write_row(out, request_columns(), records[index]);
+      continue;
+    }
+    std::ostringstream row;
+    write_row(row, request_columns(), records[index]);
+    std::string line = row.str();
+    line.pop_back();
+    const std::array<double, kTtftParts>* values = collector.ttft_parts(records[index].id);
+    for (std::size_t i = 0; i < kTtftParts; ++i)
+      line +=
+          "," + (values != nullptr ? cell_text(Cell((*values)[i]), CellFormat::NineDigits) : "");
+    out << line << '\n';
+  }
   close_output_file(out, path);
 }
 
