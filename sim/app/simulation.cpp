@@ -60,7 +60,7 @@ KvLink kv_link_of(const DisaggregationConfig::KvTransfer& transfer, const Replic
 
 // The disaggregated deployment's pools, in one cluster: prefill replicas first.
 DisaggregatedPools disaggregated_pools(const RunConfig& config, ReplicaPool& prefill,
-                                       ReplicaPool& decode) {
+                                       ReplicaPool& decode, std::int64_t layers) {
   const std::int64_t prefill_count = static_cast<std::int64_t>(prefill.replicas.size());
   const std::int64_t decode_count = static_cast<std::int64_t>(decode.replicas.size());
   const KvLink link =
@@ -75,6 +75,8 @@ DisaggregatedPools disaggregated_pools(const RunConfig& config, ReplicaPool& pre
       static_cast<std::size_t>(decode_count),
       link.bytes_per_s * static_cast<double>(decode.gpus_per_replica));
   handoff.latency = SimTime::duration_from_seconds(link.latency_s);
+  handoff.layerwise = config.disaggregation->kv_transfer.layerwise;
+  handoff.layers = layers;
   DisaggregatedPools pools;
   pools.prefill_replicas = static_cast<std::int32_t>(prefill_count);
   pools.decode_router = std::move(decode.router);
@@ -187,7 +189,9 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
       replicas.push_back(std::move(replica));
   }
   std::optional<DisaggregatedPools> roles;
-  if (pools.size() == 2) roles = disaggregated_pools(config, pools[0], pools[1]);
+  if (pools.size() == 2) {
+    roles = disaggregated_pools(config, pools[0], pools[1], model.num_layers);
+  }
   Cluster cluster(std::move(replicas), std::move(pools[0].router), *source, observer,
                   SimTime::duration_from_seconds(config.engine.costs.host.frontend_latency_s),
                   std::move(roles));

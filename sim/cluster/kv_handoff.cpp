@@ -1,5 +1,6 @@
 #include "sim/cluster/kv_handoff.h"
 
+#include <algorithm>
 #include <string>
 
 #include "sim/core/error.h"
@@ -22,11 +23,25 @@ KvHandoff::Started KvHandoff::start(Request* prefilled, std::int32_t from, std::
   // The prompt's KV, every block of it: the decode side's prefix cache is not consulted.
   const double bytes =
       static_cast<double>(prefilled->spec.prompt_tokens) * options_.bytes_per_token;
+  double left = bytes;
+  if (options_.layerwise) {
+    // Layer l's KV is ready l/L of the way through the prefill (its compute c per layer) and
+    // takes b to send alone: the last byte leaves max(b, L (b - c) + c) after the prefill
+    // ends, b when the compute is the longer (every layer but the last hidden), and the link
+    // the bound otherwise. What is left moves under the ports' sharing from now on (the
+    // sharing during the prefill is not modelled).
+    const double rate = std::min(options_.prefill_port_bytes_per_s[static_cast<std::size_t>(from)],
+                                 options_.decode_port_bytes_per_s[static_cast<std::size_t>(to)]);
+    const auto layers = static_cast<double>(options_.layers);
+    const double b = bytes / layers / rate;
+    const double c = (prefilled->first_token - prefilled->first_scheduled).seconds() / layers;
+    left = std::min(bytes, std::max(b, layers * (b - c) + c) * rate);
+  }
   transfers_.emplace(id, InFlight{prefilled, from, to});
   parts_[prefilled->spec.id] = Parts{prefilled->spec.arrival, prefilled->first_scheduled,
                                      prefilled->first_token, now, SimTime{}};
   bytes_moved_ += bytes;
-  return {id, links_.start(id, from, to, bytes, now)};
+  return {id, links_.start(id, from, to, left, now)};
 }
 
 KvHandoff::Arrived KvHandoff::finish(std::int64_t transfer, SimTime now,

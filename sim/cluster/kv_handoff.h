@@ -18,6 +18,11 @@ struct KvHandoffOptions {
   std::vector<double> prefill_port_bytes_per_s;  // one per prefill replica
   std::vector<double> decode_port_bytes_per_s;   // one per decode replica
   SimTime latency;                               // per transfer
+  // Layer-wise streaming over `layers` layers: the KV of each layer leaves when the prefill
+  // has computed it, so at the prefill's end only what the link could not move meanwhile is
+  // left (see KvHandoff::start).
+  bool layerwise = false;
+  std::int64_t layers = 1;
 };
 
 // The hand-off of prefill/decode disaggregation, as vLLM's NIXL connector makes it: the

@@ -40,6 +40,7 @@ DisaggregationConfig read_disaggregation_config(JsonObjectReader& section) {
       if (!(*latency >= 0 && *latency <= 3600)) t->fail("latency_s", "expected 0 to 3600 seconds");
       c.kv_transfer.latency_s = *latency;
     }
+    c.kv_transfer.layerwise = t->optional_boolean("layerwise").value_or(false);
     t->reject_unknown_keys();
   }
   section.reject_unknown_keys();
@@ -56,7 +57,8 @@ nlohmann::json disaggregation_config_to_json(const DisaggregationConfig& c) {
           {"kv_transfer",
            {{"link", c.kv_transfer.link},
             {"bandwidth_bytes_per_s", optional(c.kv_transfer.bandwidth_bytes_per_s)},
-            {"latency_s", optional(c.kv_transfer.latency_s)}}}};
+            {"latency_s", optional(c.kv_transfer.latency_s)},
+            {"layerwise", c.kv_transfer.layerwise}}}};
 }
 
 nlohmann::json role_document(const nlohmann::json& document, const nlohmann::json& role) {

@@ -24,6 +24,9 @@ struct DisaggregationConfig {
     std::string link = "auto";
     std::optional<double> bandwidth_bytes_per_s;  // per GPU and direction; default: the link's
     std::optional<double> latency_s;              // per transfer; default: the profile's
+    // Each layer's KV leaves as soon as the prefill has computed it (LMCache's and Mooncake's
+    // layer-wise mode), instead of the whole cache after the prefill (vLLM's NIXL connector).
+    bool layerwise = false;
   } kv_transfer;
 };
 

@@ -109,6 +109,31 @@ TEST_CASE("one request alone: TTFT is its prefill, its transfer and its first de
   CHECK(std::stod(cells[cells.size() - 3]) == Approx(transfer_s).margin(1e-9));
 }
 
+TEST_CASE("layer-wise streaming hides all but the last layer when the prefill is the longer",
+          "[app][disaggregation]") {
+  const auto run = [](std::vector<std::string> extra) {
+    extra.insert(extra.end(), {"--num-requests", "1", "--json", "--set",
+                               "disaggregation.kv_transfer.layerwise=true"});
+    const auto result = run_servesim(one_pair(extra));
+    REQUIRE(result.exit_code == 0);
+    return result.json();
+  };
+  constexpr double kLayers = 32;
+  const double bytes = 2000 * kLlama3KvBytesPerToken;
+  // At 50 GB/s a layer's KV (8.2 MB) takes 0.16 ms, less than a layer's share of the prefill.
+  const auto fast = run({});
+  const double layer_s = bytes / kLayers / kNicBytesPerS;
+  CHECK(part(fast, "prefill") / kLayers > layer_s);
+  CHECK(part(fast, "transfer") == Approx(layer_s + kNicLatencyS).margin(2e-9));
+  // At 1 GB/s the link is the bound: L (b - c) + c after the prefill, c its compute per layer.
+  const auto slow = run({"--set", "disaggregation.kv_transfer.bandwidth_bytes_per_s=1e9"});
+  const double b = bytes / kLayers / 1e9;
+  const double c = part(slow, "prefill") / kLayers;
+  REQUIRE(b > c);
+  CHECK(part(slow, "transfer") == Approx(kLayers * (b - c) + c + kNicLatencyS).margin(2e-9));
+  CHECK(part(slow, "transfer") < bytes / 1e9);
+}
+
 TEST_CASE("two transfers that leave one prefill replica together each take twice as long",
           "[app][disaggregation]") {
   // Both prompts are prefilled in one batch, so both transfers start at its end.
