@@ -30,6 +30,10 @@ PyRunResult run(const py::object& config, const py::kwargs& settings) {
     const MetricsCollector& collector = outcome->result.collector;
     if (collector.options().keep_request_records) {
       requests = request_table(collector.request_records());
+      if (collector.has_ttft_parts()) {
+        for (ColumnValues& column : ttft_part_table(collector))
+          requests->push_back(std::move(column));
+      }
     }
     if (collector.options().keep_iteration_records) {
       iterations = iteration_table(collector.iteration_records());

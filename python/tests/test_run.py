@@ -54,6 +54,17 @@ def test_requests_and_iterations_equal_the_cli_files(cli, tmp_path):
     assert result.summary["requests_completed"] == 200
 
 
+def test_a_disaggregated_run_equals_the_cli_files_with_its_ttft_parts(cli, tmp_path):
+    out = cli_run(cli, tmp_path, *SMALL_FLAGS, "--disaggregation", "1p1d")
+    result = servesim.run(**SMALL, disaggregation="1p1d")
+    assert_same_frame(result.requests, read_requests_csv(out / "requests.csv"))
+    assert result.summary == json.loads((out / "summary.json").read_text())
+    parts = [c for c in result.requests.columns if c.startswith("ttft_") and c != "ttft_s"]
+    assert len(parts) == 6
+    assert np.allclose(result.requests[parts].sum(axis=1), result.requests["ttft_s"], atol=1e-8)
+    assert result.summary["kv_transfer"]["transfers"] == 200
+
+
 def test_rejected_requests_have_empty_cells_and_a_reason(cli, tmp_path):
     # sharegpt's prompts average 161 tokens: many exceed a maximum length of 256 on their own,
     # and such a request is rejected whatever the policy for outputs cut at the maximum.

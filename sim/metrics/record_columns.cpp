@@ -206,6 +206,27 @@ std::vector<ColumnValues> request_table(const std::vector<RequestRecord>& record
   return table(request_columns(), records, request_file_order(records));
 }
 
+std::string ttft_part_column(std::size_t part) {
+  return std::string("ttft_") + kTtftPartNames[part] + "_s";
+}
+
+std::vector<ColumnValues> ttft_part_table(const MetricsCollector& collector) {
+  const std::vector<RequestRecord>& records = collector.request_records();
+  const std::vector<std::size_t> order = request_file_order(records);
+  std::vector<ColumnValues> result;
+  for (std::size_t part = 0; part < kTtftParts; ++part) {
+    std::vector<double> values;
+    values.reserve(order.size());
+    for (const std::size_t index : order) {
+      const auto* parts = collector.ttft_parts(records[index].id);
+      values.push_back(parts != nullptr ? written_value((*parts)[part], CellFormat::NineDigits)
+                                        : std::numeric_limits<double>::quiet_NaN());
+    }
+    result.push_back({ttft_part_column(part), std::move(values)});
+  }
+  return result;
+}
+
 std::vector<ColumnValues> iteration_table(const std::vector<IterationRecord>& records) {
   return table(iteration_columns(), records, iteration_file_order(records));
 }

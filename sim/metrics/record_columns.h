@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "sim/metrics/metrics_collector.h"
 #include "sim/metrics/records.h"
 
 namespace servesim {
@@ -62,6 +63,13 @@ struct ColumnValues {
 
 // requests.csv and iterations.csv as columns, rows in the files' order.
 std::vector<ColumnValues> request_table(const std::vector<RequestRecord>& records);
+
+// A disaggregated run's requests.csv ends with each request's TTFT parts
+// (MetricsCollector::ttft_parts): the columns' names (ttft_PART_s, in kTtftPartNames order),
+// and the columns (NineDigits; NaN for a request without parts, a rejected one), rows in the
+// file's order.
+std::string ttft_part_column(std::size_t part);
+std::vector<ColumnValues> ttft_part_table(const MetricsCollector& collector);
 std::vector<ColumnValues> iteration_table(const std::vector<IterationRecord>& records);
 
 }  // namespace servesim

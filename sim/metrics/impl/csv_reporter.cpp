@@ -70,8 +70,8 @@ void write_requests_csv(const MetricsCollector& collector, const std::filesystem
   std::string text = header.str();
   if (parts) {
     text.pop_back();
-    for (const char* name : kTtftPartNames)
-      text += std::string(",ttft_") + name + "_s";
+    for (std::size_t i = 0; i < kTtftParts; ++i)
+      text += "," + ttft_part_column(i);
     text += '\n';
   }
   out << text;
