@@ -79,6 +79,7 @@ DisaggregatedPools disaggregated_pools(const RunConfig& config, ReplicaPool& pre
   handoff.layers = layers;
   DisaggregatedPools pools;
   pools.prefill_replicas = static_cast<std::int32_t>(prefill_count);
+  pools.local_prefill_max_tokens = config.disaggregation->local_prefill_max_tokens;
   pools.decode_router = std::move(decode.router);
   pools.handoff = std::make_unique<KvHandoff>(std::move(handoff));
   return pools;

@@ -135,25 +135,21 @@ void Cluster::on_arrival(const RequestSpec& spec) {
     hashes = std::make_shared<const std::vector<std::uint64_t>>(
         block_hashes(*content, prefix_block_tokens_));
   }
-  if (router_->reads_prefixes()) {
-    PrefixKey key;
-    key.sequence = spec.id;
-    if (hashes) key.block_hashes = *hashes;
-    key.tokens = admission.served.prompt_tokens;
-    for (std::size_t i = 0; i < entry_replicas(); ++i)
-      views_[i].cached_prefix_tokens =
-          hashes ? replicas_[i]->allocator().cached_prefix_tokens(key) : 0;
-  }
-  const std::span<const ReplicaView> candidates(views_.data(), entry_replicas());
-  const std::int32_t target = router_->route(admission.served, candidates);
-  if (target < 0 || static_cast<std::size_t>(target) >= candidates.size()) {
-    throw InvariantError("router picked replica " + std::to_string(target) + " of " +
-                         std::to_string(candidates.size()));
+  // Disaggregated, a short enough prompt is prefilled where it will be decoded.
+  const bool local = pools_ && admission.served.prompt_tokens <= pools_->local_prefill_max_tokens;
+  std::int32_t target = 0;
+  if (local) {
+    const auto first = entry_replicas();
+    target = route_among(*pools_->decode_router, first, replicas_.size() - first, admission.served,
+                         hashes.get());
+    pools_->handoff->on_local_prefill();
+  } else {
+    target = route_among(*router_, 0, entry_replicas(), admission.served, hashes.get());
   }
   Request* request = requests_.acquire();
   request->spec = admission.served;
   request->requested_output_tokens = spec.output_tokens;
-  if (pools_) {
+  if (pools_ && !local) {
     // The prefill side computes the prompt and samples one token.
     to_decode_[spec.id] = Decoded{admission.served, spec.output_tokens};
     request->spec.output_tokens = 1;
@@ -164,6 +160,27 @@ void Cluster::on_arrival(const RequestSpec& spec) {
     request->has_content = true;
   }
   deliver(target, request);
+}
+
+std::int32_t Cluster::route_among(IRouter& router, std::size_t first, std::size_t count,
+                                  const RequestSpec& request,
+                                  const std::vector<std::uint64_t>* hashes) {
+  if (router.reads_prefixes()) {
+    PrefixKey key;
+    key.sequence = request.id;
+    if (hashes != nullptr) key.block_hashes = *hashes;
+    key.tokens = request.prompt_tokens;
+    for (std::size_t i = first; i < first + count; ++i)
+      views_[i].cached_prefix_tokens =
+          hashes != nullptr ? replicas_[i]->allocator().cached_prefix_tokens(key) : 0;
+  }
+  const std::span<const ReplicaView> candidates(views_.data() + first, count);
+  const std::int32_t picked = router.route(request, candidates);
+  if (picked < 0 || static_cast<std::size_t>(picked) >= count) {
+    throw InvariantError("router picked replica " + std::to_string(picked) + " of " +
+                         std::to_string(count));
+  }
+  return static_cast<std::int32_t>(first) + picked;
 }
 
 void Cluster::deliver(std::int32_t target, Request* request) {
@@ -186,14 +203,10 @@ void Cluster::deliver(std::int32_t target, Request* request) {
 
 void Cluster::hand_off(std::int32_t prefill_replica, Request* prefilled) {
   const auto first_decode = static_cast<std::size_t>(pools_->prefill_replicas);
-  const std::span<const ReplicaView> decoders(views_.data() + first_decode,
-                                              views_.size() - first_decode);
   const std::int32_t to =
-      pools_->decode_router->route(to_decode_.at(prefilled->spec.id).served, decoders);
-  if (to < 0 || static_cast<std::size_t>(to) >= decoders.size()) {
-    throw InvariantError("decode router picked replica " + std::to_string(to) + " of " +
-                         std::to_string(decoders.size()));
-  }
+      route_among(*pools_->decode_router, first_decode, replicas_.size() - first_decode,
+                  to_decode_.at(prefilled->spec.id).served, prefilled->block_hashes.get()) -
+      pools_->prefill_replicas;
   const KvHandoff::Started started =
       pools_->handoff->start(prefilled, prefill_replica, to, queue_.now());
   schedule_transfers(started.changes);
@@ -282,7 +295,14 @@ void Cluster::on_batch_done(std::int32_t replica, std::int64_t batch) {
       hand_off(replica, request);
       continue;
     }
-    if (pools_) observer_.on_ttft_parts(request->spec.id, pools_->handoff->on_decoded(*request));
+    if (pools_) {
+      if (const auto parts = pools_->handoff->on_decoded(*request)) {
+        observer_.on_ttft_parts(request->spec.id, *parts);
+      } else if (request->spec.prompt_tokens > pools_->local_prefill_max_tokens) {
+        throw InvariantError("request " + std::to_string(request->spec.id) +
+                             " decoded without its hand-off");
+      }
+    }
     ++stats_.finished;
     observer_.on_request_finished(*request, queue_.now());
     const RequestSpec spec = request->spec;

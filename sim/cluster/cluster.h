@@ -28,10 +28,13 @@ enum class EventPhase : int { BatchDone = 0, Arrival = 1, Launch = 2, TransferDo
 // Prefill/decode disaggregation: the cluster's first `prefill_replicas` replicas (the
 // cluster's router picks among them) prefill each prompt, and `handoff` carries its KV to one
 // of the others, which `decode_router` picks when the prefill ends, and which decodes it.
+// Selective disaggregation (llm-d's): a prompt of at most `local_prefill_max_tokens` tokens skips
+// the prefill pool and is prefilled on its decode replica (0: every prompt is handed off).
 struct DisaggregatedPools {
   std::int32_t prefill_replicas = 0;
   std::unique_ptr<IRouter> decode_router;
   std::unique_ptr<KvHandoff> handoff;
+  std::int64_t local_prefill_max_tokens = 0;
 };
 
 struct ClusterRunStats {
@@ -91,6 +94,11 @@ class Cluster {
   void hand_off(std::int32_t prefill_replica, Request* prefilled);
   void on_transfer_done(std::int64_t transfer);
   void schedule_transfers(const std::vector<KvLinks::Change>& changes);
+  // `router` picks among replicas [first, first + count) for `request` (whose block
+  // identities are `hashes`, or null): their views, with the cached prefix for a router that
+  // reads it. Returns the replica's index in the cluster.
+  std::int32_t route_among(IRouter& router, std::size_t first, std::size_t count,
+                           const RequestSpec& request, const std::vector<std::uint64_t>* hashes);
   // The replicas an arriving request is routed among: the prefill pool, or all of them.
   std::size_t entry_replicas() const {
     return pools_ ? static_cast<std::size_t>(pools_->prefill_replicas) : replicas_.size();

@@ -60,12 +60,9 @@ KvHandoff::Arrived KvHandoff::finish(std::int64_t transfer, SimTime now,
   return {done.prefilled, done.from, done.to};
 }
 
-std::array<double, kTtftParts> KvHandoff::on_decoded(const Request& decoded) {
+std::optional<std::array<double, kTtftParts>> KvHandoff::on_decoded(const Request& decoded) {
   const auto it = parts_.find(decoded.spec.id);
-  if (it == parts_.end()) {
-    throw InvariantError("request " + std::to_string(decoded.spec.id) +
-                         " decoded without a hand-off");
-  }
+  if (it == parts_.end()) return std::nullopt;
   const Parts& p = it->second;
   const std::array<SimTime, kTtftParts + 1> marks{
       p.arrival,      p.prefill_start,         p.prefill_end,      p.transfer_start,
@@ -90,6 +87,7 @@ KvTransferSummary KvHandoff::summary() const {
     s.p99_s[i] = stats.p99;
   }
   s.transfers = transfers_done_;
+  s.local_prefills = local_prefills_;
   s.bytes = bytes_moved_;
   s.mean_transfer_s =
       transfers_done_ > 0 ? transfer_seconds_ / static_cast<double>(transfers_done_) : 0.0;

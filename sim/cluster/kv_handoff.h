@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -59,8 +60,10 @@ class KvHandoff {
   Arrived finish(std::int64_t transfer, SimTime now, std::vector<KvLinks::Change>& changes);
 
   // The request decoding on the decode side has finished: returns its TTFT parts, in
-  // seconds, in kTtftPartNames order.
-  std::array<double, kTtftParts> on_decoded(const Request& decoded);
+  // seconds, in kTtftPartNames order; nothing for a request prefilled there (no hand-off).
+  std::optional<std::array<double, kTtftParts>> on_decoded(const Request& decoded);
+  // A request's prompt is prefilled on its decode replica (selective disaggregation).
+  void on_local_prefill() { ++local_prefills_; }
 
   std::size_t in_flight() const { return links_.in_flight(); }
   // Means and p99s of the TTFT parts over the finished requests, and the transfers' totals.
@@ -87,6 +90,7 @@ class KvHandoff {
   // The finished requests' parts, in seconds, in finishing order.
   std::vector<std::array<double, kTtftParts>> finished_parts_;
   std::int64_t transfers_done_ = 0;
+  std::int64_t local_prefills_ = 0;
   double bytes_moved_ = 0;
   double transfer_seconds_ = 0;
 };

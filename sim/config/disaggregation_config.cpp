@@ -43,6 +43,8 @@ DisaggregationConfig read_disaggregation_config(JsonObjectReader& section) {
     c.kv_transfer.layerwise = t->optional_boolean("layerwise").value_or(false);
     t->reject_unknown_keys();
   }
+  c.local_prefill_max_tokens = section.optional_nonnegative_integer("local_prefill_max_tokens")
+                                   .value_or(c.local_prefill_max_tokens);
   section.reject_unknown_keys();
   return c;
 }
@@ -54,6 +56,7 @@ nlohmann::json disaggregation_config_to_json(const DisaggregationConfig& c) {
   };
   return {{"prefill", c.prefill},
           {"decode", c.decode},
+          {"local_prefill_max_tokens", c.local_prefill_max_tokens},
           {"kv_transfer",
            {{"link", c.kv_transfer.link},
             {"bandwidth_bytes_per_s", optional(c.kv_transfer.bandwidth_bytes_per_s)},

@@ -28,6 +28,10 @@ struct DisaggregationConfig {
     // layer-wise mode), instead of the whole cache after the prefill (vLLM's NIXL connector).
     bool layerwise = false;
   } kv_transfer;
+  // Selective disaggregation (llm-d's): a prompt of at most this many tokens is prefilled on
+  // the decode replica that serves it, with no transfer; 0 (default): every prompt is handed
+  // off.
+  std::int64_t local_prefill_max_tokens = 0;
 };
 
 // The top-level keys a role section may set.

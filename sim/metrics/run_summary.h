@@ -39,6 +39,7 @@ struct KvTransferSummary {
   std::array<double, kTtftParts> mean_s{};
   std::array<double, kTtftParts> p99_s{};
   std::int64_t transfers = 0;
+  std::int64_t local_prefills = 0;         // prompts prefilled on their decode replica
   double bytes = 0;                        // moved by every transfer
   double mean_transfer_s = 0;              // one transfer, latency included
   std::array<PoolSummary, 2> pools{};      // prefill, decode

@@ -74,6 +74,7 @@ nlohmann::json summary_to_json(const RunSummary& s) {
     }
     j["ttft_breakdown_s"] = std::move(parts);
     j["kv_transfer"] = {{"transfers", t->transfers},
+                        {"local_prefills", t->local_prefills},
                         {"bytes", finite(t->bytes, "kv_transfer.bytes")},
                         {"mean_transfer_s", finite(t->mean_transfer_s, "kv_transfer")}};
     nlohmann::json pools = nlohmann::json::object();

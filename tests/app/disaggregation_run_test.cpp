@@ -181,6 +181,27 @@ TEST_CASE("a disaggregated run serves every request, its TTFT parts adding up",
   CHECK_FALSE(aggregated.contains("pools"));
 }
 
+TEST_CASE("selective disaggregation prefills short prompts on their decode replica",
+          "[app][disaggregation]") {
+  const auto run = [](const char* threshold) {
+    const auto result = run_servesim(
+        {"run", "--num-requests", "300", "--rate", "10", "--disaggregation", "1p1d", "--set",
+         std::string("disaggregation.local_prefill_max_tokens=") + threshold, "--json"});
+    REQUIRE(result.exit_code == 0);
+    return result.json();
+  };
+  const auto some = run("100");
+  const auto local = some["kv_transfer"]["local_prefills"].get<std::int64_t>();
+  CHECK(local > 0);
+  CHECK(local + some["kv_transfer"]["transfers"].get<std::int64_t>() == 300);
+  CHECK(some["requests_completed"] == 300);
+  // Every prompt short enough: nothing crosses the link, and the prefill pool idles.
+  const auto all = run("1000000");
+  CHECK(all["kv_transfer"]["transfers"] == 0);
+  CHECK(all["kv_transfer"]["local_prefills"] == 300);
+  CHECK(all["pools"]["prefill"]["busy_share"] == 0);
+}
+
 TEST_CASE("an MLA model hands off its latent: (kv_lora_rank + rope dims) x layers per token",
           "[app][disaggregation]") {
   // DeepSeek-V3: 512 + 64 values per layer, 61 layers, bf16; decode expert-parallel.
