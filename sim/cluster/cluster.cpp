@@ -1,8 +1,10 @@
 #include "sim/cluster/cluster.h"
 
+#include <algorithm>
 #include <span>
 
 #include "sim/core/error.h"
+#include "sim/scheduler/running_requests.h"
 
 namespace servesim {
 
@@ -207,8 +209,18 @@ void Cluster::hand_off(std::int32_t prefill_replica, Request* prefilled) {
       route_among(*pools_->decode_router, first_decode, replicas_.size() - first_decode,
                   to_decode_.at(prefilled->spec.id).served, prefilled->block_hashes.get()) -
       pools_->prefill_replicas;
+  // Blocks the decode replica's prefix cache holds need not cross (vLLM's connector asks the
+  // decode side's cache first); the count stands for the decode side's admission, which
+  // holds them then unless evicted meanwhile.
+  std::int64_t cached = 0;
+  if (prefilled->has_content) {
+    cached = std::min(
+        replicas_[first_decode + static_cast<std::size_t>(to)]->allocator().cached_prefix_tokens(
+            prefix_key(*prefilled)),
+        prefilled->spec.prompt_tokens);
+  }
   const KvHandoff::Started started =
-      pools_->handoff->start(prefilled, prefill_replica, to, queue_.now());
+      pools_->handoff->start(prefilled, prefill_replica, to, cached, queue_.now());
   schedule_transfers(started.changes);
 }
 

@@ -18,11 +18,11 @@ KvHandoff::KvHandoff(KvHandoffOptions options)
 }
 
 KvHandoff::Started KvHandoff::start(Request* prefilled, std::int32_t from, std::int32_t to,
-                                    SimTime now) {
+                                    std::int64_t cached_tokens, SimTime now) {
   const std::int64_t id = next_transfer_++;
-  // The prompt's KV, every block of it: the decode side's prefix cache is not consulted.
+  // The prompt's KV but for the blocks the decode side's prefix cache already holds.
   const double bytes =
-      static_cast<double>(prefilled->spec.prompt_tokens) * options_.bytes_per_token;
+      static_cast<double>(prefilled->spec.prompt_tokens - cached_tokens) * options_.bytes_per_token;
   double left = bytes;
   if (options_.layerwise) {
     // Layer l's KV is ready l/L of the way through the prefill (its compute c per layer) and

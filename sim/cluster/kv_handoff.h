@@ -42,13 +42,15 @@ class KvHandoff {
   explicit KvHandoff(KvHandoffOptions options);
 
   // A prefilled request leaves prefill replica `from` (index among the prefill replicas) at
-  // `now` for decode replica `to`: its transfer starts. Returns its id and the transfers
-  // whose end time changed, this one included.
+  // `now` for decode replica `to`, whose prefix cache holds its first `cached_tokens`: the
+  // transfer of the rest starts. Returns its id and the transfers whose end time changed,
+  // this one included.
   struct Started {
     std::int64_t transfer = 0;
     std::vector<KvLinks::Change> changes;
   };
-  Started start(Request* prefilled, std::int32_t from, std::int32_t to, SimTime now);
+  Started start(Request* prefilled, std::int32_t from, std::int32_t to, std::int64_t cached_tokens,
+                SimTime now);
 
   // Transfer `transfer` ended at `now`. Returns what it carried; `changes` gets the other
   // transfers whose end time changed.

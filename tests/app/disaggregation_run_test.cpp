@@ -202,6 +202,24 @@ TEST_CASE("selective disaggregation prefills short prompts on their decode repli
   CHECK(all["pools"]["prefill"]["busy_share"] == 0);
 }
 
+TEST_CASE("blocks the decode replica's prefix cache holds do not cross the link",
+          "[app][disaggregation]") {
+  // Fifty requests of one 1,200-token prompt: the decode replica caches it after the first.
+  const std::string workload =
+      R"(workload={"arrival": {"process": "poisson", "rate_per_s": 2}, "num_requests": 50,
+         "lengths": {"distribution": "shared_prefix", "groups": 1, "users_per_group": 1,
+         "system_prompt_tokens": 1000, "question_tokens": 200, "output_tokens": 16,
+         "questions": "per_user"}})";
+  const auto bytes = [&](const char* caching) {
+    const auto result =
+        run_servesim({"run", "--set", workload, "--disaggregation", "1p1d", caching, "--json"});
+    REQUIRE(result.exit_code == 0);
+    return result.json()["kv_transfer"]["bytes"].get<double>();
+  };
+  CHECK(bytes("--no-enable-prefix-caching") == 50 * 1200 * kLlama3KvBytesPerToken);
+  CHECK(bytes("--enable-prefix-caching") == 1200 * kLlama3KvBytesPerToken);
+}
+
 TEST_CASE("an MLA model hands off its latent: (kv_lora_rank + rope dims) x layers per token",
           "[app][disaggregation]") {
   // DeepSeek-V3: 512 + 64 values per layer, 61 layers, bf16; decode expert-parallel.
