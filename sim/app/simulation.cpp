@@ -173,8 +173,9 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
         role_pool(decode, "disaggregation.decode", static_cast<std::int32_t>(prefill.replicas)));
     if (pools[0].replicas.front()->allocator().prefix_block_tokens() !=
         pools[1].replicas.front()->allocator().prefix_block_tokens()) {
-      throw InputError("disaggregation.decode.allocator.block_size",
-                       "prefix caching on both roles needs one block size");
+      throw InputError("disaggregation.decode",
+                       "the roles' prefix caches must agree: both off, or both on with one "
+                       "block size (a request's block identities serve both)");
     }
   } else {
     pools.push_back(build_replica_pool(config, model, data_root, streams, observer, 0));

@@ -260,6 +260,9 @@ TEST_CASE("bad disaggregation input: one line, exit 3 or 4", "[app][disaggregati
                               "disaggregation.kv_transfer.bandwidth_bytes_per_s=0"}),
                 3, "bandwidth_bytes_per_s");
   require_error(run_servesim({"run", "--disaggregation", "2x1"}), 2, "expected NpMd");
+  require_error(run_servesim({"run", "--disaggregation", "1p1d", "--enable-prefix-caching", "--set",
+                              "disaggregation.decode.allocator.block_size=32"}),
+                3, "prefix caches must agree");
   // Llama-3.1-70B's 131,072-token sequence does not fit the KV of two H100s: vLLM would not
   // start the decode pool.
   require_error(run_servesim({"run", "--model", "llama-3.1-70b", "--tp", "4", "--disaggregation",
