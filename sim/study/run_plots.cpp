@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
 
 #include "sim/metrics/csv_format.h"
 #include "sim/metrics/output_file.h"
+#include "sim/metrics/run_summary.h"
 #include "sim/workload/csv_cursor.h"
 
 namespace servesim {
@@ -89,6 +91,66 @@ std::optional<Figure> latency_cdf(const std::filesystem::path& dir) {
                          : "plot \"latency_cdf.dat\" index 1 using 1:2 with lines lw 2 lc 2 "
                            "title \"TPOT\"\n";
   return Figure{"latency_cdf", body, 1100, 480};
+}
+
+// A disaggregated run's TTFT in its parts (requests.csv's ttft_PART_s columns), stacked, as
+// means over requests grouped by prompt length: ten groups of equal count, shortest first.
+std::optional<Figure> ttft_breakdown(const std::filesystem::path& dir) {
+  const auto path = dir / "requests.csv";
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  CsvTable table(path);
+  if (!table.has("ttft_prefill_queue_s")) return std::nullopt;
+  std::array<std::size_t, kTtftParts> columns{};
+  for (std::size_t i = 0; i < kTtftParts; ++i)
+    columns[i] = table.column(std::string("ttft_") + kTtftPartNames[i] + "_s");
+  const auto prompt = table.column("prompt_tokens");
+  std::vector<std::pair<double, std::array<double, kTtftParts>>> rows;
+  while (table.next()) {
+    if (table.empty_at(columns[0])) continue;  // rejected, or prefilled where decoded
+    std::array<double, kTtftParts> parts{};
+    for (std::size_t i = 0; i < kTtftParts; ++i)
+      parts[i] = table.number(columns[i], kTtftPartNames[i]);
+    rows.emplace_back(table.number(prompt, "prompt_tokens"), parts);
+  }
+  if (rows.empty()) return std::nullopt;
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  const std::size_t groups = std::min<std::size_t>(10, rows.size());
+  const auto data = dir / "ttft_breakdown.dat";
+  auto out = open_output_file(data);
+  out << "# requests grouped by prompt length (ten groups of equal count): mean prompt tokens, "
+         "then the mean of each TTFT part (ms): prefill_queue prefill transfer_queue transfer "
+         "decode_queue first_decode\n";
+  for (std::size_t g = 0; g < groups; ++g) {
+    const std::size_t begin = g * rows.size() / groups;
+    const std::size_t end = (g + 1) * rows.size() / groups;
+    double tokens = 0;
+    std::array<double, kTtftParts> sums{};
+    for (std::size_t r = begin; r < end; ++r) {
+      tokens += rows[r].first;
+      for (std::size_t i = 0; i < kTtftParts; ++i)
+        sums[i] += rows[r].second[i];
+    }
+    const auto n = static_cast<double>(end - begin);
+    out << std::llround(tokens / n);
+    for (const double sum : sums)
+      out << ' ' << format_9_digits(1e3 * sum / n);
+    out << '\n';
+  }
+  close_output_file(out, data);
+  std::string body =
+      "set title \"TTFT in parts, by prompt length (means over ten groups of requests)\"\n"
+      "set xlabel \"mean prompt tokens of the group\"\nset ylabel \"ms\"\n"
+      "set style data histograms\nset style histogram rowstacked\nset boxwidth 0.8\n"
+      "set style fill solid 0.85 noborder\nset grid y\nset key outside right top\n"
+      "set xtics rotate by -45\nset yrange [0:*]\n";
+  for (std::size_t i = 0; i < kTtftParts; ++i) {
+    body += i == 0 ? "plot \"ttft_breakdown.dat\" using 2:xtic(1) title \"prefill_queue\""
+                   : ", \\\n     \"\" using " + std::to_string(i + 2) + " title \"" +
+                         kTtftPartNames[i] + "\"";
+  }
+  body += "\n";
+  return Figure{"ttft_breakdown", body, 1100, 560};
 }
 
 // Iterations binned by start time; sums weighted by iteration duration.
@@ -214,6 +276,7 @@ std::vector<Figure> time_series(const std::filesystem::path& dir) {
 std::vector<Figure> write_run_figures(const std::filesystem::path& run_dir) {
   std::vector<Figure> figures;
   if (auto cdf = latency_cdf(run_dir)) figures.push_back(*cdf);
+  if (auto parts = ttft_breakdown(run_dir)) figures.push_back(*parts);
   for (auto& figure : time_series(run_dir))
     figures.push_back(std::move(figure));
   for (const auto& figure : figures)

@@ -107,6 +107,16 @@ TEST_CASE("one request alone: TTFT is its prefill, its transfer and its first de
     parts_s += std::stod(cells[i]);
   CHECK(parts_s == Approx(summary["ttft_s"]["mean"].get<double>()).margin(1e-8));
   CHECK(std::stod(cells[cells.size() - 3]) == Approx(transfer_s).margin(1e-9));
+  // The stacked plot's data: one group (one request) of 2,000 prompt tokens, its parts in ms.
+  std::ifstream dat(out / "ttft_breakdown.dat");
+  std::string comment;
+  std::getline(dat, comment);
+  double tokens = 0, ms = 0, plotted_ms = 0;
+  dat >> tokens;
+  while (dat >> ms)
+    plotted_ms += ms;
+  CHECK(tokens == 2000);
+  CHECK(plotted_ms == Approx(1e3 * summary["ttft_s"]["mean"].get<double>()).margin(1e-5));
 }
 
 TEST_CASE("layer-wise streaming hides all but the last layer when the prefill is the longer",
