@@ -154,9 +154,7 @@ int run_compare(CommandContext& context) {
       runs.push_back({policy, std::move(outcome), std::move(summary)});
     } catch (const InfeasibleError& e) {
       if (policies.size() == 1) throw;
-      nlohmann::json unfit{{"does_not_fit", e.what()}};
-      if (e.refused_start()) unfit["does_not_start"] = true;
-      not_fitting.emplace_back(policy.label, std::move(unfit));
+      not_fitting.emplace_back(policy.label, unfit_result(e));
     }
   }
   if (runs.empty()) {

@@ -153,7 +153,7 @@ void Cluster::on_arrival(const RequestSpec& spec) {
   request->requested_output_tokens = spec.output_tokens;
   if (pools_ && !local) {
     // The prefill side computes the prompt and samples one token.
-    to_decode_[spec.id] = Decoded{admission.served, spec.output_tokens};
+    to_decode_[spec.id] = Outputs{admission.served.output_tokens, spec.output_tokens};
     request->spec.output_tokens = 1;
     request->requested_output_tokens = 1;
   }
@@ -207,7 +207,7 @@ void Cluster::hand_off(std::int32_t prefill_replica, Request* prefilled) {
   const auto first_decode = static_cast<std::size_t>(pools_->prefill_replicas);
   const std::int32_t to =
       route_among(*pools_->decode_router, first_decode, replicas_.size() - first_decode,
-                  to_decode_.at(prefilled->spec.id).served, prefilled->block_hashes.get()) -
+                  decoded_spec(*prefilled), prefilled->block_hashes.get()) -
       pools_->prefill_replicas;
   // Blocks the decode replica's prefix cache holds need not cross (vLLM's connector asks the
   // decode side's cache first); the count stands for the decode side's admission, which
@@ -250,19 +250,20 @@ void Cluster::on_transfer_done(std::int64_t transfer) {
     throw InvariantError("request " + std::to_string(prefilled->spec.id) +
                          " was prefilled for nobody");
   }
-  const Decoded decoded = wanted->second;
+  const RequestSpec spec = decoded_spec(*prefilled);
+  const std::int64_t requested = wanted->second.requested;
   to_decode_.erase(wanted);
-  const auto hashes = prefilled->block_hashes;
+  auto hashes = std::move(prefilled->block_hashes);
   const bool has_content = prefilled->has_content;
   requests_.release(prefilled);
   Request* request = requests_.acquire();
-  request->spec = decoded.served;
-  request->requested_output_tokens = decoded.requested_output_tokens;
-  request->block_hashes = hashes;
+  request->spec = spec;
+  request->requested_output_tokens = requested;
+  request->block_hashes = std::move(hashes);
   request->has_content = has_content;
   // Every prompt token's KV arrived; the last is computed again to sample the first output
   // token (vLLM's scheduler takes one token off a full remote hit).
-  request->remote_kv_tokens = static_cast<std::int32_t>(decoded.served.prompt_tokens - 1);
+  request->remote_kv_tokens = static_cast<std::int32_t>(spec.prompt_tokens - 1);
   deliver(pools_->prefill_replicas + arrived.to, request);
 }
 

@@ -132,14 +132,20 @@ class Cluster {
   RequestSpec pending_arrival_;
   ClusterRunStats stats_;
   std::optional<DisaggregatedPools> pools_;
-  // Disaggregation: each transfer's pending end event, and each prefilling request's served
-  // form and requested output (the prefill side serves it with one output token).
+  // Disaggregation: each transfer's pending end event, and each prefilling request's output
+  // as served and as requested (the prefill side serves it with one output token).
   std::unordered_map<std::int64_t, EventQueue<Event>::EventId> transfer_events_;
-  struct Decoded {
-    RequestSpec served;
-    std::int64_t requested_output_tokens = 0;
+  struct Outputs {
+    std::int64_t served = 0;
+    std::int64_t requested = 0;
   };
-  std::unordered_map<std::int64_t, Decoded> to_decode_;
+  std::unordered_map<std::int64_t, Outputs> to_decode_;
+  // The request a prefilled one stands for on the decode side.
+  RequestSpec decoded_spec(const Request& prefilled) const {
+    RequestSpec spec = prefilled.spec;
+    spec.output_tokens = to_decode_.at(spec.id).served;
+    return spec;
+  }
 };
 
 }  // namespace servesim

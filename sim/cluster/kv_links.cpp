@@ -15,14 +15,11 @@ KvLinks::KvLinks(std::vector<double> sender_bytes_per_s, std::vector<double> rec
       sending_(sender_bytes_per_s_.size(), 0),
       receiving_(receiver_bytes_per_s_.size(), 0),
       latency_(latency) {
-  for (const double rate : sender_bytes_per_s_) {
-    if (!(rate > 0) || !std::isfinite(rate)) {
-      throw InputError("kv_transfer", "expected a link of positive bandwidth");
-    }
-  }
-  for (const double rate : receiver_bytes_per_s_) {
-    if (!(rate > 0) || !std::isfinite(rate)) {
-      throw InputError("kv_transfer", "expected a link of positive bandwidth");
+  for (const auto* ports : {&sender_bytes_per_s_, &receiver_bytes_per_s_}) {
+    for (const double rate : *ports) {
+      if (!(rate > 0) || !std::isfinite(rate)) {
+        throw InputError("kv_transfer", "expected a link of positive bandwidth");
+      }
     }
   }
 }

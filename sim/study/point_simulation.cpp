@@ -79,9 +79,7 @@ nlohmann::json simulate_summary(nlohmann::json config, const std::filesystem::pa
       requests = std::min(*cap, 2 * requests);
     }
   } catch (const InfeasibleError& error) {
-    nlohmann::json unfit{{"does_not_fit", error.what()}};
-    if (error.refused_start()) unfit["does_not_start"] = true;
-    return unfit;
+    return unfit_result(error);
   } catch (const Error& error) {
     if (error.kind() == ErrorKind::Infeasible) return {{"does_not_fit", error.what()}};
     throw Error(error.kind(), point_name + ": " + error.what());
@@ -140,6 +138,12 @@ std::optional<std::string> unstable(const nlohmann::json& point_result) {
 std::optional<std::string> does_not_fit(const nlohmann::json& point_result) {
   if (!point_result.is_object() || !point_result.contains("does_not_fit")) return std::nullopt;
   return point_result["does_not_fit"].get<std::string>();
+}
+
+nlohmann::json unfit_result(const InfeasibleError& error) {
+  nlohmann::json unfit{{"does_not_fit", error.what()}};
+  if (error.refused_start()) unfit["does_not_start"] = true;
+  return unfit;
 }
 
 std::string unfit_text(const nlohmann::json& point_result) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/app/app.h"
+#include "sim/core/error.h"
 #include "sim/study/point_executor.h"
 #include "sim/study/point_journal.h"
 #include "sim/study/slo.h"
@@ -75,6 +76,10 @@ std::optional<std::string> unstable(const nlohmann::json& point_result);
 
 // The reason a point's result (simulate_summary's) does not fit, if it does not.
 std::optional<std::string> does_not_fit(const nlohmann::json& point_result);
+
+// A point's result when it cannot be served: {"does_not_fit": REASON}, with
+// "does_not_start": true when the engine's start-up checks refused it.
+nlohmann::json unfit_result(const InfeasibleError& error);
 
 // How a study's row says that a point cannot be served: "does not start: WHY (ENGINE)" when
 // the engine refuses to start the deployment (a start-up check), else "does not fit: WHY".

@@ -16,15 +16,15 @@
 namespace servesim {
 namespace {
 
-// A header line of the columns' names.
+// A header line of the columns' names, without its line end.
 template <class Record>
 void write_header(std::ostream& out, std::span<const RecordColumn<Record>> columns) {
   for (std::size_t i = 0; i < columns.size(); ++i)
     out << (i == 0 ? "" : ",") << columns[i].name;
-  out << '\n';
 }
 
-// One CSV row: each column's cell as text, texts quoted where RFC 4180 asks.
+// One CSV row without its line end: each column's cell as text, texts quoted where RFC 4180
+// asks.
 template <class Record>
 void write_row(std::ostream& out, std::span<const RecordColumn<Record>> columns,
                const Record& record) {
@@ -34,7 +34,6 @@ void write_row(std::ostream& out, std::span<const RecordColumn<Record>> columns,
     const std::string text = cell_text(column.cell(record), column.format);
     out << (column.format == CellFormat::Text ? csv_field(text) : text);
   }
-  out << '\n';
 }
 
 // The same cells as one JSON object: every number cell is already a JSON number as written,
@@ -65,30 +64,20 @@ void write_requests_csv(const MetricsCollector& collector, const std::filesystem
   // A disaggregated run's requests also have their TTFT in parts, in columns after the rest
   // (empty for a rejected request).
   const bool parts = collector.has_ttft_parts();
-  std::ostringstream header;
-  write_header(header, request_columns());
-  std::string text = header.str();
-  if (parts) {
-    text.pop_back();
-    for (std::size_t i = 0; i < kTtftParts; ++i)
-      text += "," + ttft_part_column(i);
-    text += '\n';
-  }
-  out << text;
+  write_header(out, request_columns());
+  for (std::size_t i = 0; parts && i < kTtftParts; ++i)
+    out << ',' << ttft_part_column(i);
+  out << '\n';
   for (std::size_t index : request_file_order(records)) {
-    if (!parts) {
-      write_row(out, request_columns(), records[index]);
-      continue;
+    write_row(out, request_columns(), records[index]);
+    if (parts) {
+      const std::array<double, kTtftParts>* values = collector.ttft_parts(records[index].id);
+      for (std::size_t i = 0; i < kTtftParts; ++i) {
+        out << ','
+            << (values != nullptr ? cell_text(Cell((*values)[i]), CellFormat::NineDigits) : "");
+      }
     }
-    std::ostringstream row;
-    write_row(row, request_columns(), records[index]);
-    std::string line = row.str();
-    line.pop_back();
-    const std::array<double, kTtftParts>* values = collector.ttft_parts(records[index].id);
-    for (std::size_t i = 0; i < kTtftParts; ++i)
-      line +=
-          "," + (values != nullptr ? cell_text(Cell((*values)[i]), CellFormat::NineDigits) : "");
-    out << line << '\n';
+    out << '\n';
   }
   close_output_file(out, path);
 }
@@ -105,8 +94,11 @@ void write_iterations_csv(const MetricsCollector& collector, const std::filesyst
   const auto& records = collector.iteration_records();
   auto out = open_output_file(path);
   write_header(out, iteration_columns());
-  for (std::size_t index : iteration_file_order(records))
+  out << '\n';
+  for (std::size_t index : iteration_file_order(records)) {
     write_row(out, iteration_columns(), records[index]);
+    out << '\n';
+  }
   close_output_file(out, path);
 }
 
