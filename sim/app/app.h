@@ -11,6 +11,7 @@
 #include "sim/app/output_directory.h"   // publish_output: a folder written whole or not at all
 #include "sim/app/policies.h"           // the registries and policy_menus
 #include "sim/app/policy_list.h"        // "scheduler:allocator:..." specs
+#include "sim/app/role_throughput.h"    // one replica's best throughput, for rate matching
 #include "sim/app/roofline_report.h"    // servesim roofline
 #include "sim/app/run_flags.h"          // the run's flags and vLLM's names for them
 #include "sim/app/run_outputs.h"        // summary.json, requests.csv, ... of one run

@@ -270,7 +270,14 @@ int run_capacity(CommandContext& context) {
       "--target-rate its fewest replicas; PRICE is USD per GPU-hour, over "
       "--gpu-cost-per-hour and the profile's price")(
       "max-replicas", po::value<std::int64_t>()->value_name("N")->default_value(1024),
-      "with --target-rate: most replicas tried")(
+      "with --target-rate: most replicas tried (per role with --disaggregated)")(
+      "disaggregated",
+      "with --target-rate: also every prefill/decode pair of the shapes as a disaggregated "
+      "deployment, with its fewest replicas per role (rate-matched, then simulated), the best "
+      "aggregated and disaggregated answers and the Pareto front (docs/disaggregation.md)")(
+      "minimize", po::value<std::string>()->value_name("WHAT")->default_value("gpus"),
+      "with --disaggregated: the best answer has the fewest gpus, or costs least per token "
+      "(cost)")(
       "gpu-cost-per-hour", po::value<double>()->value_name("USD"),
       "price of one GPU for an hour (default the hardware profile's price_per_gpu_hour_usd)")(
       "out", po::value<std::string>()->value_name("DIR"),
@@ -305,6 +312,10 @@ int run_capacity(CommandContext& context) {
                       progress,
                       PointMeasure{true, completions_needed(slo), StabilityCriteria{}, &slo},
                       journal ? &*journal : nullptr};
+  if (vm->count("disaggregated") != 0 && vm->count("target-rate") == 0) {
+    throw UsageError("--disaggregated: give --target-rate, the rate every deployment must serve");
+  }
+  if (vm->count("disaggregated") != 0) return search_layouts(study, *vm);
   return vm->count("target-rate") != 0 ? search_replicas(study, *vm) : search_rate(study, *vm);
 }
 

@@ -23,7 +23,7 @@ std::vector<nlohmann::json> CapacityStudy::run(
                          std::filesystem::current_path(), &progress, measure, journal);
 }
 
-std::vector<std::optional<std::string>> CapacityStudy::unreachable(
+std::vector<nlohmann::json> CapacityStudy::alone(
     const std::vector<std::vector<ConfigOverride>>& overrides,
     const std::vector<std::string>& names) {
   std::vector<nlohmann::json> configs;
@@ -45,8 +45,14 @@ std::vector<std::optional<std::string>> CapacityStudy::unreachable(
                                 std::filesystem::current_path(), names[i] + " alone");
       },
       &progress, journal);
+  return summaries;
+}
+
+std::vector<std::optional<std::string>> CapacityStudy::unreachable(
+    const std::vector<std::vector<ConfigOverride>>& overrides,
+    const std::vector<std::string>& names) {
   std::vector<std::optional<std::string>> reasons;
-  for (const auto& summary : summaries)
+  for (const auto& summary : alone(overrides, names))
     reasons.push_back(servesim::unreachable(slo, summary));
   return reasons;
 }
@@ -155,12 +161,17 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 }  // namespace
 
 void publish_capacity(const po::variables_map& vm, const std::string& csv,
-                      const nlohmann::json& document) {
+                      const nlohmann::json& document,
+                      const std::vector<std::pair<std::string, std::string>>& files) {
   const auto out_dir = study_out_dir(vm);
   if (!out_dir) return;
   publish_output(*out_dir, [&](const std::filesystem::path& staging) {
     write_text(staging / "capacity.csv", csv);
     write_text(staging / "summary.json", document.dump(2) + "\n");
+    for (const auto& [name, text] : files) {
+      std::filesystem::create_directories((staging / name).parent_path());
+      write_text(staging / name, text);
+    }
   });
 }
 

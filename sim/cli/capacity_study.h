@@ -31,8 +31,12 @@ struct CapacityStudy {
   // Runs one round of points, each the base configuration plus its overrides.
   std::vector<nlohmann::json> run(const std::vector<std::vector<ConfigOverride>>& overrides,
                                   const std::vector<std::string>& names);
+  // For each set of overrides, the summary of the workload's requests served one at a time
+  // (slo_bounds.h's isolated_summary).
+  std::vector<nlohmann::json> alone(const std::vector<std::vector<ConfigOverride>>& overrides,
+                                    const std::vector<std::string>& names);
   // For each set of overrides, why the SLO is out of reach at any load (slo_bounds.h), from
-  // the workload's requests served one at a time; nothing when it may be reachable.
+  // alone(); nothing when it may be reachable.
   std::vector<std::optional<std::string>> unreachable(
       const std::vector<std::vector<ConfigOverride>>& overrides,
       const std::vector<std::string>& names);
@@ -57,9 +61,11 @@ std::string points_csv(const std::vector<std::string>& keys,
                        const std::vector<std::vector<std::string>>& key_cells,
                        const std::vector<const nlohmann::json*>& summaries,
                        const std::vector<const SloVerdict*>& verdicts);
-// Writes capacity.csv and summary.json into --out (or --resume's folder), when given.
+// Writes capacity.csv, summary.json and `files` (relative paths and their text) into --out
+// (or --resume's folder), when given.
 void publish_capacity(const po::variables_map& vm, const std::string& csv,
-                      const nlohmann::json& document);
+                      const nlohmann::json& document,
+                      const std::vector<std::pair<std::string, std::string>>& files = {});
 
 // --shapes HARDWARE[:TP[:PP]][@PRICE],...; the configured shape when `list` is empty.
 std::vector<ReplicaShape> parse_shapes(const std::string& list, const nlohmann::json& base);
@@ -72,5 +78,8 @@ std::vector<std::string> price_cells(const std::optional<ServingPrices>& prices)
 
 // --target-rate: the fewest replicas of each shape meeting the SLO.
 int search_replicas(CapacityStudy& study, const po::variables_map& vm);
+// --target-rate with --disaggregated: the same, and the fewest replicas per role of each
+// prefill/decode pair of shapes; the best of each kind and the Pareto front.
+int search_layouts(CapacityStudy& study, const po::variables_map& vm);
 
 }  // namespace servesim::cli

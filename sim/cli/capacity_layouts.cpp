@@ -1,0 +1,556 @@
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "sim/cli/capacity_study.h"
+#include "sim/cli/study_options.h"
+#include "sim/config/disaggregation_config.h"
+#include "sim/core/error.h"
+#include "sim/study/layout_search.h"
+#include "sim/study/pareto_front.h"
+#include "sim/study/rate_search.h"
+#include "sim/study/slo_bounds.h"
+#include "sim/study/summary_columns.h"
+
+namespace servesim::cli {
+namespace {
+
+// A disaggregated layout: the shape of each role's replicas.
+struct Layout {
+  ReplicaShape prefill;
+  ReplicaShape decode;
+  std::string label() const { return "P " + prefill.label() + " / D " + decode.label(); }
+  std::int64_t gpus(RoleCounts counts) const {
+    return counts.prefill * prefill.gpus_per_replica() + counts.decode * decode.gpus_per_replica();
+  }
+};
+
+std::vector<ConfigOverride> layout_overrides(const Layout& layout, RoleCounts counts) {
+  std::vector<ConfigOverride> overrides;
+  for (const auto& [role, shape, replicas] :
+       {std::tuple{"prefill", &layout.prefill, counts.prefill},
+        std::tuple{"decode", &layout.decode, counts.decode}}) {
+    const std::string key = std::string("disaggregation.") + role + ".";
+    overrides.push_back({"--disaggregated", key + "replicas=" + std::to_string(replicas)});
+    overrides.push_back(
+        {"--disaggregated", key + "hardware=" + nlohmann::json(shape->hardware).dump()});
+    overrides.push_back({"--disaggregated", key + "tp=" + std::to_string(shape->tp)});
+    overrides.push_back({"--disaggregated", key + "pp=" + std::to_string(shape->pp)});
+  }
+  return overrides;
+}
+
+std::string counts_text(RoleCounts counts) {
+  return std::to_string(counts.prefill) + "p" + std::to_string(counts.decode) + "d";
+}
+
+// The terms of `target` on the given metrics only.
+SloTarget terms_on(const SloTarget& target, const std::vector<std::string>& metrics) {
+  SloTarget part;
+  for (const auto& limit : target.limits) {
+    if (std::find(metrics.begin(), metrics.end(), limit.metric) != metrics.end()) {
+      part.limits.push_back(limit);
+    }
+  }
+  return part;
+}
+
+// The mean prompt and output of the requests of an isolated run's summary.
+struct MeanRequest {
+  double prompt_tokens = 0;
+  double output_tokens = 0;
+};
+std::optional<MeanRequest> mean_request(const nlohmann::json& alone) {
+  if (does_not_fit(alone)) return std::nullopt;
+  const double requests = summary_value(alone, "throughput_requests_per_s");
+  if (!(requests > 0)) return std::nullopt;
+  const double output = summary_value(alone, "throughput_output_tokens_per_s");
+  const double total = summary_value(alone, "throughput_total_tokens_per_s");
+  return MeanRequest{(total - output) / requests, output / requests};
+}
+
+// One deployment of the answer: an aggregated shape's fewest replicas, or a layout's fewest
+// per role; or why there is none.
+struct Deployment {
+  std::string kind;  // "aggregated" or "disaggregated"
+  std::string label;
+  std::string counts;  // "3" or "2p1d"
+  std::int64_t gpus = 0;
+  const nlohmann::json* summary = nullptr;  // the answer's point, when there is one
+  std::optional<ServingPrices> prices;
+  std::string note;
+  nlohmann::json json;
+};
+
+double output_per_user(const nlohmann::json& summary) {
+  const double tpot = summary_value(summary, "tpot_s.mean");
+  return tpot > 0 ? 1 / tpot : 0.0;
+}
+
+// What --minimize ranks deployments by, smallest first.
+std::tuple<double, double> rank_of(const Deployment& d, bool by_cost) {
+  const double cost =
+      d.prices ? d.prices->usd_per_million_tokens : std::numeric_limits<double>::infinity();
+  const double gpus = static_cast<double>(d.gpus);
+  return by_cost ? std::tuple{cost, gpus} : std::tuple{gpus, cost};
+}
+
+std::string slug(std::string text) {
+  for (char& c : text) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+  }
+  return text;
+}
+
+}  // namespace
+
+int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
+  const double rate = vm["target-rate"].as<double>();
+  if (!(rate > 0) || !std::isfinite(rate)) {
+    throw UsageError("--target-rate: expected a positive number of requests/s");
+  }
+  const std::string minimize = vm["minimize"].as<std::string>();
+  if (minimize != "gpus" && minimize != "cost") {
+    throw UsageError("--minimize: expected gpus or cost, got \"" + minimize + "\"");
+  }
+  const bool by_cost = minimize == "cost";
+  const nlohmann::json base =
+      study_point_config(study.base, {}, study.context.data_root, "capacity");
+  (void)configured_rate(base, "use --arrival poisson", "--start-rate");
+  const auto shapes =
+      parse_shapes(vm.count("shapes") != 0 ? vm["shapes"].as<std::string>() : "", base);
+  const auto max_replicas = vm["max-replicas"].as<std::int64_t>();
+  const auto price_of = [&](const ReplicaShape& shape) {
+    return price_per_gpu_hour(shape, vm, study.context);
+  };
+
+  // Every shape's requests alone: the bounds of both kinds, and the mean request.
+  std::vector<std::vector<ConfigOverride>> shape_sets;
+  std::vector<std::string> probe_names;
+  for (const auto& shape : shapes) {
+    shape_sets.push_back(shape_overrides(shape, "--shapes"));
+    probe_names.push_back("capacity bound (" + shape.label() + ")");
+  }
+  const std::vector<nlohmann::json> alone = study.alone(shape_sets, probe_names);
+  std::optional<MeanRequest> mean;
+  for (const auto& summary : alone) {
+    if (!mean) mean = mean_request(summary);
+  }
+
+  // The aggregated shapes, searched as `capacity --target-rate` searches them.
+  std::vector<ReplicaShape> searched;
+  std::vector<std::optional<std::string>> aggregated_unreachable;
+  for (std::size_t s = 0; s < shapes.size(); ++s) {
+    aggregated_unreachable.push_back(unreachable(study.slo, alone[s]));
+    if (!aggregated_unreachable.back()) searched.push_back(shapes[s]);
+  }
+  const auto aggregated = search_fewest_replicas(
+      study.slo, searched, max_replicas, [&](const std::vector<ReplicaTrial>& trials) {
+        std::vector<std::vector<ConfigOverride>> overrides;
+        std::vector<std::string> names;
+        for (const auto& trial : trials) {
+          const auto& shape = searched[trial.shape];
+          auto& o = overrides.emplace_back(shape_overrides(shape, "--shapes"));
+          o.push_back(rate_override(rate));
+          o.push_back({"capacity", "replicas=" + std::to_string(trial.replicas)});
+          names.push_back("capacity point (" + shape.label() + ", " +
+                          std::to_string(trial.replicas) + " replicas)");
+        }
+        return study.run(overrides, names);
+      });
+
+  std::vector<Deployment> deployments;
+  std::vector<std::size_t> aggregated_rows;  // deployments' index of each searched shape
+  {
+    std::size_t next = 0;
+    for (std::size_t s = 0; s < shapes.size(); ++s) {
+      Deployment& d = deployments.emplace_back();
+      d.kind = "aggregated";
+      d.label = shapes[s].label();
+      d.json = {{"kind", d.kind},
+                {"hardware", shapes[s].hardware},
+                {"tp", shapes[s].tp},
+                {"pp", shapes[s].pp},
+                {"replicas", nullptr}};
+      if (aggregated_unreachable[s]) {
+        d.note = *aggregated_unreachable[s];
+        d.json["unreachable"] = d.note;
+        continue;
+      }
+      const ReplicaSearchResult& result = aggregated[next++];
+      aggregated_rows.push_back(deployments.size() - 1);
+      const ReplicaPoint* answer = result.answer();
+      if (answer == nullptr) {
+        const ReplicaPoint& last = result.points.back();
+        d.note = (last.verdict.fails_at_any_load
+                      ? ""
+                      : "more than " + std::to_string(max_replicas) + " replicas: ") +
+                 violations_text(last.verdict);
+        continue;
+      }
+      d.counts = std::to_string(answer->replicas);
+      d.gpus = answer->replicas * shapes[s].gpus_per_replica();
+      d.summary = &answer->summary;
+      if (const auto price = price_of(shapes[s])) {
+        d.prices = serving_prices(*price, d.gpus, rate, answer->summary);
+      }
+      d.json["replicas"] = answer->replicas;
+      d.json["gpus"] = d.gpus;
+      if (d.prices) d.json.update(serving_prices_json(*d.prices));
+    }
+  }
+  // The best aggregated answer, copied: `deployments` grows below.
+  std::optional<Deployment> best_aggregated;
+  for (const Deployment& d : deployments) {
+    if (d.summary &&
+        (!best_aggregated || rank_of(d, by_cost) < rank_of(*best_aggregated, by_cost))) {
+      best_aggregated = d;
+    }
+  }
+
+  // The layouts: every pair of shapes, rate-matched, pruned, then searched.
+  const SloTarget prefill_terms = terms_on(study.slo, {"ttft"});
+  const SloTarget decode_terms = terms_on(study.slo, {"tpot", "itl"});
+  std::optional<double> step_limit_s;
+  for (const auto& limit : decode_terms.limits) {
+    step_limit_s = std::min(limit.limit_s, step_limit_s.value_or(limit.limit_s));
+  }
+  std::vector<Layout> layouts;
+  std::vector<std::size_t> layout_rows;  // deployments' index of each layout searched
+  std::vector<RoleCounts> starts;
+  for (std::size_t p = 0; p < shapes.size(); ++p) {
+    for (std::size_t q = 0; q < shapes.size(); ++q) {
+      const Layout layout{shapes[p], shapes[q]};
+      Deployment& d = deployments.emplace_back();
+      d.kind = "disaggregated";
+      d.label = layout.label();
+      d.json = {{"kind", d.kind},
+                {"prefill",
+                 {{"hardware", layout.prefill.hardware},
+                  {"tp", layout.prefill.tp},
+                  {"pp", layout.prefill.pp},
+                  {"replicas", nullptr}}},
+                {"decode",
+                 {{"hardware", layout.decode.hardware},
+                  {"tp", layout.decode.tp},
+                  {"pp", layout.decode.pp},
+                  {"replicas", nullptr}}}};
+      // Out of reach at any load: a prompt alone on the prefill shape misses TTFT, a
+      // request alone on the decode shape misses TPOT or ITL.
+      std::optional<std::string> reason = unreachable(prefill_terms, alone[p]);
+      if (!reason) reason = unreachable(decode_terms, alone[q]);
+      if (!reason && !mean) reason = "no shape serves the workload's requests alone";
+      RoleCounts start;
+      if (!reason) {
+        // Rate matching, on the roles as a 1p1d run of the layout configures them.
+        const nlohmann::json config =
+            study_point_config(study.base, layout_overrides(layout, {1, 1}),
+                               study.context.data_root, "capacity layout (" + d.label + ")");
+        const RoleLoad load{mean->prompt_tokens, mean->output_tokens, step_limit_s};
+        try {
+          const auto& roles = config["disaggregation"];
+          const RoleThroughput prefill = role_throughput(role_document(config, roles["prefill"]),
+                                                         study.context.data_root, load);
+          const RoleThroughput decode = role_throughput(role_document(config, roles["decode"]),
+                                                        study.context.data_root, load);
+          start = rate_matched_counts(rate, mean->prompt_tokens, mean->output_tokens,
+                                      prefill.prefill_tokens_per_s, decode.decode_tokens_per_s);
+          d.json["rate_matching"] = {
+              {"prefill_tokens_per_s_per_replica", prefill.prefill_tokens_per_s},
+              {"decode_tokens_per_s_per_replica", decode.decode_tokens_per_s},
+              {"decode_batch", decode.decode_batch},
+              {"decode_step_s", decode.decode_step_s},
+              {"prefill_replicas", start.prefill},
+              {"decode_replicas", start.decode}};
+        } catch (const InfeasibleError& e) {
+          reason = unfit_text(unfit_result(e));
+        }
+      }
+      if (!reason && std::max(start.prefill, start.decode) > max_replicas) {
+        reason = "rate matching needs " + counts_text(start) + ", more than --max-replicas " +
+                 std::to_string(max_replicas);
+      }
+      if (!reason && best_aggregated) {
+        // The rate-matched counts are the fewest that can serve the rate (upper bounds of
+        // throughput): a layout whose fewest GPUs (or $/hour) already exceed the best
+        // aggregated answer's cannot beat it.
+        const std::int64_t gpus = layout.gpus(start);
+        const auto pp = price_of(layout.prefill);
+        const auto dp = price_of(layout.decode);
+        const bool priced = pp && dp && best_aggregated->prices;
+        const double usd_per_hour =
+            priced ? *pp * static_cast<double>(start.prefill * layout.prefill.gpus_per_replica()) +
+                         *dp * static_cast<double>(start.decode * layout.decode.gpus_per_replica())
+                   : 0.0;
+        if (!by_cost && gpus > best_aggregated->gpus) {
+          reason = "pruned: rate matching needs " + counts_text(start) + ", " +
+                   std::to_string(gpus) + " GPUs, more than the best aggregated answer's " +
+                   std::to_string(best_aggregated->gpus);
+        } else if (by_cost && priced && usd_per_hour > best_aggregated->prices->usd_per_hour) {
+          reason = "pruned: rate matching needs " + counts_text(start) + ", $" +
+                   format_fixed(usd_per_hour, 2) + "/hour, more than the best aggregated " +
+                   "answer's $" + format_fixed(best_aggregated->prices->usd_per_hour, 2);
+        }
+      }
+      if (reason) {
+        d.note = *reason;
+        d.json["skipped"] = d.note;
+        continue;
+      }
+      layouts.push_back(layout);
+      layout_rows.push_back(deployments.size() - 1);
+      starts.push_back(start);
+    }
+  }
+  // Every deployment meeting the SLO serves the target rate: its output tokens/s per GPU are
+  // the rate's over its GPUs (a window's measured throughput would rank equal deployments by
+  // their noise).
+  const double output_per_s = mean ? rate * mean->output_tokens : 0.0;
+  const auto output_per_gpu = [&](std::int64_t gpus) {
+    return output_per_s / static_cast<double>(gpus);
+  };
+  const auto point_overrides = [&](const Layout& layout, RoleCounts counts) {
+    auto overrides = layout_overrides(layout, counts);
+    overrides.push_back(rate_override(rate));
+    return overrides;
+  };
+  const auto results = search_fewest_layouts(
+      study.slo, starts, max_replicas, [&](const std::vector<LayoutTrial>& trials) {
+        std::vector<std::vector<ConfigOverride>> overrides;
+        std::vector<std::string> names;
+        for (const auto& trial : trials) {
+          const Layout& layout = layouts[trial.layout];
+          overrides.push_back(point_overrides(layout, trial.counts));
+          names.push_back("capacity point (" + layout.label() + ", " + counts_text(trial.counts) +
+                          ")");
+        }
+        return study.run(overrides, names);
+      });
+  if (!study.context.processes.leader()) return 0;
+
+  for (std::size_t l = 0; l < layouts.size(); ++l) {
+    Deployment& d = deployments[layout_rows[l]];
+    const Layout& layout = layouts[l];
+    const LayoutPoint* answer = results[l].answer_point();
+    if (answer == nullptr) {
+      const LayoutPoint& last = results[l].points.back();
+      d.note = (last.verdict.fails_at_any_load
+                    ? ""
+                    : "more than " + std::to_string(max_replicas) + " replicas per role: ") +
+               violations_text(last.verdict);
+      continue;
+    }
+    d.counts = counts_text(answer->counts);
+    d.gpus = layout.gpus(answer->counts);
+    d.summary = &answer->summary;
+    const auto pp = price_of(layout.prefill);
+    const auto dp = price_of(layout.decode);
+    if (pp && dp) {
+      // The GPUs' mean price, so that the deployment's $/hour is each role's.
+      const double usd_per_hour =
+          *pp * static_cast<double>(answer->counts.prefill * layout.prefill.gpus_per_replica()) +
+          *dp * static_cast<double>(answer->counts.decode * layout.decode.gpus_per_replica());
+      d.prices =
+          serving_prices(usd_per_hour / static_cast<double>(d.gpus), d.gpus, rate, answer->summary);
+    }
+    d.json["prefill"]["replicas"] = answer->counts.prefill;
+    d.json["decode"]["replicas"] = answer->counts.decode;
+    d.json["gpus"] = d.gpus;
+    if (d.prices) d.json.update(serving_prices_json(*d.prices));
+  }
+
+  // Every point evaluated, in order, and the Pareto front of those meeting the SLO.
+  struct Evaluated {
+    std::string label;
+    std::string counts;
+    std::int64_t gpus = 0;
+    const nlohmann::json* summary = nullptr;
+    const SloVerdict* verdict = nullptr;
+    std::vector<ConfigOverride> overrides;
+    std::vector<std::string> keys;
+  };
+  std::vector<Evaluated> evaluated;
+  for (std::size_t s = 0; s < searched.size(); ++s) {
+    const ReplicaShape& shape = searched[s];
+    for (const auto& point : aggregated[s].points) {
+      auto overrides = shape_overrides(shape, "--shapes");
+      overrides.push_back(rate_override(rate));
+      overrides.push_back({"capacity", "replicas=" + std::to_string(point.replicas)});
+      evaluated.push_back(
+          {shape.label(),
+           std::to_string(point.replicas),
+           point.replicas * shape.gpus_per_replica(),
+           &point.summary,
+           &point.verdict,
+           std::move(overrides),
+           {"aggregated", shape.hardware, std::to_string(shape.tp), std::to_string(shape.pp),
+            std::to_string(point.replicas), "", "", "", ""}});
+    }
+  }
+  for (std::size_t l = 0; l < layouts.size(); ++l) {
+    const Layout& layout = layouts[l];
+    for (const auto& point : results[l].points) {
+      evaluated.push_back(
+          {layout.label(),
+           counts_text(point.counts),
+           layout.gpus(point.counts),
+           &point.summary,
+           &point.verdict,
+           point_overrides(layout, point.counts),
+           {"disaggregated", layout.prefill.hardware, std::to_string(layout.prefill.tp),
+            std::to_string(layout.prefill.pp), std::to_string(point.counts.prefill),
+            layout.decode.hardware, std::to_string(layout.decode.tp),
+            std::to_string(layout.decode.pp), std::to_string(point.counts.decode)}});
+    }
+  }
+  std::vector<std::size_t> meeting;
+  std::vector<FrontCandidate> candidates;
+  for (std::size_t i = 0; i < evaluated.size(); ++i) {
+    if (!evaluated[i].verdict->met) continue;
+    meeting.push_back(i);
+    candidates.push_back(
+        {output_per_gpu(evaluated[i].gpus), output_per_user(*evaluated[i].summary)});
+  }
+  const bool write_configs = study_out_dir(vm).has_value();
+  std::vector<std::pair<std::string, std::string>> config_files;
+  nlohmann::json front_json = nlohmann::json::array();
+  Table front_table({"deployment", "replicas", "GPUs", "tok/s/GPU", "tok/s/user", "TTFT p99 ms",
+                     "TPOT p99 ms", "config"},
+                    {0, 7});
+  for (const std::size_t c : pareto_front(candidates)) {
+    const Evaluated& e = evaluated[meeting[c]];
+    const std::string file = "front/" + std::to_string(front_json.size() + 1) + "-" +
+                             slug(e.label + " " + e.counts) + ".json";
+    if (write_configs) {
+      const nlohmann::json config =
+          study_point_config(study.base, e.overrides, study.context.data_root, e.label);
+      config_files.emplace_back(file, config.dump(2) + "\n");
+    }
+    front_json.push_back({{"deployment", e.label},
+                          {"replicas", e.counts},
+                          {"gpus", e.gpus},
+                          {"output_tokens_per_s_per_gpu", candidates[c].per_gpu},
+                          {"output_tokens_per_s_per_user", candidates[c].per_user},
+                          {"config", write_configs ? nlohmann::json(file) : nlohmann::json()}});
+    front_table.add_row({e.label, e.counts, std::to_string(e.gpus),
+                         format_fixed(candidates[c].per_gpu, 1),
+                         format_fixed(candidates[c].per_user, 1),
+                         format_fixed(summary_value(*e.summary, "ttft_s.p99") * 1e3, 1),
+                         format_fixed(summary_value(*e.summary, "tpot_s.p99") * 1e3, 2),
+                         write_configs ? file : "-"});
+  }
+
+  // The best of each kind.
+  const auto best_of = [&](const std::string& kind) -> const Deployment* {
+    const Deployment* best = nullptr;
+    for (const Deployment& d : deployments) {
+      if (d.kind == kind && d.summary && (!best || rank_of(d, by_cost) < rank_of(*best, by_cost))) {
+        best = &d;
+      }
+    }
+    return best;
+  };
+  nlohmann::json best_json = nlohmann::json::object();
+  nlohmann::json deployments_json = nlohmann::json::array();
+  for (const Deployment& d : deployments)
+    deployments_json.push_back(d.json);
+  for (const std::string kind : {"aggregated", "disaggregated"}) {
+    const Deployment* best = best_of(kind);
+    best_json[kind] = best ? best->json : nlohmann::json();
+  }
+  const nlohmann::json document{{"command", "capacity"},
+                                {"mode", "layouts"},
+                                {"slo", slo_json(study.slo)},
+                                {"target_rate_per_s", rate},
+                                {"max_replicas", max_replicas},
+                                {"minimize", minimize},
+                                {"deployments", deployments_json},
+                                {"best", best_json},
+                                {"front", front_json}};
+  std::vector<std::vector<std::string>> key_cells;
+  std::vector<const nlohmann::json*> summaries;
+  std::vector<const SloVerdict*> verdicts;
+  for (const Evaluated& e : evaluated) {
+    key_cells.push_back(e.keys);
+    summaries.push_back(e.summary);
+    verdicts.push_back(e.verdict);
+  }
+  publish_capacity(vm,
+                   points_csv({"kind", "hardware", "tp", "pp", "replicas", "decode_hardware",
+                               "decode_tp", "decode_pp", "decode_replicas"},
+                              key_cells, summaries, verdicts),
+                   document, config_files);
+
+  const bool any = best_of("aggregated") || best_of("disaggregated");
+  if (vm.count("json") != 0) {
+    study.context.out << document.dump(2) << '\n';
+  } else {
+    std::vector<std::string> header{"deployment", "replicas", "GPUs"};
+    header.insert(header.end(), kPointColumns.begin(), kPointColumns.end());
+    Table points_table(header, {0, header.size() - 1});
+    for (const Evaluated& e : evaluated) {
+      std::vector<std::string> cells{e.label, e.counts, std::to_string(e.gpus)};
+      add_point_cells(cells, *e.summary, *e.verdict);
+      points_table.add_row(cells);
+    }
+    if (!evaluated.empty()) points_table.print(study.context.out);
+    Table answer_table({"deployment", "replicas", "GPUs", "$/hour", "$/M tokens", "TTFT p99 ms",
+                        "TPOT p99 ms", "tok/s/GPU", "tok/s/user", "note"},
+                       {0, 9});
+    for (const Deployment& d : deployments) {
+      if (!d.summary) {
+        answer_table.add_row({d.label, "-", "-", "-", "-", "-", "-", "-", "-", d.note});
+        continue;
+      }
+      answer_table.add_row({d.label, d.counts, std::to_string(d.gpus),
+                            d.prices ? format_fixed(d.prices->usd_per_hour, 2) : "-",
+                            d.prices ? format_fixed(d.prices->usd_per_million_tokens, 3) : "-",
+                            format_fixed(summary_value(*d.summary, "ttft_s.p99") * 1e3, 1),
+                            format_fixed(summary_value(*d.summary, "tpot_s.p99") * 1e3, 2),
+                            format_fixed(output_per_gpu(d.gpus), 1),
+                            format_fixed(output_per_user(*d.summary), 1), d.note});
+    }
+    study.context.out << "\nFewest replicas meeting the SLO at " << rate_text(rate)
+                      << " req/s (aggregated, and per role of each prefill/decode layout):\n";
+    answer_table.print(study.context.out);
+    for (const std::string kind : {"aggregated", "disaggregated"}) {
+      const Deployment* best = best_of(kind);
+      study.context.out << "Best " << kind << " (fewest " << (by_cost ? "$/M tokens" : "GPUs")
+                        << "): ";
+      if (!best) {
+        const bool searched_any = kind == "aggregated" ? !searched.empty() : !layouts.empty();
+        study.context.out << (searched_any ? "none meets the SLO\n"
+                                           : "none searched (the notes above say why)\n");
+        continue;
+      }
+      study.context.out << best->label << ", " << best->counts
+                        << (kind == "aggregated" ? " replica(s), " : ", ") << best->gpus << " GPUs";
+      if (best->prices) {
+        study.context.out << ", $" << format_fixed(best->prices->usd_per_million_tokens, 3)
+                          << "/M tokens";
+      }
+      study.context.out << '\n';
+    }
+    if (!front_json.empty()) {
+      study.context.out << "\nPareto front of the points meeting the SLO: output tokens/s per GPU "
+                           "at the target rate against per user (1 / mean TPOT):\n";
+      front_table.print(study.context.out);
+      if (!write_configs) {
+        study.context.out << "(--out writes a runnable configuration of each front point)\n";
+      }
+    }
+  }
+  if (!any) {
+    study.context.err << "servesim: error: no deployment meets the SLO at " << rate_text(rate)
+                      << " req/s with up to " << max_replicas << " replicas per role\n";
+    return exit_code_for(ErrorKind::Infeasible);
+  }
+  return 0;
+}
+
+}  // namespace servesim::cli
