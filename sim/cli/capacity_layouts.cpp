@@ -100,11 +100,17 @@ std::tuple<double, double> rank_of(const Deployment& d, bool by_cost) {
   return by_cost ? std::tuple{cost, gpus} : std::tuple{gpus, cost};
 }
 
-std::string slug(std::string text) {
-  for (char& c : text) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+// A file name's part: the text's letters, digits and dots, each other run of characters one '-'.
+std::string slug(const std::string& text) {
+  std::string name;
+  for (const char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '.') {
+      name += c;
+    } else if (!name.empty() && name.back() != '-') {
+      name += '-';
+    }
   }
-  return text;
+  return name;
 }
 
 }  // namespace
@@ -183,6 +189,12 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
         continue;
       }
       const ReplicaSearchResult& result = aggregated[next++];
+      d.json["points"] = nlohmann::json::array();
+      for (const auto& point : result.points) {
+        d.json["points"].push_back({{"replicas", point.replicas},
+                                    {"verdict", verdict_json(point.verdict)},
+                                    {"summary", point.summary}});
+      }
       aggregated_rows.push_back(deployments.size() - 1);
       const ReplicaPoint* answer = result.answer();
       if (answer == nullptr) {
@@ -336,6 +348,13 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
   for (std::size_t l = 0; l < layouts.size(); ++l) {
     Deployment& d = deployments[layout_rows[l]];
     const Layout& layout = layouts[l];
+    d.json["points"] = nlohmann::json::array();
+    for (const auto& point : results[l].points) {
+      d.json["points"].push_back({{"prefill_replicas", point.counts.prefill},
+                                  {"decode_replicas", point.counts.decode},
+                                  {"verdict", verdict_json(point.verdict)},
+                                  {"summary", point.summary}});
+    }
     const LayoutPoint* answer = results[l].answer_point();
     if (answer == nullptr) {
       const LayoutPoint& last = results[l].points.back();

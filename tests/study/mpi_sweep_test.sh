@@ -23,4 +23,11 @@ mpi $capacity --out cap_ranks > /dev/null
 for f in capacity.csv summary.json; do
   cmp "cap_serial/$f" "cap_ranks/$f" || { echo "capacity $f differs"; exit 1; }
 done
+# The disaggregated search, its front's configurations included.
+layouts="capacity --target-rate 40 --disaggregated --slo ttft_p99=0.5 --slo tpot_p99=0.02
+  --num-requests 1500 --max-len 4096 --shapes h100-sxm:1,a100-80gb:1"
+"$servesim" $layouts --out lay_serial > /dev/null
+mpi $layouts --out lay_ranks > /dev/null
+diff -r lay_serial lay_ranks || { echo "capacity --disaggregated differs"; exit 1; }
+ls lay_serial/front/*.json > /dev/null || { echo "no front configuration written"; exit 1; }
 echo "MPI results equal the serial ones"
