@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/cluster/iteration_checks.h"
 #include "sim/core/error.h"
 #include "sim/scheduler/request_lifecycle.h"
 
@@ -107,73 +108,6 @@ BatchPlan Replica::spare_plan() {
   return plan;
 }
 
-// Checked every iteration: the messages are built only when a check fails, out of line.
-void Replica::check_usage(const KvUsage& usage, SimTime now) const {
-  if (usage.used() <= usage.capacity_tokens && usage.token_states >= 0 && usage.reserved >= 0 &&
-      usage.internal_fragmentation >= 0 && usage.external_fragmentation >= 0 && usage.free >= 0 &&
-      usage.cached >= 0 &&
-      usage.used() + usage.external_fragmentation + usage.free + usage.cached ==
-          usage.capacity_tokens) {
-    [[likely]] return;
-  }
-  usage_broken(usage, now);
-}
-
-void Replica::usage_broken(const KvUsage& usage, SimTime now) const {
-  const auto where = [this] { return "replica " + std::to_string(id_) + ": "; };
-  if (usage.used() > usage.capacity_tokens) {
-    throw InvariantError("kv_within_capacity",
-                         where() + std::to_string(usage.used()) + " KV slots in use of " +
-                             std::to_string(usage.capacity_tokens),
-                         now);
-  }
-  if (usage.token_states < 0 || usage.reserved < 0 || usage.internal_fragmentation < 0 ||
-      usage.external_fragmentation < 0 || usage.free < 0 || usage.cached < 0 ||
-      usage.used() + usage.external_fragmentation + usage.free + usage.cached !=
-          usage.capacity_tokens) {
-    throw InvariantError("blocks_conserved",
-                         where() + "KV usage categories do not add up to the capacity of " +
-                             std::to_string(usage.capacity_tokens) + " slots",
-                         now);
-  }
-  throw InvariantError("kv_within_capacity", where() + "KV usage out of range", now);
-}
-
-void Replica::check_budget(const BatchPlan& plan, SimTime now) const {
-  const auto where = [this] { return "replica " + std::to_string(id_) + ": "; };
-  if (plan.shape.prefill_tokens > budget_.prefill_tokens || plan.shape.tokens() > budget_.tokens ||
-      plan.shape.sequences() > budget_.sequences) {
-    throw InvariantError("batch_token_budget",
-                         where() + "a batch of " + std::to_string(plan.shape.sequences()) +
-                             " sequences, " + std::to_string(plan.shape.tokens()) + " tokens (" +
-                             std::to_string(plan.shape.prefill_tokens) +
-                             " prompt) exceeds the scheduler's budget",
-                         now);
-  }
-}
-
-IterationRecord Replica::record_of(SimTime start, SimTime duration, const BatchPlan& plan,
-                                   const KvUsage& usage) const {
-  IterationRecord record;
-  record.replica = id_;
-  record.start_s = start.seconds();
-  record.duration_s = duration.seconds();
-  record.batch_size = static_cast<std::int32_t>(plan.work.size());
-  record.prefill_tokens = plan.shape.prefill_tokens;
-  record.decode_tokens = plan.shape.decode_sequences;
-  record.preempted = static_cast<std::int32_t>(plan.preempted.size());
-  record.cached_tokens = plan.cached_tokens;
-  set_kv_memory(record, usage);
-  const BatchShape& shape = plan.shape;
-  record.prefill_sequences = shape.prefill_sequences;
-  record.prefill_context_tokens = shape.prefill_context_tokens;
-  record.prefill_attention_pairs = shape.prefill_attention_pairs;
-  record.prefill_masked_pairs = shape.prefill_masked_pairs;
-  record.decode_context_tokens = shape.decode_context_tokens;
-  record.sampled_sequences = shape.sampled_sequences;
-  return record;
-}
-
 std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   if (stage_busy(now)) return std::nullopt;
   if (!staged_.empty()) release_staged();
@@ -223,9 +157,9 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
     total += stage;
 
   const KvUsage usage = allocator_->usage(next_final_tokens());
-  check_usage(usage, now);
-  check_budget(plan, now);
-  const IterationRecord record = record_of(now, total, plan, usage);
+  check_kv_usage(id_, usage, now);
+  check_batch_budget(id_, plan, budget_, now);
+  const IterationRecord record = iteration_record(id_, now, total, plan, usage);
   observer_.on_iteration(record);
   ++iterations_;
 
@@ -308,8 +242,9 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
     // The first iteration's steps, and the requests' state after the last; the steps in
     // between change nothing that the checks and reports below read.
     complete_steps<true>(plan, runs_->first_end(), finished, steps - 1, now);
-    runs_->report_later_iterations(
-        plan, observer_, [this](const KvUsage& usage, SimTime at) { check_usage(usage, at); });
+    runs_->report_later_iterations(plan, observer_, [this](const KvUsage& usage, SimTime at) {
+      check_kv_usage(id_, usage, at);
+    });
     iterations_ += steps - 1;
   }
   if (plan.has_content) commit_computed(plan);

@@ -90,11 +90,6 @@ class Replica {
   const IKvCacheAllocator& allocator() const { return *allocator_; }
 
  private:
-  void check_usage(const KvUsage& usage, SimTime now) const;
-  [[noreturn, gnu::noinline, gnu::cold]] void usage_broken(const KvUsage& usage, SimTime now) const;
-  void check_budget(const BatchPlan& plan, SimTime now) const;
-  IterationRecord record_of(SimTime start, SimTime duration, const BatchPlan& plan,
-                            const KvUsage& usage) const;
   // Completes every step of a batch that ended at `at`; for a decode run, also
   // `later_steps` more decode steps, the last ending at `last_at`. Appends the
   // requests of the plan that have now generated all their tokens to `finished`.
