@@ -105,6 +105,9 @@ void summarize_pools(KvTransferSummary& figures, const RunSummary& summary,
     const auto count = static_cast<std::int32_t>(sizes[i].replicas);
     const MetricsCollector::ReplicaRangeUse use = collector.replica_range_use(first, count);
     pool.busy_share = per_s(use.iteration_time_s) / static_cast<double>(pool.replicas);
+    pool.mean_batch_size = use.iterations > 0 ? static_cast<double>(use.batch_size_sum) /
+                                                    static_cast<double>(use.iterations)
+                                              : 0.0;
     pool.kv_utilization =
         use.iteration_time_s > 0 ? use.kv_utilization_time_s / use.iteration_time_s : 0.0;
     const double tokens =
@@ -210,7 +213,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   RunSummary summary = collector.summarize(stats.end_time.seconds());
   if (pools.back().speculation) summary.spec_decode = pools.back().speculation->summary();
   if (const KvHandoff* handoff = cluster.handoff()) {
-    summary.kv_transfer = handoff->summary();
+    summary.kv_transfer = handoff->summary(summary.duration_s);
     summarize_pools(*summary.kv_transfer, summary, collector, pool_sizes, summary.duration_s);
   }
   return SimulationOutcome{RunResult{std::move(summary), std::move(collector)}, stats,

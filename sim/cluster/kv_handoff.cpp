@@ -75,7 +75,7 @@ std::optional<std::array<double, kTtftParts>> KvHandoff::on_decoded(const Reques
   return seconds;
 }
 
-KvTransferSummary KvHandoff::summary() const {
+KvTransferSummary KvHandoff::summary(double duration_s) const {
   KvTransferSummary s;
   for (std::size_t i = 0; i < kTtftParts; ++i) {
     std::vector<double> values;
@@ -91,6 +91,15 @@ KvTransferSummary KvHandoff::summary() const {
   s.bytes = bytes_moved_;
   s.mean_transfer_s =
       transfers_done_ > 0 ? transfer_seconds_ / static_cast<double>(transfers_done_) : 0.0;
+  if (duration_s > 0) {
+    // Every transfer ends within the run, so their durations over the run's are the mean
+    // number in flight (Little's law).
+    s.mean_in_flight = transfer_seconds_ / duration_s;
+    double port_bytes_per_s = 0;
+    for (const double port : options_.prefill_port_bytes_per_s)
+      port_bytes_per_s += port;
+    s.link_utilization = bytes_moved_ / (port_bytes_per_s * duration_s);
+  }
   return s;
 }
 

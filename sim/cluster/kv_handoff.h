@@ -68,8 +68,9 @@ class KvHandoff {
   void on_local_prefill() { ++local_prefills_; }
 
   std::size_t in_flight() const { return links_.in_flight(); }
-  // Means and p99s of the TTFT parts over the finished requests, and the transfers' totals.
-  KvTransferSummary summary() const;
+  // Means and p99s of the TTFT parts over the finished requests, and the transfers' totals
+  // and (over a run of `duration_s`) their mean number in flight and the links' utilization.
+  KvTransferSummary summary(double duration_s) const;
 
  private:
   struct Parts {

@@ -158,6 +158,8 @@ MetricsCollector::ReplicaRangeUse MetricsCollector::replica_range_use(std::int32
   for (std::int32_t r = first; r < first + count; ++r) {
     const auto index = static_cast<std::size_t>(r);
     if (r < 0 || index >= replicas_.size()) continue;  // a replica that never ran
+    use.iterations += replicas_[index].time.iterations;
+    use.batch_size_sum += replicas_[index].time.batch_size_sum;
     use.iteration_time_s += replicas_[index].time.iteration_time_s;
     use.kv_utilization_time_s += replicas_[index].time.kv_utilization_time_s;
   }
@@ -169,11 +171,15 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
     throw InvariantError("run duration must be finite and >= 0, got " + std::to_string(duration_s));
   }
   const auto completed = static_cast<std::int64_t>(ttft_s_.size());
+  std::int64_t iterations = 0;
+  std::int64_t batch_size_sum = 0;
   double iteration_time_s = 0;
   double kv_utilization_time_s = 0;
   RunSummary::KvMemoryShares kv_memory_time_s;
   for (const ReplicaSums& sums : replicas_) {
     const TimeSums& t = sums.time;
+    iterations += t.iterations;
+    batch_size_sum += t.batch_size_sum;
     iteration_time_s += t.iteration_time_s;
     kv_utilization_time_s += t.kv_utilization_time_s;
     kv_memory_time_s.token_states += t.kv_memory_time_s.token_states;
@@ -205,9 +211,8 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
   s.e2e_s = exact_latency_stats(e2e_s_);
   s.normalized_latency_s_per_token = exact_latency_stats(normalized_s_per_token_).mean;
   s.itl_relative_error = itl.relative_error();
-  s.mean_batch_size = iterations_seen_ > 0 ? static_cast<double>(batch_size_sum_) /
-                                                 static_cast<double>(iterations_seen_)
-                                           : 0.0;
+  s.mean_batch_size =
+      iterations > 0 ? static_cast<double>(batch_size_sum) / static_cast<double>(iterations) : 0.0;
   s.kv_utilization = iteration_time_s > 0 ? kv_utilization_time_s / iteration_time_s : 0.0;
   if (iteration_time_s > 0) {
     s.kv_memory.token_states = kv_memory_time_s.token_states / iteration_time_s;

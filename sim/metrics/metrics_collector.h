@@ -74,8 +74,6 @@ class MetricsCollector final {
   void on_iteration(const IterationRecord& record) {
     check_iteration(record);
     ReplicaSums& sums = replica_sums(record.replica);
-    ++iterations_seen_;
-    batch_size_sum_ += record.batch_size;
     sums.time.add(record);
     if (options_.keep_iteration_records) iterations_.push_back(record);
   }
@@ -116,6 +114,8 @@ class MetricsCollector final {
   // The iterations of replicas [first, first + count): their summed durations, and their
   // KV utilization weighted by duration (a pool of a disaggregated deployment).
   struct ReplicaRangeUse {
+    std::int64_t iterations = 0;
+    std::int64_t batch_size_sum = 0;
     double iteration_time_s = 0;
     double kv_utilization_time_s = 0;
   };
@@ -133,10 +133,14 @@ class MetricsCollector final {
   // time order, but how replicas interleave depends on the event order (bulk decoding
   // reports a run of iterations together), and the summary must not.
   struct TimeSums {
+    std::int64_t iterations = 0;
+    std::int64_t batch_size_sum = 0;              // sequences, summed over iterations
     double iteration_time_s = 0;                  // sum of iteration durations
     double kv_utilization_time_s = 0;             // sum of utilization x duration
     RunSummary::KvMemoryShares kv_memory_time_s;  // share x duration, summed over iterations
     void add(const IterationRecord& record) {
+      ++iterations;
+      batch_size_sum += record.batch_size;
       iteration_time_s += record.duration_s;
       kv_utilization_time_s += record.kv_utilization() * record.duration_s;
       if (record.kv_capacity_tokens > 0) {
@@ -202,9 +206,6 @@ class MetricsCollector final {
   std::int64_t requests_output_cut_ = 0;
   std::int64_t cut_output_tokens_ = 0;
   std::int64_t slo_met_ = 0;
-
-  std::int64_t iterations_seen_ = 0;
-  std::int64_t batch_size_sum_ = 0;
 };
 
 template <class GapOf>
@@ -232,16 +233,12 @@ void MetricsCollector::on_iterations(const IterationRecord& first, std::size_t c
   ReplicaSums& sums = replica_sums(first.replica);
   TimeSums time = sums.time;
   IterationRecord record = first;  // not kept: the compiler keeps what the sums read
-  std::int64_t batch_size_sum = 0;
   for (std::size_t k = 1; k <= count; ++k) {
     set_iteration(k, record);
     check_iteration(record);
-    batch_size_sum += record.batch_size;
     time.add(record);
   }
   sums.time = time;
-  iterations_seen_ += static_cast<std::int64_t>(count);
-  batch_size_sum_ += batch_size_sum;
 }
 
 }  // namespace servesim

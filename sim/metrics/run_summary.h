@@ -31,17 +31,21 @@ struct PoolSummary {
   const char* role = "";
   std::int64_t replicas = 0;
   std::int64_t gpus = 0;
-  double busy_share = 0;      // of the run's duration, its replicas' mean
-  double kv_utilization = 0;  // mean over its iterations, weighted by duration
+  double busy_share = 0;       // of the run's duration, its replicas' mean
+  double mean_batch_size = 0;  // sequences per iteration, over its iterations
+  double kv_utilization = 0;   // mean over its iterations, weighted by duration
   double tokens_per_s_per_gpu = 0;
 };
 struct KvTransferSummary {
   std::array<double, kTtftParts> mean_s{};
   std::array<double, kTtftParts> p99_s{};
   std::int64_t transfers = 0;
-  std::int64_t local_prefills = 0;         // prompts prefilled on their decode replica
-  double bytes = 0;                        // moved by every transfer
-  double mean_transfer_s = 0;              // one transfer, latency included
+  std::int64_t local_prefills = 0;  // prompts prefilled on their decode replica
+  double bytes = 0;                 // moved by every transfer
+  double mean_transfer_s = 0;       // one transfer, latency included
+  double mean_in_flight = 0;        // transfers under way, averaged over the run
+  // Bytes moved over what the prefill replicas' ports could have sent in the run.
+  double link_utilization = 0;
   std::array<PoolSummary, 2> pools{};      // prefill, decode
   double output_tokens_per_s_per_gpu = 0;  // the deployment's, over both pools' GPUs
 };

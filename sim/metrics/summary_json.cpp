@@ -76,12 +76,15 @@ nlohmann::json summary_to_json(const RunSummary& s) {
     j["kv_transfer"] = {{"transfers", t->transfers},
                         {"local_prefills", t->local_prefills},
                         {"bytes", finite(t->bytes, "kv_transfer.bytes")},
-                        {"mean_transfer_s", finite(t->mean_transfer_s, "kv_transfer")}};
+                        {"mean_transfer_s", finite(t->mean_transfer_s, "kv_transfer")},
+                        {"mean_in_flight", finite(t->mean_in_flight, "kv_transfer")},
+                        {"link_utilization", finite(t->link_utilization, "kv_transfer")}};
     nlohmann::json pools = nlohmann::json::object();
     for (const PoolSummary& p : t->pools) {
       pools[p.role] = {{"replicas", p.replicas},
                        {"gpus", p.gpus},
                        {"busy_share", finite(p.busy_share, "pools.busy_share")},
+                       {"mean_batch_size", finite(p.mean_batch_size, "pools.mean_batch_size")},
                        {"kv_utilization", finite(p.kv_utilization, "pools.kv_utilization")},
                        {std::string(p.role) == "prefill" ? "prompt_tokens_per_s_per_gpu"
                                                          : "output_tokens_per_s_per_gpu",

@@ -79,6 +79,15 @@ TEST_CASE("one request alone: TTFT is its prefill, its transfer and its first de
   CHECK(summary["kv_transfer"]["bytes"].get<double>() == 2000 * kLlama3KvBytesPerToken);
   CHECK(summary["kv_transfer"]["transfers"] == 1);
   CHECK(part(summary, "transfer_queue") == 0);
+  // One transfer in flight for its duration, over the run; the port busy as long.
+  const double duration_s = summary["duration_s"].get<double>();
+  CHECK(summary["kv_transfer"]["mean_in_flight"].get<double>() ==
+        Approx(transfer_s / duration_s).epsilon(1e-6));
+  CHECK(summary["kv_transfer"]["link_utilization"].get<double>() ==
+        Approx(2000 * kLlama3KvBytesPerToken / kNicBytesPerS / duration_s).epsilon(1e-6));
+  // One sequence in every iteration of both pools.
+  CHECK(summary["pools"]["prefill"]["mean_batch_size"] == 1.0);
+  CHECK(summary["pools"]["decode"]["mean_batch_size"] == 1.0);
   // The prefill is the prefill replica's one iteration; the first decode the decode replica's
   // first, which computes the last prompt token again (1 token, 2,000 of context).
   const auto prefill_steps = durations(out / "iterations.csv", 0);
@@ -180,6 +189,11 @@ TEST_CASE("a disaggregated run serves every request, its TTFT parts adding up",
     CHECK(pools[role]["busy_share"].get<double>() > 0);
     CHECK(pools[role]["busy_share"].get<double>() <= 1);
   }
+  // Decode batches the requests prefill hands it one or two at a time.
+  CHECK(pools["decode"]["mean_batch_size"].get<double>() >
+        2 * pools["prefill"]["mean_batch_size"].get<double>());
+  CHECK(summary["kv_transfer"]["link_utilization"].get<double>() > 0);
+  CHECK(summary["kv_transfer"]["link_utilization"].get<double>() < 1);
   // Prefill is the lighter load at ShareGPT's lengths: its replicas idle most of the time.
   CHECK(pools["prefill"]["busy_share"].get<double>() < pools["decode"]["busy_share"].get<double>());
   // Without the flags the same run is aggregated and says nothing of transfers.
