@@ -155,20 +155,7 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
     aggregated_unreachable.push_back(unreachable(study.slo, alone[s]));
     if (!aggregated_unreachable.back()) searched.push_back(shapes[s]);
   }
-  const auto aggregated = search_fewest_replicas(
-      study.slo, searched, max_replicas, [&](const std::vector<ReplicaTrial>& trials) {
-        std::vector<std::vector<ConfigOverride>> overrides;
-        std::vector<std::string> names;
-        for (const auto& trial : trials) {
-          const auto& shape = searched[trial.shape];
-          auto& o = overrides.emplace_back(shape_overrides(shape, "--shapes"));
-          o.push_back(rate_override(rate));
-          o.push_back({"capacity", "replicas=" + std::to_string(trial.replicas)});
-          names.push_back("capacity point (" + shape.label() + ", " +
-                          std::to_string(trial.replicas) + " replicas)");
-        }
-        return study.run(overrides, names);
-      });
+  const auto aggregated = search_shape_replicas(study, searched, rate, max_replicas);
 
   std::vector<Deployment> deployments;
   std::vector<std::size_t> aggregated_rows;  // deployments' index of each searched shape
@@ -397,16 +384,13 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
   for (std::size_t s = 0; s < searched.size(); ++s) {
     const ReplicaShape& shape = searched[s];
     for (const auto& point : aggregated[s].points) {
-      auto overrides = shape_overrides(shape, "--shapes");
-      overrides.push_back(rate_override(rate));
-      overrides.push_back({"capacity", "replicas=" + std::to_string(point.replicas)});
       evaluated.push_back(
           {shape.label(),
            std::to_string(point.replicas),
            point.replicas * shape.gpus_per_replica(),
            &point.summary,
            &point.verdict,
-           std::move(overrides),
+           replica_point_overrides(shape, rate, point.replicas),
            {"aggregated", shape.hardware, std::to_string(shape.tp), std::to_string(shape.pp),
             std::to_string(point.replicas), "", "", "", ""}});
     }

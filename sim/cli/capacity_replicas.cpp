@@ -37,20 +37,7 @@ int search_replicas(CapacityStudy& study, const po::variables_map& vm) {
     searched.push_back(shapes[s]);
   }
 
-  const auto results = search_fewest_replicas(
-      study.slo, searched, max_replicas, [&](const std::vector<ReplicaTrial>& trials) {
-        std::vector<std::vector<ConfigOverride>> overrides;
-        std::vector<std::string> names;
-        for (const auto& trial : trials) {
-          const auto& shape = searched[trial.shape];
-          auto& o = overrides.emplace_back(shape_overrides(shape, "--shapes"));
-          o.push_back(rate_override(rate));
-          o.push_back({"capacity", "replicas=" + std::to_string(trial.replicas)});
-          names.push_back("capacity point (" + shape.label() + ", " +
-                          std::to_string(trial.replicas) + " replicas)");
-        }
-        return study.run(overrides, names);
-      });
+  const auto results = search_shape_replicas(study, searched, rate, max_replicas);
   if (!study.context.processes.leader()) return 0;
 
   std::vector<std::string> header{"shape", "replicas"};

@@ -71,6 +71,32 @@ std::vector<ConfigOverride> shape_overrides(const ReplicaShape& shape, const std
           {origin, "pp=" + std::to_string(shape.pp)}};
 }
 
+std::vector<ConfigOverride> replica_point_overrides(const ReplicaShape& shape, double rate_per_s,
+                                                    std::int64_t replicas) {
+  auto overrides = shape_overrides(shape, "--shapes");
+  overrides.push_back(rate_override(rate_per_s));
+  overrides.push_back({"capacity", "replicas=" + std::to_string(replicas)});
+  return overrides;
+}
+
+std::vector<ReplicaSearchResult> search_shape_replicas(CapacityStudy& study,
+                                                       const std::vector<ReplicaShape>& shapes,
+                                                       double rate_per_s,
+                                                       std::int64_t max_replicas) {
+  return search_fewest_replicas(
+      study.slo, shapes, max_replicas, [&](const std::vector<ReplicaTrial>& trials) {
+        std::vector<std::vector<ConfigOverride>> overrides;
+        std::vector<std::string> names;
+        for (const auto& trial : trials) {
+          const auto& shape = shapes[trial.shape];
+          overrides.push_back(replica_point_overrides(shape, rate_per_s, trial.replicas));
+          names.push_back("capacity point (" + shape.label() + ", " +
+                          std::to_string(trial.replicas) + " replicas)");
+        }
+        return study.run(overrides, names);
+      });
+}
+
 nlohmann::json verdict_json(const SloVerdict& verdict) {
   return {{"met", verdict.met}, {"violations", verdict.violations}};
 }

@@ -76,6 +76,16 @@ std::optional<double> price_per_gpu_hour(const ReplicaShape& shape, const po::va
 extern const std::vector<std::string> kPriceColumns;
 std::vector<std::string> price_cells(const std::optional<ServingPrices>& prices);
 
+// A point of a replica search: the shape, the rate and the count.
+std::vector<ConfigOverride> replica_point_overrides(const ReplicaShape& shape, double rate_per_s,
+                                                    std::int64_t replicas);
+// The fewest replicas of each shape meeting the study's SLO at `rate_per_s`
+// (search_fewest_replicas, its points run by the study).
+std::vector<ReplicaSearchResult> search_shape_replicas(CapacityStudy& study,
+                                                       const std::vector<ReplicaShape>& shapes,
+                                                       double rate_per_s,
+                                                       std::int64_t max_replicas);
+
 // --target-rate: the fewest replicas of each shape meeting the SLO.
 int search_replicas(CapacityStudy& study, const po::variables_map& vm);
 // --target-rate with --disaggregated: the same, and the fewest replicas per role of each
