@@ -146,6 +146,14 @@ void apply_engine_defaults(nlohmann::json& document, const EngineProfile& engine
   if (!given.contains("enable_prefix_caching")) {
     given["enable_prefix_caching"] = engine.scheduling.enable_prefix_caching;
   }
+  // A disaggregated deployment hands KV off as its engine does, unless it says otherwise.
+  if (const auto it = document.find("disaggregation"); it != document.end() && it->is_object()) {
+    nlohmann::json& transfer = (*it)["kv_transfer"];
+    if (transfer.is_null()) transfer = nlohmann::json::object();
+    if (transfer.is_object() && !transfer.contains("handoff")) {
+      transfer["handoff"] = engine.kv_handoff;
+    }
+  }
   cut_graph_sizes(document);
 }
 

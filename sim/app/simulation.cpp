@@ -80,6 +80,8 @@ DisaggregatedPools disaggregated_pools(const RunConfig& config, ReplicaPool& pre
   DisaggregatedPools pools;
   pools.prefill_replicas = static_cast<std::int32_t>(prefill_count);
   pools.local_prefill_max_tokens = config.disaggregation->local_prefill_max_tokens;
+  pools.order = parse_kv_handoff_order(config.disaggregation->kv_transfer.handoff,
+                                       "disaggregation.kv_transfer.handoff");
   pools.decode_router = std::move(decode.router);
   pools.handoff = std::make_unique<KvHandoff>(std::move(handoff));
   return pools;

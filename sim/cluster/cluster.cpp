@@ -31,6 +31,7 @@ Cluster::Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr
           "router and a hand-off");
     }
     router_reads_views_ = router_reads_views_ || pools_->decode_router->reads_views();
+    reservations_.emplace(replicas_.size() - static_cast<std::size_t>(pools_->prefill_replicas));
     for (std::int32_t i = 0; i < pools_->prefill_replicas; ++i)
       replicas_[static_cast<std::size_t>(i)]->hold_finished_kv();
     if (pools_->decode_router->reads_kv_memory()) {
@@ -76,7 +77,9 @@ ClusterRunStats Cluster::run() {
       }
     }
     if (requests_.live() != 0 || stats_.finished + stats_.rejected != stats_.arrived ||
-        (pools_ && pools_->handoff->in_flight() != 0) || !source_.exhausted()) {
+        (pools_ && (pools_->handoff->in_flight() != 0 || reservations_->held() != 0 ||
+                    reservations_->waiting() != 0)) ||
+        !source_.exhausted()) {
       throw InvariantError("requests_terminate",
                            "the run ended with " + std::to_string(requests_.live()) +
                                " requests unfinished (arrived " + std::to_string(stats_.arrived) +
@@ -161,6 +164,16 @@ void Cluster::on_arrival(const RequestSpec& spec) {
     request->block_hashes = std::move(hashes);
     request->has_content = true;
   }
+  if (pools_ && !local && pools_->order == KvHandoffOrder::ReserveBeforePrefill) {
+    // The decode side sets the prompt's KV aside first; the prefill starts once it has.
+    const std::int32_t decode = route_to_decode(admission.served, *request);
+    to_decode_[spec.id].decode = decode;
+    wait_for_decode_room(
+        decode, {false, request, 0,
+                 std::max<std::int64_t>(
+                     1, admission.served.prompt_tokens - decode_cached_tokens(*request, decode))});
+    return;
+  }
   deliver(target, request);
 }
 
@@ -185,10 +198,8 @@ std::int32_t Cluster::route_among(IRouter& router, std::size_t first, std::size_
   return static_cast<std::int32_t>(first) + picked;
 }
 
-void Cluster::deliver(std::int32_t target, Request* request) {
+void Cluster::cut_run(std::int32_t target) {
   const auto index = static_cast<std::size_t>(target);
-  // A decode run on the target ends with the iteration in flight now; the newcomer may
-  // join the batch after it, as it would have with iterations launched one at a time.
   if (const auto end = replicas_[index]->cut_decode_run(queue_.now())) {
     const PendingCompletion run = last_completion_[index];
     queue_.cancel(run.event);
@@ -198,29 +209,82 @@ void Cluster::deliver(std::int32_t target, Request* request) {
       push_batch_done(*end, target, run.batch);
     }
   }
+}
+
+void Cluster::deliver(std::int32_t target, Request* request) {
+  const auto index = static_cast<std::size_t>(target);
+  // A decode run on the target ends with the iteration in flight now; the newcomer may
+  // join the batch after it, as it would have with iterations launched one at a time.
+  cut_run(target);
   replicas_[index]->enqueue(request, queue_.now());
   refresh_view(target);
   request_launch(target);
 }
 
-void Cluster::hand_off(std::int32_t prefill_replica, Request* prefilled) {
+std::int32_t Cluster::route_to_decode(const RequestSpec& spec, const Request& request) {
   const auto first_decode = static_cast<std::size_t>(pools_->prefill_replicas);
-  const std::int32_t to =
-      route_among(*pools_->decode_router, first_decode, replicas_.size() - first_decode,
-                  decoded_spec(*prefilled), prefilled->block_hashes.get()) -
-      pools_->prefill_replicas;
-  // Blocks the decode replica's prefix cache holds need not cross (vLLM's connector asks the
-  // decode side's cache first); the count stands for the decode side's admission, which
-  // holds them then unless evicted meanwhile.
-  std::int64_t cached = 0;
-  if (prefilled->has_content) {
-    cached = std::min(
-        replicas_[first_decode + static_cast<std::size_t>(to)]->allocator().cached_prefix_tokens(
-            prefix_key(*prefilled)),
-        prefilled->spec.prompt_tokens);
+  return route_among(*pools_->decode_router, first_decode, replicas_.size() - first_decode, spec,
+                     request.block_hashes.get()) -
+         pools_->prefill_replicas;
+}
+
+// Blocks the decode replica's prefix cache holds need not cross (vLLM's connector asks the
+// decode side's cache first); the count stands for the decode side's admission, which holds
+// them then unless evicted meanwhile.
+std::int64_t Cluster::decode_cached_tokens(const Request& request, std::int32_t decode) const {
+  if (!request.has_content) return 0;
+  const auto index = static_cast<std::size_t>(pools_->prefill_replicas + decode);
+  return std::min(replicas_[index]->allocator().cached_prefix_tokens(prefix_key(request)),
+                  request.spec.prompt_tokens);
+}
+
+void Cluster::hand_off(std::int32_t prefill_replica, Request* prefilled) {
+  const std::int32_t reserved = to_decode_.at(prefilled->spec.id).decode;
+  if (reserved >= 0) {
+    start_transfer(prefill_replica, prefilled, reserved);  // its room was set aside before
+    return;
   }
-  const KvHandoff::Started started =
-      pools_->handoff->start(prefilled, prefill_replica, to, cached, queue_.now());
+  const std::int32_t decode = route_to_decode(decoded_spec(*prefilled), *prefilled);
+  to_decode_.at(prefilled->spec.id).decode = decode;
+  wait_for_decode_room(
+      decode, {true, prefilled, prefill_replica,
+               std::max<std::int64_t>(
+                   1, prefilled->spec.prompt_tokens - decode_cached_tokens(*prefilled, decode))});
+}
+
+void Cluster::wait_for_decode_room(std::int32_t decode,
+                                   const DecodeReservations::Waiting& waiting) {
+  reservations_->wait(decode, waiting);
+  // The replica's allocator is current between iterations: a decode run ends with the
+  // iteration in flight, and the room is looked for when it completes.
+  const std::int32_t replica = pools_->prefill_replicas + decode;
+  cut_run(replica);
+  if (!replicas_[static_cast<std::size_t>(replica)]->batch_in_flight()) {
+    reserve_decode_room(decode);
+  }
+}
+
+void Cluster::reserve_decode_room(std::int32_t decode) {
+  const std::int32_t replica = pools_->prefill_replicas + decode;
+  const auto reserved =
+      reservations_->reserve(decode, *replicas_[static_cast<std::size_t>(replica)]);
+  if (reserved.empty()) return;
+  refresh_view(replica);
+  for (const DecodeReservations::Waiting& r : reserved) {
+    if (r.prefilled) {
+      start_transfer(r.from, r.request, decode);
+    } else {
+      deliver(route_among(*router_, 0, entry_replicas(), r.request->spec,
+                          r.request->block_hashes.get()),
+              r.request);
+    }
+  }
+}
+
+void Cluster::start_transfer(std::int32_t prefill_replica, Request* prefilled,
+                             std::int32_t decode) {
+  const KvHandoff::Started started = pools_->handoff->start(
+      prefilled, prefill_replica, decode, decode_cached_tokens(*prefilled, decode), queue_.now());
   schedule_transfers(started.changes);
 }
 
@@ -262,9 +326,12 @@ void Cluster::on_transfer_done(std::int64_t transfer) {
   request->block_hashes = std::move(hashes);
   request->has_content = has_content;
   // Every prompt token's KV arrived; the last is computed again to sample the first output
-  // token (vLLM's scheduler takes one token off a full remote hit).
+  // token (vLLM's scheduler takes one token off a full remote hit). The room set aside for it
+  // passes to the decode scheduler's admission.
   request->remote_kv_tokens = static_cast<std::int32_t>(spec.prompt_tokens - 1);
-  deliver(pools_->prefill_replicas + arrived.to, request);
+  const std::int32_t decode_replica = pools_->prefill_replicas + arrived.to;
+  reservations_->release(*replicas_[static_cast<std::size_t>(decode_replica)], spec.id);
+  deliver(decode_replica, request);
 }
 
 void Cluster::refresh_view(std::int32_t replica) {
@@ -322,6 +389,7 @@ void Cluster::on_batch_done(std::int32_t replica, std::int64_t batch) {
     requests_.release(request);
     on_request_done(spec);
   }
+  if (pools_ && !prefills) reserve_decode_room(replica - pools_->prefill_replicas);
   refresh_view(replica);
   request_launch(replica);
 }

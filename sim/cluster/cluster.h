@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/cluster/decode_reservations.h"
 #include "sim/cluster/kv_handoff.h"
 #include "sim/cluster/replica.h"
 #include "sim/cluster/request_pool.h"
@@ -35,6 +36,7 @@ struct DisaggregatedPools {
   std::unique_ptr<IRouter> decode_router;
   std::unique_ptr<KvHandoff> handoff;
   std::int64_t local_prefill_max_tokens = 0;
+  KvHandoffOrder order = KvHandoffOrder::PullAfterPrefill;
 };
 
 struct ClusterRunStats {
@@ -90,8 +92,18 @@ class Cluster {
   void on_request_done(const RequestSpec& spec, bool rejected = false);
   // Hands `request` to replica `target` at now: a decode run there is cut for it.
   void deliver(std::int32_t target, Request* request);
-  // Disaggregation: a prefilled request's KV leaves for a decode replica; a transfer ended.
+  // A decode run on `target` ends with the iteration in flight now.
+  void cut_run(std::int32_t target);
+  // Disaggregation: a prefilled request's KV leaves for a decode replica once the replica
+  // has room for it (or had it before the prefill); a transfer ended.
   void hand_off(std::int32_t prefill_replica, Request* prefilled);
+  void start_transfer(std::int32_t prefill_replica, Request* prefilled, std::int32_t decode);
+  // Decode room: `waiting` waits for it on decode replica `decode` (index among the decode
+  // replicas), which reserves it at its next iteration boundary (at once when idle).
+  void wait_for_decode_room(std::int32_t decode, const DecodeReservations::Waiting& waiting);
+  void reserve_decode_room(std::int32_t decode);
+  std::int32_t route_to_decode(const RequestSpec& spec, const Request& request);
+  std::int64_t decode_cached_tokens(const Request& request, std::int32_t decode) const;
   void on_transfer_done(std::int64_t transfer);
   void schedule_transfers(const std::vector<KvLinks::Change>& changes);
   // `router` picks among replicas [first, first + count) for `request` (whose block
@@ -138,7 +150,9 @@ class Cluster {
   struct Outputs {
     std::int64_t served = 0;
     std::int64_t requested = 0;
+    std::int32_t decode = -1;  // its decode replica (among them), once picked
   };
+  std::optional<DecodeReservations> reservations_;
   std::unordered_map<std::int64_t, Outputs> to_decode_;
   // The request a prefilled one stands for on the decode side.
   RequestSpec decoded_spec(const Request& prefilled) const {

@@ -24,7 +24,9 @@ KvHandoff::Started KvHandoff::start(Request* prefilled, std::int32_t from, std::
   const double bytes =
       static_cast<double>(prefilled->spec.prompt_tokens - cached_tokens) * options_.bytes_per_token;
   double left = bytes;
-  if (options_.layerwise) {
+  // Streaming overlaps the prefill only when the transfer starts as it ends (no wait for the
+  // decode side's room).
+  if (options_.layerwise && now == prefilled->first_token) {
     // Layer l's KV is ready l/L of the way through the prefill (its compute c per layer) and
     // takes b to send alone: the last byte leaves max(b, L (b - c) + c) after the prefill
     // ends, b when the compute is the longer (every layer but the last hidden), and the link

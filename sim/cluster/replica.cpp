@@ -39,6 +39,12 @@ LengthAdmission Replica::admission(const RequestSpec& request) const {
   return admission;
 }
 
+bool Replica::reserve_kv(std::int64_t request, std::int64_t tokens) {
+  if (!allocator_->can_admit(tokens, tokens)) return false;
+  allocator_->admit(kReservedKv + request, tokens, tokens);
+  return true;
+}
+
 void Replica::speculate(Speculation& speculation) {
   if (!scheduler_->speculate(speculation.num_speculative_tokens())) {
     throw InputError("speculative", "the scheduler cannot speculate; expected scheduler vllm_v1");

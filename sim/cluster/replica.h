@@ -73,6 +73,12 @@ class Replica {
   // allocated until release_held_kv (its transfer to the decode side has completed).
   void hold_finished_kv() { holds_finished_kv_ = true; }
   void release_held_kv(std::int64_t sequence) { allocator_->release(sequence); }
+  // A decode replica sets `tokens` of KV aside for request `request`'s prompt on its way, if
+  // they fit (a sequence of its own in the allocator), and frees them when it has arrived.
+  bool reserve_kv(std::int64_t request, std::int64_t tokens);
+  void release_reserved_kv(std::int64_t request) { allocator_->release(kReservedKv + request); }
+  // Whether a launched batch has not completed yet.
+  bool batch_in_flight() const { return !in_flight_.empty(); }
   // Speculative decoding from now on (`speculation` outlives the replica): the scheduler
   // plans drafts, steps are priced with their proposing and completed by `speculation`, and
   // bulk decoding is off. Throws InputError when the scheduler cannot speculate.
@@ -90,6 +96,8 @@ class Replica {
   const IKvCacheAllocator& allocator() const { return *allocator_; }
 
  private:
+  // Reservations' sequence ids: above every request's.
+  static constexpr std::int64_t kReservedKv = std::int64_t{1} << 62;
   // Completes every step of a batch that ended at `at`; for a decode run, also
   // `later_steps` more decode steps, the last ending at `last_at`. Appends the
   // requests of the plan that have now generated all their tokens to `finished`.

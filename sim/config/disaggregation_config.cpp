@@ -41,6 +41,12 @@ DisaggregationConfig read_disaggregation_config(JsonObjectReader& section) {
       c.kv_transfer.latency_s = *latency;
     }
     c.kv_transfer.layerwise = t->optional_boolean("layerwise").value_or(false);
+    c.kv_transfer.handoff = t->optional_string("handoff").value_or(c.kv_transfer.handoff);
+    if (c.kv_transfer.handoff != "pull_after_prefill" &&
+        c.kv_transfer.handoff != "reserve_before_prefill") {
+      t->fail("handoff", "expected \"pull_after_prefill\" or \"reserve_before_prefill\", got \"" +
+                             c.kv_transfer.handoff + "\"");
+    }
     t->reject_unknown_keys();
   }
   c.local_prefill_max_tokens = section.optional_nonnegative_integer("local_prefill_max_tokens")
@@ -61,7 +67,8 @@ nlohmann::json disaggregation_config_to_json(const DisaggregationConfig& c) {
            {{"link", c.kv_transfer.link},
             {"bandwidth_bytes_per_s", optional(c.kv_transfer.bandwidth_bytes_per_s)},
             {"latency_s", optional(c.kv_transfer.latency_s)},
-            {"layerwise", c.kv_transfer.layerwise}}}};
+            {"layerwise", c.kv_transfer.layerwise},
+            {"handoff", c.kv_transfer.handoff}}}};
 }
 
 nlohmann::json role_document(const nlohmann::json& document, const nlohmann::json& role) {

@@ -27,6 +27,11 @@ struct DisaggregationConfig {
     // Each layer's KV leaves as soon as the prefill has computed it (LMCache's and Mooncake's
     // layer-wise mode), instead of the whole cache after the prefill (vLLM's NIXL connector).
     bool layerwise = false;
+    // When the decode side sets the prompt's KV aside: "pull_after_prefill" (vLLM's NIXL
+    // connector, TensorRT-LLM: after the prefill, then it pulls) or "reserve_before_prefill"
+    // (SGLang: before the prefill starts). Assembly fills it from the engine profile's
+    // kv_handoff.
+    std::string handoff = "pull_after_prefill";
   } kv_transfer;
   // Selective disaggregation (llm-d's): a prompt of at most this many tokens is prefilled on
   // the decode replica that serves it, with no transfer; 0 (default): every prompt is handed

@@ -180,6 +180,10 @@ EngineProfile engine_from_json(const nlohmann::json& document, const std::string
   if (const nlohmann::json* startup = r.optional_raw("startup")) {
     e.startup = read_startup_checks(*startup, source_name, "startup");
   }
+  e.kv_handoff = r.optional_string("kv_handoff").value_or(e.kv_handoff);
+  if (e.kv_handoff != "pull_after_prefill" && e.kv_handoff != "reserve_before_prefill") {
+    r.fail("kv_handoff", "expected \"pull_after_prefill\" or \"reserve_before_prefill\"");
+  }
   if (const nlohmann::json* calibration = r.optional_raw("calibration")) {
     if (!calibration->is_object()) r.fail("calibration", "expected a JSON object");
     e.calibration = *calibration;
@@ -265,6 +269,7 @@ nlohmann::json engine_to_json(const EngineProfile& e) {
                      {"gpu_memory_utilization", e.scheduling.gpu_memory_utilization},
                      {"preemption_mode", e.scheduling.preemption_mode}};
   if (e.startup != StartupChecks{}) j["startup"] = startup_checks_to_json(e.startup);
+  j["kv_handoff"] = e.kv_handoff;
   if (!e.calibration.is_null()) j["calibration"] = e.calibration;
   j["sources"] = e.sources;
   return j;

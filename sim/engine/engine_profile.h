@@ -43,6 +43,9 @@ struct EngineProfile {
   EngineScheduling scheduling;
   EngineCosts costs;
   StartupChecks startup;  // what it refuses or cuts before serving ("startup"; none if absent)
+  // When a disaggregated deployment's decode side sets a prompt's KV aside ("kv_handoff"):
+  // "pull_after_prefill" (the default) or "reserve_before_prefill" (docs/disaggregation.md).
+  std::string kv_handoff = "pull_after_prefill";
   // Free-form metadata written by `servesim calibrate --measured` (null when absent).
   nlohmann::json calibration;
   std::map<std::string, std::string> sources;  // by dotted key path

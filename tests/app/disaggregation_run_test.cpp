@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "sim/app/app.h"
 #include "tests/support/test_support.h"
 
 namespace {
@@ -271,6 +272,87 @@ TEST_CASE("an MLA model hands off its latent: (kv_lora_rank + rope dims) x layer
   CHECK(result.json()["kv_transfer"]["bytes"].get<double>() == 1000.0 * (512 + 64) * 61 * 2);
 }
 
+// Two 2,000-token prompts arriving together, on a decode replica whose KV (2,112 tokens) holds
+// one of them: the second's KV waits for the first to finish, before its transfer (vLLM's
+// order) or before its prefill (SGLang's).
+struct TwoPrompts {
+  std::vector<double> completion_s, prefill_queue_s, prefill_s, transfer_queue_s, ttft_s, parts_s;
+};
+TwoPrompts two_prompts_on_one_seat(const std::string& handoff) {
+  servesim::test::ScratchDir dir("disaggregation_" + handoff);
+  const auto trace = dir.write("two.csv",
+                               "arrival_time_s,prompt_tokens,output_tokens\n"
+                               "0.0,2000,50\n0.0,2000,50\n");
+  const auto out = dir.path() / "out";
+  const auto result = run_servesim(
+      {"run", "--workload", trace.string(), "--disaggregation", "1p1d", "--max-len", "2100",
+       "--set", "disaggregation.decode.memory.kv_capacity_tokens=2112", "--set",
+       "disaggregation.kv_transfer.handoff=\"" + handoff + "\"", "--out", out.string()});
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  const auto column = [&](const std::string& name) {
+    std::vector<double> values;
+    for (const auto& cell : servesim::test::csv_column(out / "requests.csv", name))
+      values.push_back(std::stod(cell));
+    return values;
+  };
+  TwoPrompts r{column("completion_s"),   column("ttft_prefill_queue_s"),
+               column("ttft_prefill_s"), column("ttft_transfer_queue_s"),
+               column("ttft_s"),         {}};
+  for (std::size_t i = 0; i < 2; ++i) {
+    double sum = 0;
+    for (const char* part : {"ttft_prefill_queue_s", "ttft_prefill_s", "ttft_transfer_queue_s",
+                             "ttft_transfer_s", "ttft_decode_queue_s", "ttft_first_decode_s"})
+      sum += column(part)[i];
+    r.parts_s.push_back(sum);
+  }
+  return r;
+}
+
+TEST_CASE("a prompt whose decode room is taken waits: for its transfer, or for its prefill",
+          "[app][disaggregation]") {
+  // vLLM: both prompts prefill together; the second's blocks are allocated on the decode side,
+  // and its KV pulled, only once the first has finished and freed its blocks.
+  const TwoPrompts pull = two_prompts_on_one_seat("pull_after_prefill");
+  CHECK(pull.prefill_queue_s[1] == pull.prefill_queue_s[0]);  // prefilled in the same step
+  CHECK(pull.prefill_s[1] == pull.prefill_s[0]);
+  CHECK(pull.transfer_queue_s[0] == 0);
+  // Both arrived at 0: the second's transfer starts when the first completes.
+  CHECK(pull.transfer_queue_s[1] > 0);
+  CHECK(pull.prefill_queue_s[1] + pull.prefill_s[1] + pull.transfer_queue_s[1] ==
+        Approx(pull.completion_s[0]).margin(1e-9));
+  // SGLang: the decode side reserves before the prefill, so the second is not even prefilled
+  // until the first has finished; its KV then leaves at once.
+  const TwoPrompts reserve = two_prompts_on_one_seat("reserve_before_prefill");
+  CHECK(reserve.transfer_queue_s[0] == 0);
+  CHECK(reserve.transfer_queue_s[1] == 0);
+  CHECK(reserve.prefill_queue_s[1] == Approx(reserve.completion_s[0]).margin(1e-9));
+  for (const TwoPrompts* run : {&pull, &reserve}) {
+    for (std::size_t i = 0; i < 2; ++i)
+      CHECK(run->parts_s[i] == Approx(run->ttft_s[i]).margin(1e-8));
+  }
+}
+
+TEST_CASE("each engine names its hand-off, which the configuration may override",
+          "[app][disaggregation]") {
+  const auto handoff = [](std::vector<std::string> sets) {
+    servesim::ConfigSources sources;
+    sources.overrides.push_back({"test", "disaggregation.prefill.replicas=1"});
+    sources.overrides.push_back({"test", "disaggregation.decode.replicas=1"});
+    for (const auto& set : sets)
+      sources.overrides.push_back({"test", set});
+    return servesim::assemble_config(
+               sources, servesim::test::source_dir())["disaggregation"]["kv_transfer"]["handoff"]
+        .get<std::string>();
+  };
+  CHECK(handoff({}) == "pull_after_prefill");  // vLLM, the default engine
+  CHECK(handoff({"engine.name=\"trtllm\""}) == "pull_after_prefill");
+  CHECK(handoff({"engine.name=\"sglang\""}) == "reserve_before_prefill");
+  CHECK(handoff({"engine.name=\"sglang\"",
+                 "disaggregation.kv_transfer.handoff=\"pull_after_prefill\""}) ==
+        "pull_after_prefill");
+}
+
 TEST_CASE("bad disaggregation input: one line, exit 3 or 4", "[app][disaggregation]") {
   using servesim::test::require_error;
   require_error(run_servesim({"run", "--prefill-replicas", "0", "--decode-replicas", "1"}), 3,
@@ -284,6 +366,9 @@ TEST_CASE("bad disaggregation input: one line, exit 3 or 4", "[app][disaggregati
                               "disaggregation.kv_transfer.bandwidth_bytes_per_s=0"}),
                 3, "bandwidth_bytes_per_s");
   require_error(run_servesim({"run", "--disaggregation", "2x1"}), 2, "expected NpMd");
+  require_error(run_servesim({"run", "--disaggregation", "1p1d", "--set",
+                              "disaggregation.kv_transfer.handoff=\"push\""}),
+                3, "handoff");
   require_error(run_servesim({"run", "--disaggregation", "1p1d", "--enable-prefix-caching", "--set",
                               "disaggregation.decode.allocator.block_size=32"}),
                 3, "prefix caches must agree");
