@@ -140,41 +140,45 @@ void Cluster::on_arrival(const RequestSpec& spec) {
     hashes = std::make_shared<const std::vector<std::uint64_t>>(
         block_hashes(*content, prefix_block_tokens_));
   }
-  // Disaggregated, a short enough prompt is prefilled where it will be decoded.
-  const bool local = pools_ && admission.served.prompt_tokens <= pools_->local_prefill_max_tokens;
-  std::int32_t target = 0;
-  if (local) {
-    const auto first = entry_replicas();
-    target = route_among(*pools_->decode_router, first, replicas_.size() - first, admission.served,
-                         hashes.get());
-    pools_->handoff->on_local_prefill();
-  } else {
-    target = route_among(*router_, 0, entry_replicas(), admission.served, hashes.get());
-  }
   Request* request = requests_.acquire();
   request->spec = admission.served;
   request->requested_output_tokens = spec.output_tokens;
-  if (pools_ && !local) {
-    // The prefill side computes the prompt and samples one token.
-    to_decode_[spec.id] = Outputs{admission.served.output_tokens, spec.output_tokens};
-    request->spec.output_tokens = 1;
-    request->requested_output_tokens = 1;
-  }
   if (hashes) {
     request->block_hashes = std::move(hashes);
     request->has_content = true;
   }
-  if (pools_ && !local && pools_->order == KvHandoffOrder::ReserveBeforePrefill) {
-    // The decode side sets the prompt's KV aside first; the prefill starts once it has.
-    const std::int32_t decode = route_to_decode(admission.served, *request);
-    to_decode_[spec.id].decode = decode;
-    wait_for_decode_room(
-        decode, {false, request, 0,
-                 std::max<std::int64_t>(
-                     1, admission.served.prompt_tokens - decode_cached_tokens(*request, decode))});
+  if (!pools_) {
+    deliver(route_among(*router_, 0, replicas_.size(), request->spec, request->block_hashes.get()),
+            request);
     return;
   }
-  deliver(target, request);
+  // Disaggregated. The decode replica is picked first when the hand-off needs it before the
+  // prefill: to reserve its room (SGLang), or to look its prefix cache up (selective
+  // disaggregation, as llm-d decides it: a prompt whose tokens that replica does not cache are
+  // few enough is prefilled there, with no transfer).
+  std::int32_t decode = -1;
+  std::int64_t uncached = request->spec.prompt_tokens;
+  if (pools_->order == KvHandoffOrder::ReserveBeforePrefill ||
+      pools_->local_prefill_max_tokens > 0) {
+    decode = route_to_decode(request->spec, *request);
+    uncached -= decode_cached_tokens(*request, decode);
+  }
+  if (uncached <= pools_->local_prefill_max_tokens) {
+    pools_->handoff->on_local_prefill(spec.id);
+    deliver(pools_->prefill_replicas + decode, request);
+    return;
+  }
+  // The prefill side computes the prompt and samples one token.
+  to_decode_[spec.id] = Outputs{admission.served.output_tokens, spec.output_tokens, decode};
+  request->spec.output_tokens = 1;
+  request->requested_output_tokens = 1;
+  if (pools_->order == KvHandoffOrder::ReserveBeforePrefill) {
+    // The decode side sets the prompt's KV aside first; the prefill starts once it has.
+    wait_for_decode_room(decode, {false, request, 0, std::max<std::int64_t>(1, uncached)});
+    return;
+  }
+  deliver(route_among(*router_, 0, entry_replicas(), request->spec, request->block_hashes.get()),
+          request);
 }
 
 std::int32_t Cluster::route_among(IRouter& router, std::size_t first, std::size_t count,
@@ -239,13 +243,13 @@ std::int64_t Cluster::decode_cached_tokens(const Request& request, std::int32_t 
 }
 
 void Cluster::hand_off(std::int32_t prefill_replica, Request* prefilled) {
-  const std::int32_t reserved = to_decode_.at(prefilled->spec.id).decode;
-  if (reserved >= 0) {
-    start_transfer(prefill_replica, prefilled, reserved);  // its room was set aside before
+  Outputs& outputs = to_decode_.at(prefilled->spec.id);
+  if (pools_->order == KvHandoffOrder::ReserveBeforePrefill) {
+    start_transfer(prefill_replica, prefilled, outputs.decode);  // its room was set aside
     return;
   }
-  const std::int32_t decode = route_to_decode(decoded_spec(*prefilled), *prefilled);
-  to_decode_.at(prefilled->spec.id).decode = decode;
+  if (outputs.decode < 0) outputs.decode = route_to_decode(decoded_spec(*prefilled), *prefilled);
+  const std::int32_t decode = outputs.decode;
   wait_for_decode_room(
       decode, {true, prefilled, prefill_replica,
                std::max<std::int64_t>(
@@ -378,9 +382,6 @@ void Cluster::on_batch_done(std::int32_t replica, std::int64_t batch) {
     if (pools_) {
       if (const auto parts = pools_->handoff->on_decoded(*request)) {
         observer_.on_ttft_parts(request->spec.id, *parts);
-      } else if (request->spec.prompt_tokens > pools_->local_prefill_max_tokens) {
-        throw InvariantError("request " + std::to_string(request->spec.id) +
-                             " decoded without its hand-off");
       }
     }
     ++stats_.finished;

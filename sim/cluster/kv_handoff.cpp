@@ -64,7 +64,13 @@ KvHandoff::Arrived KvHandoff::finish(std::int64_t transfer, SimTime now,
 
 std::optional<std::array<double, kTtftParts>> KvHandoff::on_decoded(const Request& decoded) {
   const auto it = parts_.find(decoded.spec.id);
-  if (it == parts_.end()) return std::nullopt;
+  if (it == parts_.end()) {
+    if (local_.erase(decoded.spec.id) == 0) {
+      throw InvariantError("request " + std::to_string(decoded.spec.id) +
+                           " decoded without its hand-off");
+    }
+    return std::nullopt;
+  }
   const Parts& p = it->second;
   const std::array<SimTime, kTtftParts + 1> marks{
       p.arrival,      p.prefill_start,         p.prefill_end,      p.transfer_start,

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "sim/cluster/kv_links.h"
@@ -63,9 +64,13 @@ class KvHandoff {
 
   // The request decoding on the decode side has finished: returns its TTFT parts, in
   // seconds, in kTtftPartNames order; nothing for a request prefilled there (no hand-off).
+  // Throws InvariantError for a request that had neither.
   std::optional<std::array<double, kTtftParts>> on_decoded(const Request& decoded);
-  // A request's prompt is prefilled on its decode replica (selective disaggregation).
-  void on_local_prefill() { ++local_prefills_; }
+  // Request `request`'s prompt is prefilled on its decode replica (selective disaggregation).
+  void on_local_prefill(std::int64_t request) {
+    ++local_prefills_;
+    local_.insert(request);
+  }
 
   std::size_t in_flight() const { return links_.in_flight(); }
   // Means and p99s of the TTFT parts over the finished requests, and the transfers' totals
@@ -94,6 +99,7 @@ class KvHandoff {
   std::vector<std::array<double, kTtftParts>> finished_parts_;
   std::int64_t transfers_done_ = 0;
   std::int64_t local_prefills_ = 0;
+  std::unordered_set<std::int64_t> local_;  // prefilled locally, until decoded
   double bytes_moved_ = 0;
   double transfer_seconds_ = 0;
 };

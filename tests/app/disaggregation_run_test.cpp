@@ -1,5 +1,7 @@
 // Prefill/decode disaggregation end to end (docs/disaggregation.md): closed forms for one
 // request and for transfers sharing a port, a whole run, MLA's transfer bytes, bad input.
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -225,6 +227,42 @@ TEST_CASE("selective disaggregation prefills short prompts on their decode repli
   CHECK(all["kv_transfer"]["transfers"] == 0);
   CHECK(all["kv_transfer"]["local_prefills"] == 300);
   CHECK(all["pools"]["prefill"]["busy_share"] == 0);
+}
+
+TEST_CASE("selective disaggregation counts the prompt tokens the decode replica does not cache",
+          "[app][disaggregation]") {
+  // Multi-turn chats: a later turn's history is cached where its conversation was decoded,
+  // so with prefix caching long prompts with few new tokens are prefilled there (llm-d).
+  servesim::test::ScratchDir dir("disaggregation_cached_share");
+  const auto run = [&](const char* caching) {
+    const auto out = dir.path() / caching;
+    const auto result = run_servesim({"run", "--workload", "multi-turn-chat", "--num-requests",
+                                      "600", "--disaggregation", "1p1d", "--set",
+                                      "disaggregation.local_prefill_max_tokens=256",
+                                      std::string("--") + caching, "--out", out.string()});
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return out;
+  };
+  const auto locals = [](const std::filesystem::path& out) {
+    const auto parts = servesim::test::csv_column(out / "requests.csv", "ttft_prefill_s");
+    const auto prompts = servesim::test::csv_column(out / "requests.csv", "prompt_tokens");
+    const auto cached = servesim::test::csv_column(out / "requests.csv", "cached_tokens");
+    std::int64_t count = 0, longest = 0, most_new = 0;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      if (!parts[i].empty()) continue;  // handed off
+      ++count;
+      longest = std::max<std::int64_t>(longest, std::stoll(prompts[i]));
+      most_new = std::max<std::int64_t>(most_new, std::stoll(prompts[i]) - std::stoll(cached[i]));
+    }
+    return std::array<std::int64_t, 3>{count, longest, most_new};
+  };
+  const auto plain = locals(run("no-enable-prefix-caching"));
+  const auto cached = locals(run("enable-prefix-caching"));
+  CHECK(plain[1] <= 256);  // without a cache only short prompts
+  CHECK(cached[0] > plain[0]);
+  CHECK(cached[1] > 256);  // long prompts whose history the decode replica holds
+  CHECK(cached[2] <= 256);
 }
 
 TEST_CASE("blocks the decode replica's prefix cache holds do not cross the link",
