@@ -128,6 +128,11 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
   const nlohmann::json base =
       study_point_config(study.base, {}, study.context.data_root, "capacity");
   (void)configured_rate(base, "use --arrival poisson", "--start-rate");
+  if (base.contains("disaggregation") && !base["disaggregation"].is_null()) {
+    throw UsageError(
+        "--disaggregated: the search lays the roles out from --shapes; drop the "
+        "disaggregation section and flags (--disaggregation, --prefill-replicas, ...)");
+  }
   const auto shapes =
       parse_shapes(vm.count("shapes") != 0 ? vm["shapes"].as<std::string>() : "", base);
   const auto max_replicas = vm["max-replicas"].as<std::int64_t>();

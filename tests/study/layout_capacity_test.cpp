@@ -133,4 +133,6 @@ TEST_CASE("capacity --disaggregated refuses what it cannot search", "[study][cli
   servesim::test::require_error(
       run_servesim({"capacity", "--disaggregated", "--slo", "ttft_p99=1"}), 2, "--target-rate");
   servesim::test::require_error(run_servesim(search({"--minimize", "speed"})), 2, "--minimize");
+  servesim::test::require_error(run_servesim(search({"--disaggregation", "1p1d"})), 2,
+                                "drop the disaggregation section");
 }
