@@ -163,7 +163,7 @@ void Cluster::on_arrival(const RequestSpec& spec) {
     decode = route_to_decode(request->spec, *request);
     uncached -= decode_cached_tokens(*request, decode);
   }
-  if (uncached <= pools_->local_prefill_max_tokens) {
+  if (pools_->local_prefill_max_tokens > 0 && uncached <= pools_->local_prefill_max_tokens) {
     pools_->handoff->on_local_prefill(spec.id);
     deliver(pools_->prefill_replicas + decode, request);
     return;
