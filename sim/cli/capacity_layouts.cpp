@@ -139,6 +139,14 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
   const auto price_of = [&](const ReplicaShape& shape) {
     return price_per_gpu_hour(shape, vm, study.context);
   };
+  // A layout's GPUs' cost per hour, each role at its shape's price; none without both prices.
+  const auto usd_per_hour = [&](const Layout& layout, RoleCounts counts) -> std::optional<double> {
+    const auto prefill = price_of(layout.prefill);
+    const auto decode = price_of(layout.decode);
+    if (!prefill || !decode) return std::nullopt;
+    return *prefill * static_cast<double>(counts.prefill * layout.prefill.gpus_per_replica()) +
+           *decode * static_cast<double>(counts.decode * layout.decode.gpus_per_replica());
+  };
 
   // Every shape's requests alone: the bounds of both kinds, and the mean request.
   std::vector<std::vector<ConfigOverride>> shape_sets;
@@ -284,21 +292,16 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
         // throughput): a layout whose fewest GPUs (or $/hour) already exceed the best
         // aggregated answer's cannot beat it.
         const std::int64_t gpus = layout.gpus(start);
-        const auto pp = price_of(layout.prefill);
-        const auto dp = price_of(layout.decode);
-        const bool priced = pp && dp && best_aggregated->prices;
-        const double usd_per_hour =
-            priced ? *pp * static_cast<double>(start.prefill * layout.prefill.gpus_per_replica()) +
-                         *dp * static_cast<double>(start.decode * layout.decode.gpus_per_replica())
-                   : 0.0;
+        const std::optional<double> cost = usd_per_hour(layout, start);
+        const bool priced = cost && best_aggregated->prices;
         if (!by_cost && gpus > best_aggregated->gpus) {
           reason = "pruned: rate matching needs " + counts_text(start) + ", " +
                    std::to_string(gpus) + " GPUs, more than the best aggregated answer's " +
                    std::to_string(best_aggregated->gpus);
-        } else if (by_cost && priced && usd_per_hour > best_aggregated->prices->usd_per_hour) {
+        } else if (by_cost && priced && *cost > best_aggregated->prices->usd_per_hour) {
           reason = "pruned: rate matching needs " + counts_text(start) + ", $" +
-                   format_fixed(usd_per_hour, 2) + "/hour, more than the best aggregated " +
-                   "answer's $" + format_fixed(best_aggregated->prices->usd_per_hour, 2);
+                   format_fixed(*cost, 2) + "/hour, more than the best aggregated " + "answer's $" +
+                   format_fixed(best_aggregated->prices->usd_per_hour, 2);
         }
       }
       if (reason) {
@@ -359,15 +362,9 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
     d.counts = counts_text(answer->counts);
     d.gpus = layout.gpus(answer->counts);
     d.summary = &answer->summary;
-    const auto pp = price_of(layout.prefill);
-    const auto dp = price_of(layout.decode);
-    if (pp && dp) {
+    if (const auto cost = usd_per_hour(layout, answer->counts)) {
       // The GPUs' mean price, so that the deployment's $/hour is each role's.
-      const double usd_per_hour =
-          *pp * static_cast<double>(answer->counts.prefill * layout.prefill.gpus_per_replica()) +
-          *dp * static_cast<double>(answer->counts.decode * layout.decode.gpus_per_replica());
-      d.prices =
-          serving_prices(usd_per_hour / static_cast<double>(d.gpus), d.gpus, rate, answer->summary);
+      d.prices = serving_prices(*cost / static_cast<double>(d.gpus), d.gpus, rate, answer->summary);
     }
     d.json["prefill"]["replicas"] = answer->counts.prefill;
     d.json["decode"]["replicas"] = answer->counts.decode;
