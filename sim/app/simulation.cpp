@@ -107,6 +107,9 @@ void summarize_pools(KvTransferSummary& figures, const RunSummary& summary,
     const auto count = static_cast<std::int32_t>(sizes[i].replicas);
     const MetricsCollector::ReplicaRangeUse use = collector.replica_range_use(first, count);
     pool.busy_share = per_s(use.iteration_time_s) / static_cast<double>(pool.replicas);
+    pool.mean_queued_requests =
+        per_s(i == 0 ? figures.total_s[kPrefillQueue]
+                     : figures.total_s[kTransferQueue] + figures.total_s[kDecodeQueue]);
     pool.mean_batch_size = use.iterations > 0 ? static_cast<double>(use.batch_size_sum) /
                                                     static_cast<double>(use.iterations)
                                               : 0.0;

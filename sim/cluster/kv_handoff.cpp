@@ -93,6 +93,7 @@ KvTransferSummary KvHandoff::summary(double duration_s) const {
     const LatencyStats stats = exact_latency_stats(std::move(values));
     s.mean_s[i] = stats.mean;
     s.p99_s[i] = stats.p99;
+    s.total_s[i] = stats.mean * static_cast<double>(finished_parts_.size());
   }
   s.transfers = transfers_done_;
   s.local_prefills = local_prefills_;

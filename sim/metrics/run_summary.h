@@ -25,6 +25,15 @@ struct SpecDecodeSummary {
 inline constexpr std::size_t kTtftParts = 6;
 inline constexpr std::array<const char*, kTtftParts> kTtftPartNames{
     "prefill_queue", "prefill", "transfer_queue", "transfer", "decode_queue", "first_decode"};
+// The parts' indices, in that order.
+enum TtftPart : std::size_t {
+  kPrefillQueue,
+  kPrefillPart,
+  kTransferQueue,
+  kTransferPart,
+  kDecodeQueue,
+  kFirstDecode
+};
 // One role's pool: how busy its replicas were and what each of its GPUs produced (prompt
 // tokens for prefill, output tokens for decode, per second of the run).
 struct PoolSummary {
@@ -33,12 +42,16 @@ struct PoolSummary {
   std::int64_t gpus = 0;
   double busy_share = 0;       // of the run's duration, its replicas' mean
   double mean_batch_size = 0;  // sequences per iteration, over its iterations
-  double kv_utilization = 0;   // mean over its iterations, weighted by duration
+  // Handed-off requests waiting for the pool, averaged over the run (Little's law over their
+  // TTFT parts: prefill_queue; transfer_queue plus decode_queue for decode).
+  double mean_queued_requests = 0;
+  double kv_utilization = 0;  // mean over its iterations, weighted by duration
   double tokens_per_s_per_gpu = 0;
 };
 struct KvTransferSummary {
   std::array<double, kTtftParts> mean_s{};
   std::array<double, kTtftParts> p99_s{};
+  std::array<double, kTtftParts> total_s{};  // summed over the finished requests
   std::int64_t transfers = 0;
   std::int64_t local_prefills = 0;  // prompts prefilled on their decode replica
   double bytes = 0;                 // moved by every transfer

@@ -81,14 +81,16 @@ nlohmann::json summary_to_json(const RunSummary& s) {
                         {"link_utilization", finite(t->link_utilization, "kv_transfer")}};
     nlohmann::json pools = nlohmann::json::object();
     for (const PoolSummary& p : t->pools) {
-      pools[p.role] = {{"replicas", p.replicas},
-                       {"gpus", p.gpus},
-                       {"busy_share", finite(p.busy_share, "pools.busy_share")},
-                       {"mean_batch_size", finite(p.mean_batch_size, "pools.mean_batch_size")},
-                       {"kv_utilization", finite(p.kv_utilization, "pools.kv_utilization")},
-                       {std::string(p.role) == "prefill" ? "prompt_tokens_per_s_per_gpu"
-                                                         : "output_tokens_per_s_per_gpu",
-                        finite(p.tokens_per_s_per_gpu, "pools")}};
+      pools[p.role] = {
+          {"replicas", p.replicas},
+          {"gpus", p.gpus},
+          {"busy_share", finite(p.busy_share, "pools.busy_share")},
+          {"mean_batch_size", finite(p.mean_batch_size, "pools.mean_batch_size")},
+          {"mean_queued_requests", finite(p.mean_queued_requests, "pools.mean_queued_requests")},
+          {"kv_utilization", finite(p.kv_utilization, "pools.kv_utilization")},
+          {std::string(p.role) == "prefill" ? "prompt_tokens_per_s_per_gpu"
+                                            : "output_tokens_per_s_per_gpu",
+           finite(p.tokens_per_s_per_gpu, "pools")}};
     }
     pools["output_tokens_per_s_per_gpu"] =
         finite(t->output_tokens_per_s_per_gpu, "pools.output_tokens_per_s_per_gpu");

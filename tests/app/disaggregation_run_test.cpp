@@ -315,6 +315,8 @@ TEST_CASE("an MLA model hands off its latent: (kv_lora_rank + rope dims) x layer
 // order) or before its prefill (SGLang's).
 struct TwoPrompts {
   std::vector<double> completion_s, prefill_queue_s, prefill_s, transfer_queue_s, ttft_s, parts_s;
+  std::vector<double> decode_queue_s;
+  nlohmann::json summary;
 };
 TwoPrompts two_prompts_on_one_seat(const std::string& handoff) {
   servesim::test::ScratchDir dir("disaggregation_" + handoff);
@@ -334,9 +336,14 @@ TwoPrompts two_prompts_on_one_seat(const std::string& handoff) {
       values.push_back(std::stod(cell));
     return values;
   };
-  TwoPrompts r{column("completion_s"),   column("ttft_prefill_queue_s"),
-               column("ttft_prefill_s"), column("ttft_transfer_queue_s"),
-               column("ttft_s"),         {}};
+  TwoPrompts r{column("completion_s"),
+               column("ttft_prefill_queue_s"),
+               column("ttft_prefill_s"),
+               column("ttft_transfer_queue_s"),
+               column("ttft_s"),
+               {},
+               column("ttft_decode_queue_s"),
+               nlohmann::json::parse(servesim::test::read_file(out / "summary.json"))};
   for (std::size_t i = 0; i < 2; ++i) {
     double sum = 0;
     for (const char* part : {"ttft_prefill_queue_s", "ttft_prefill_s", "ttft_transfer_queue_s",
@@ -368,6 +375,16 @@ TEST_CASE("a prompt whose decode room is taken waits: for its transfer, or for i
   for (const TwoPrompts* run : {&pull, &reserve}) {
     for (std::size_t i = 0; i < 2; ++i)
       CHECK(run->parts_s[i] == Approx(run->ttft_s[i]).margin(1e-8));
+    // The pools' queues, averaged over the run: the requests' waits over its duration.
+    const double duration_s = run->summary["duration_s"].get<double>();
+    const auto& pools = run->summary["pools"];
+    CHECK(pools["prefill"]["mean_queued_requests"].get<double>() ==
+          Approx((run->prefill_queue_s[0] + run->prefill_queue_s[1]) / duration_s).epsilon(1e-6));
+    CHECK(pools["decode"]["mean_queued_requests"].get<double>() ==
+          Approx((run->transfer_queue_s[0] + run->transfer_queue_s[1] + run->decode_queue_s[0] +
+                  run->decode_queue_s[1]) /
+                 duration_s)
+              .epsilon(1e-6));
   }
 }
 
