@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sim/cli/capacity_layouts.h"
 #include "sim/cli/capacity_study.h"
 #include "sim/cli/study_options.h"
 #include "sim/config/disaggregation_config.h"
@@ -74,26 +75,13 @@ std::optional<MeanRequest> mean_request(const nlohmann::json& alone) {
   return MeanRequest{(total - output) / requests, output / requests};
 }
 
-// One deployment of the answer: an aggregated shape's fewest replicas, or a layout's fewest
-// per role; or why there is none.
-struct Deployment {
-  std::string kind;  // "aggregated" or "disaggregated"
-  std::string label;
-  std::string counts;  // "3" or "2p1d"
-  std::int64_t gpus = 0;
-  const nlohmann::json* summary = nullptr;  // the answer's point, when there is one
-  std::optional<ServingPrices> prices;
-  std::string note;
-  nlohmann::json json;
-};
-
 double output_per_user(const nlohmann::json& summary) {
   const double tpot = summary_value(summary, "tpot_s.mean");
   return tpot > 0 ? 1 / tpot : 0.0;
 }
 
 // What --minimize ranks deployments by, smallest first.
-std::tuple<double, double> rank_of(const Deployment& d, bool by_cost) {
+std::tuple<double, double> rank_of(const LayoutDeployment& d, bool by_cost) {
   const double cost =
       d.prices ? d.prices->usd_per_million_tokens : std::numeric_limits<double>::infinity();
   const double gpus = static_cast<double>(d.gpus);
@@ -170,12 +158,12 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
   }
   const auto aggregated = search_shape_replicas(study, searched, rate, max_replicas);
 
-  std::vector<Deployment> deployments;
+  std::vector<LayoutDeployment> deployments;
   std::vector<std::size_t> aggregated_rows;  // deployments' index of each searched shape
   {
     std::size_t next = 0;
     for (std::size_t s = 0; s < shapes.size(); ++s) {
-      Deployment& d = deployments.emplace_back();
+      LayoutDeployment& d = deployments.emplace_back();
       d.kind = "aggregated";
       d.label = shapes[s].label();
       d.json = {{"kind", d.kind},
@@ -217,8 +205,8 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
     }
   }
   // The best aggregated answer, copied: `deployments` grows below.
-  std::optional<Deployment> best_aggregated;
-  for (const Deployment& d : deployments) {
+  std::optional<LayoutDeployment> best_aggregated;
+  for (const LayoutDeployment& d : deployments) {
     if (d.summary &&
         (!best_aggregated || rank_of(d, by_cost) < rank_of(*best_aggregated, by_cost))) {
       best_aggregated = d;
@@ -238,7 +226,7 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
   for (std::size_t p = 0; p < shapes.size(); ++p) {
     for (std::size_t q = 0; q < shapes.size(); ++q) {
       const Layout layout{shapes[p], shapes[q]};
-      Deployment& d = deployments.emplace_back();
+      LayoutDeployment& d = deployments.emplace_back();
       d.kind = "disaggregated";
       d.label = layout.label();
       d.json = {{"kind", d.kind},
@@ -341,7 +329,7 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
   if (!study.context.processes.leader()) return 0;
 
   for (std::size_t l = 0; l < layouts.size(); ++l) {
-    Deployment& d = deployments[layout_rows[l]];
+    LayoutDeployment& d = deployments[layout_rows[l]];
     const Layout& layout = layouts[l];
     d.json["points"] = nlohmann::json::array();
     for (const auto& point : results[l].points) {
@@ -373,16 +361,7 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
   }
 
   // Every point evaluated, in order, and the Pareto front of those meeting the SLO.
-  struct Evaluated {
-    std::string label;
-    std::string counts;
-    std::int64_t gpus = 0;
-    const nlohmann::json* summary = nullptr;
-    const SloVerdict* verdict = nullptr;
-    std::vector<ConfigOverride> overrides;
-    std::vector<std::string> keys;
-  };
-  std::vector<Evaluated> evaluated;
+  std::vector<SearchedPoint> evaluated;
   for (std::size_t s = 0; s < searched.size(); ++s) {
     const ReplicaShape& shape = searched[s];
     for (const auto& point : aggregated[s].points) {
@@ -428,7 +407,7 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
                      "TPOT p99 ms", "config"},
                     {0, 7});
   for (const std::size_t c : pareto_front(candidates)) {
-    const Evaluated& e = evaluated[meeting[c]];
+    const SearchedPoint& e = evaluated[meeting[c]];
     const std::string file = "front/" + std::to_string(front_json.size() + 1) + "-" +
                              slug(e.label + " " + e.counts) + ".json";
     if (write_configs) {
@@ -450,10 +429,16 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
                          write_configs ? file : "-"});
   }
 
+  for (LayoutDeployment& d : deployments) {
+    if (!d.summary) continue;
+    d.output_per_gpu = output_per_gpu(d.gpus);
+    d.output_per_user = output_per_user(*d.summary);
+  }
+
   // The best of each kind.
-  const auto best_of = [&](const std::string& kind) -> const Deployment* {
-    const Deployment* best = nullptr;
-    for (const Deployment& d : deployments) {
+  const auto best_of = [&](const std::string& kind) -> const LayoutDeployment* {
+    const LayoutDeployment* best = nullptr;
+    for (const LayoutDeployment& d : deployments) {
       if (d.kind == kind && d.summary && (!best || rank_of(d, by_cost) < rank_of(*best, by_cost))) {
         best = &d;
       }
@@ -462,10 +447,10 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
   };
   nlohmann::json best_json = nlohmann::json::object();
   nlohmann::json deployments_json = nlohmann::json::array();
-  for (const Deployment& d : deployments)
+  for (const LayoutDeployment& d : deployments)
     deployments_json.push_back(d.json);
   for (const std::string kind : {"aggregated", "disaggregated"}) {
-    const Deployment* best = best_of(kind);
+    const LayoutDeployment* best = best_of(kind);
     best_json[kind] = best ? best->json : nlohmann::json();
   }
   const nlohmann::json document{{"command", "capacity"},
@@ -480,7 +465,7 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
   std::vector<std::vector<std::string>> key_cells;
   std::vector<const nlohmann::json*> summaries;
   std::vector<const SloVerdict*> verdicts;
-  for (const Evaluated& e : evaluated) {
+  for (const SearchedPoint& e : evaluated) {
     key_cells.push_back(e.keys);
     summaries.push_back(e.summary);
     verdicts.push_back(e.verdict);
@@ -495,60 +480,15 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
   if (vm.count("json") != 0) {
     study.context.out << document.dump(2) << '\n';
   } else {
-    std::vector<std::string> header{"deployment", "replicas", "GPUs"};
-    header.insert(header.end(), kPointColumns.begin(), kPointColumns.end());
-    Table points_table(header, {0, header.size() - 1});
-    for (const Evaluated& e : evaluated) {
-      std::vector<std::string> cells{e.label, e.counts, std::to_string(e.gpus)};
-      add_point_cells(cells, *e.summary, *e.verdict);
-      points_table.add_row(cells);
-    }
-    if (!evaluated.empty()) points_table.print(study.context.out);
-    Table answer_table({"deployment", "replicas", "GPUs", "$/hour", "$/M tokens", "TTFT p99 ms",
-                        "TPOT p99 ms", "tok/s/GPU", "tok/s/user", "note"},
-                       {0, 9});
-    for (const Deployment& d : deployments) {
-      if (!d.summary) {
-        answer_table.add_row({d.label, "-", "-", "-", "-", "-", "-", "-", "-", d.note});
-        continue;
-      }
-      answer_table.add_row({d.label, d.counts, std::to_string(d.gpus),
-                            d.prices ? format_fixed(d.prices->usd_per_hour, 2) : "-",
-                            d.prices ? format_fixed(d.prices->usd_per_million_tokens, 3) : "-",
-                            format_fixed(summary_value(*d.summary, "ttft_s.p99") * 1e3, 1),
-                            format_fixed(summary_value(*d.summary, "tpot_s.p99") * 1e3, 2),
-                            format_fixed(output_per_gpu(d.gpus), 1),
-                            format_fixed(output_per_user(*d.summary), 1), d.note});
-    }
-    study.context.out << "\nFewest replicas meeting the SLO at " << rate_text(rate)
-                      << " req/s (aggregated, and per role of each prefill/decode layout):\n";
-    answer_table.print(study.context.out);
-    for (const std::string kind : {"aggregated", "disaggregated"}) {
-      const Deployment* best = best_of(kind);
-      study.context.out << "Best " << kind << " (fewest " << (by_cost ? "$/M tokens" : "GPUs")
-                        << "): ";
-      if (!best) {
-        const bool searched_any = kind == "aggregated" ? !searched.empty() : !layouts.empty();
-        study.context.out << (searched_any ? "none meets the SLO\n"
-                                           : "none searched (the notes above say why)\n");
-        continue;
-      }
-      study.context.out << best->label << ", " << best->counts
-                        << (kind == "aggregated" ? " replica(s), " : ", ") << best->gpus << " GPUs";
-      if (best->prices) {
-        study.context.out << ", $" << format_fixed(best->prices->usd_per_million_tokens, 3)
-                          << "/M tokens";
-      }
-      study.context.out << '\n';
-    }
-    if (!front_json.empty()) {
-      study.context.out << "\nPareto front of the points meeting the SLO: output tokens/s per GPU "
-                           "at the target rate against per user (1 / mean TPOT):\n";
-      front_table.print(study.context.out);
-      if (!write_configs) {
-        study.context.out << "(--out writes a runnable configuration of each front point)\n";
-      }
-    }
+    print_layouts_report(study.context.out, {rate,
+                                             by_cost,
+                                             deployments,
+                                             evaluated,
+                                             {best_of("aggregated"), best_of("disaggregated")},
+                                             {!searched.empty(), !layouts.empty()},
+                                             front_table,
+                                             !front_json.empty(),
+                                             write_configs});
   }
   if (!any) {
     study.context.err << "servesim: error: no deployment meets the SLO at " << rate_text(rate)
