@@ -176,7 +176,11 @@ ReplicaPool build_replica_pool(const RunConfig& config, const ModelSpec& model,
     }
   }
   pool.router = router_entry.factory(streams, config.routing);
-  pool.kv_bytes_per_token = kv_bytes_per_token(model, roofline.kv_dtype);
+  pool.kv_bytes_per_token_held =
+      kv_bytes_per_token_held(model, roofline.parallelism, roofline.kv_dtype);
+  pool.kv_holders = config.tp * config.pp;
+  pool.kv_tensor_shards = kv_tensor_shards(model, config.tp);
+  pool.block_tokens = kv_capacity_options(config, model).block_tokens;
   pool.gpus_per_replica = roofline.parallelism.gpus();
   return pool;
 }

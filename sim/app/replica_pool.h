@@ -28,7 +28,12 @@ struct ReplicaPool {
   std::int64_t max_len_tokens = 0;  // the length the engine serves with (start-up checks)
   // The allocator's capacity (whole blocks for paged allocation), per replica.
   std::int64_t allocator_capacity_tokens = 0;
-  double kv_bytes_per_token = 0;  // one token's KV over every layer, one copy (no TP share)
+  // What the GPUs holding one request's KV (TP x PP of one data-parallel rank: `kv_holders`)
+  // hold of each of its tokens together, and the distinct pieces TP cuts a layer's KV into.
+  double kv_bytes_per_token_held = 0;
+  std::int64_t kv_holders = 0;
+  std::int64_t kv_tensor_shards = 0;
+  std::int64_t block_tokens = 0;  // the allocator's tokens per block
   std::int64_t gpus_per_replica = 0;
 };
 

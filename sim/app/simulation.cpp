@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/app/disaggregated_pools.h"
 #include "sim/app/metrics_observer.h"
 #include "sim/app/policies.h"
 #include "sim/app/replica_memory.h"
@@ -18,74 +19,6 @@
 
 namespace servesim {
 namespace {
-
-// The KV link of a disaggregated deployment, per GPU and direction, from the pools' hardware
-// and the kv_transfer section: its bandwidth and its latency per transfer.
-struct KvLink {
-  double bytes_per_s = 0;
-  double latency_s = 0;
-};
-
-KvLink kv_link_of(const DisaggregationConfig::KvTransfer& transfer, const ReplicaPool& prefill,
-                  const ReplicaPool& decode, std::int64_t prefill_replicas,
-                  std::int64_t decode_replicas) {
-  const HardwareProfile& hw = prefill.hardware;
-  std::string link = transfer.link;
-  if (link == "auto") {
-    // Every GPU of both pools in one node of one hardware: NVLink; else each GPU's NIC.
-    const double gpus = static_cast<double>(prefill_replicas * prefill.gpus_per_replica +
-                                            decode_replicas * decode.gpus_per_replica);
-    const bool one_node =
-        hw.name == decode.hardware.name && hw.gpus_per_node > 0 && gpus <= hw.gpus_per_node;
-    link = one_node ? "nvlink" : "nic";
-  }
-  KvLink result;
-  if (link == "nvlink") {
-    result.bytes_per_s =
-        std::min(hw.gpu_link_bandwidth_bytes_per_s, decode.hardware.gpu_link_bandwidth_bytes_per_s);
-  } else {
-    result.bytes_per_s = std::min(hw.inter_node_bandwidth_bytes_per_s,
-                                  decode.hardware.inter_node_bandwidth_bytes_per_s);
-  }
-  result.latency_s = std::max(hw.inter_node_latency_s, decode.hardware.inter_node_latency_s);
-  if (transfer.bandwidth_bytes_per_s) result.bytes_per_s = *transfer.bandwidth_bytes_per_s;
-  if (transfer.latency_s) result.latency_s = *transfer.latency_s;
-  if (!(result.bytes_per_s > 0)) {
-    throw InputError("disaggregation.kv_transfer", "the " + link + " link of " + hw.name +
-                                                       " has no bandwidth in its profile; "
-                                                       "give kv_transfer.bandwidth_bytes_per_s");
-  }
-  return result;
-}
-
-// The disaggregated deployment's pools, in one cluster: prefill replicas first.
-DisaggregatedPools disaggregated_pools(const RunConfig& config, ReplicaPool& prefill,
-                                       ReplicaPool& decode, std::int64_t layers) {
-  const std::int64_t prefill_count = static_cast<std::int64_t>(prefill.replicas.size());
-  const std::int64_t decode_count = static_cast<std::int64_t>(decode.replicas.size());
-  const KvLink link =
-      kv_link_of(config.disaggregation->kv_transfer, prefill, decode, prefill_count, decode_count);
-  KvHandoffOptions handoff;
-  handoff.bytes_per_token = prefill.kv_bytes_per_token;
-  // A replica's GPUs each move their share over their own port.
-  handoff.prefill_port_bytes_per_s.assign(
-      static_cast<std::size_t>(prefill_count),
-      link.bytes_per_s * static_cast<double>(prefill.gpus_per_replica));
-  handoff.decode_port_bytes_per_s.assign(
-      static_cast<std::size_t>(decode_count),
-      link.bytes_per_s * static_cast<double>(decode.gpus_per_replica));
-  handoff.latency = SimTime::duration_from_seconds(link.latency_s);
-  handoff.layerwise = config.disaggregation->kv_transfer.layerwise;
-  handoff.layers = layers;
-  DisaggregatedPools pools;
-  pools.prefill_replicas = static_cast<std::int32_t>(prefill_count);
-  pools.local_prefill_max_tokens = config.disaggregation->local_prefill_max_tokens;
-  pools.order = parse_kv_handoff_order(config.disaggregation->kv_transfer.handoff,
-                                       "disaggregation.kv_transfer.handoff");
-  pools.decode_router = std::move(decode.router);
-  pools.handoff = std::make_unique<KvHandoff>(std::move(handoff));
-  return pools;
-}
 
 struct PoolSize {
   std::int64_t replicas = 0;

@@ -74,11 +74,14 @@ ClusterRunStats Cluster::run() {
         case EventPhase::TransferDone:
           on_transfer_done(event.payload.batch);
           break;
+        case EventPhase::KvExpiry:
+          on_kv_expiry(event.payload.replica, event.payload.batch);
+          break;
       }
     }
     if (requests_.live() != 0 || stats_.finished + stats_.rejected != stats_.arrived ||
         (pools_ && (pools_->handoff->in_flight() != 0 || reservations_->held() != 0 ||
-                    reservations_->waiting() != 0)) ||
+                    reservations_->waiting() != 0 || !expired_.empty())) ||
         !source_.exhausted()) {
       throw InvariantError("requests_terminate",
                            "the run ended with " + std::to_string(requests_.live()) +
@@ -250,6 +253,11 @@ void Cluster::hand_off(std::int32_t prefill_replica, Request* prefilled) {
   }
   if (outputs.decode < 0) outputs.decode = route_to_decode(decoded_spec(*prefilled), *prefilled);
   const std::int32_t decode = outputs.decode;
+  if (pools_->abort_timeout > SimTime{}) {
+    expiry_events_[prefilled->spec.id] =
+        push(queue_.now() + pools_->abort_timeout,
+             Event{EventPhase::KvExpiry, prefill_replica, prefilled->spec.id, {}});
+  }
   wait_for_decode_room(
       decode, {true, prefilled, prefill_replica,
                std::max<std::int64_t>(
@@ -275,7 +283,11 @@ void Cluster::reserve_decode_room(std::int32_t decode) {
   if (reserved.empty()) return;
   refresh_view(replica);
   for (const DecodeReservations::Waiting& r : reserved) {
-    if (r.prefilled) {
+    if (r.prefilled && expired_.erase(r.request->spec.id) != 0) {
+      // Its KV is gone (vLLM's decode side finds the read failed and computes it again).
+      pools_->handoff->on_expired(r.request->spec.id);
+      decode_on(decode, r.request, /*kv_arrived=*/false);
+    } else if (r.prefilled) {
       start_transfer(r.from, r.request, decode);
     } else {
       deliver(route_among(*router_, 0, entry_replicas(), r.request->spec,
@@ -287,6 +299,10 @@ void Cluster::reserve_decode_room(std::int32_t decode) {
 
 void Cluster::start_transfer(std::int32_t prefill_replica, Request* prefilled,
                              std::int32_t decode) {
+  if (const auto it = expiry_events_.find(prefilled->spec.id); it != expiry_events_.end()) {
+    queue_.cancel(it->second);
+    expiry_events_.erase(it);
+  }
   const KvHandoff::Started started = pools_->handoff->start(
       prefilled, prefill_replica, decode, decode_cached_tokens(*prefilled, decode), queue_.now());
   schedule_transfers(started.changes);
@@ -308,11 +324,21 @@ void Cluster::on_transfer_done(std::int64_t transfer) {
   const KvHandoff::Arrived arrived = pools_->handoff->finish(transfer, queue_.now(), changes);
   schedule_transfers(changes);
   // The prefill side frees the blocks the decode side has read.
-  Request* prefilled = arrived.prefilled;
-  replicas_[static_cast<std::size_t>(arrived.from)]->release_held_kv(prefilled->spec.id);
+  replicas_[static_cast<std::size_t>(arrived.from)]->release_held_kv(arrived.prefilled->spec.id);
   refresh_view(arrived.from);
   request_launch(arrived.from);
+  decode_on(arrived.to, arrived.prefilled, /*kv_arrived=*/true);
+}
 
+void Cluster::on_kv_expiry(std::int32_t replica, std::int64_t request) {
+  expiry_events_.erase(request);
+  replicas_[static_cast<std::size_t>(replica)]->release_held_kv(request);
+  expired_.insert(request);
+  refresh_view(replica);
+  request_launch(replica);
+}
+
+void Cluster::decode_on(std::int32_t decode, Request* prefilled, bool kv_arrived) {
   const auto wanted = to_decode_.find(prefilled->spec.id);
   if (wanted == to_decode_.end()) {
     throw InvariantError("request " + std::to_string(prefilled->spec.id) +
@@ -332,8 +358,8 @@ void Cluster::on_transfer_done(std::int64_t transfer) {
   // Every prompt token's KV arrived; the last is computed again to sample the first output
   // token (vLLM's scheduler takes one token off a full remote hit). The room set aside for it
   // passes to the decode scheduler's admission.
-  request->remote_kv_tokens = static_cast<std::int32_t>(spec.prompt_tokens - 1);
-  const std::int32_t decode_replica = pools_->prefill_replicas + arrived.to;
+  if (kv_arrived) request->remote_kv_tokens = static_cast<std::int32_t>(spec.prompt_tokens - 1);
+  const std::int32_t decode_replica = pools_->prefill_replicas + decode;
   reservations_->release(*replicas_[static_cast<std::size_t>(decode_replica)], spec.id);
   deliver(decode_replica, request);
 }

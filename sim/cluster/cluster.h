@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "sim/cluster/decode_reservations.h"
@@ -23,20 +24,30 @@ namespace servesim {
 // run first, so the order never depends on when an event was pushed (which bulk decoding
 // changes). A decode run cut short (Replica::cut_decode_run) has its completion event
 // cancelled and pushed again at its new time.
-// A KV transfer's end (disaggregation) comes after all three.
-enum class EventPhase : int { BatchDone = 0, Arrival = 1, Launch = 2, TransferDone = 3 };
+// A KV transfer's end (disaggregation) comes after all three, and the abort timeout of KV
+// never read after that.
+enum class EventPhase : int {
+  BatchDone = 0,
+  Arrival = 1,
+  Launch = 2,
+  TransferDone = 3,
+  KvExpiry = 4
+};
 
 // Prefill/decode disaggregation: the cluster's first `prefill_replicas` replicas (the
 // cluster's router picks among them) prefill each prompt, and `handoff` carries its KV to one
 // of the others, which `decode_router` picks when the prefill ends, and which decodes it.
 // Selective disaggregation (llm-d's): a prompt of at most `local_prefill_max_tokens` tokens skips
 // the prefill pool and is prefilled on its decode replica (0: every prompt is handed off).
+// After `abort_timeout` (0: never) a prefill replica frees the KV of a prompt whose decode
+// replica has not yet had room to take it; the decode side computes that prompt itself.
 struct DisaggregatedPools {
   std::int32_t prefill_replicas = 0;
   std::unique_ptr<IRouter> decode_router;
   std::unique_ptr<KvHandoff> handoff;
   std::int64_t local_prefill_max_tokens = 0;
   KvHandoffOrder order = KvHandoffOrder::PullAfterPrefill;
+  SimTime abort_timeout;
 };
 
 struct ClusterRunStats {
@@ -105,6 +116,12 @@ class Cluster {
   std::int32_t route_to_decode(const RequestSpec& spec, const Request& request);
   std::int64_t decode_cached_tokens(const Request& request, std::int32_t decode) const;
   void on_transfer_done(std::int64_t transfer);
+  // The prefill replica `replica` gives up on request `request`'s decode side: frees its KV.
+  void on_kv_expiry(std::int32_t replica, std::int64_t request);
+  // The prefilled request goes on as the request it stands for on decode replica `decode`
+  // (index among them), whose room set aside for it passes to the scheduler's admission:
+  // with its prompt's KV but the last token's arrived (`kv_arrived`), or to compute it whole.
+  void decode_on(std::int32_t decode, Request* prefilled, bool kv_arrived);
   void schedule_transfers(const std::vector<KvLinks::Change>& changes);
   // `router` picks among replicas [first, first + count) for `request` (whose block
   // identities are `hashes`, or null): their views, with the cached prefix for a router that
@@ -147,6 +164,10 @@ class Cluster {
   // Disaggregation: each transfer's pending end event, and each prefilling request's output
   // as served and as requested (the prefill side serves it with one output token).
   std::unordered_map<std::int64_t, EventQueue<Event>::EventId> transfer_events_;
+  // The abort timeout's pending event of each prefilled request waiting for decode room, and
+  // the requests whose KV it has freed.
+  std::unordered_map<std::int64_t, EventQueue<Event>::EventId> expiry_events_;
+  std::unordered_set<std::int64_t> expired_;
   struct Outputs {
     std::int64_t served = 0;
     std::int64_t requested = 0;

@@ -8,22 +8,71 @@
 
 namespace servesim {
 
+namespace {
+
+// Every replica's ports, one per link kind: replica r's of kind k at r * kKvLinkKinds + k.
+std::vector<double> ports(const std::array<double, kKvLinkKinds>& gpu_bytes_per_s,
+                          std::int32_t replicas, std::int64_t gpus) {
+  std::vector<double> result;
+  for (std::int32_t r = 0; r < replicas; ++r) {
+    for (const double gpu : gpu_bytes_per_s)
+      result.push_back(gpu * static_cast<double>(gpus));
+  }
+  return result;
+}
+
+}  // namespace
+
 KvHandoff::KvHandoff(KvHandoffOptions options)
     : options_(std::move(options)),
-      links_(options_.prefill_port_bytes_per_s, options_.decode_port_bytes_per_s,
-             options_.latency) {
+      links_(ports(options_.gpu_bytes_per_s, options_.prefill_replicas, options_.prefill_gpus),
+             ports(options_.gpu_bytes_per_s, options_.decode_replicas, options_.decode_gpus)) {
   if (!(options_.bytes_per_token > 0)) {
     throw InputError("kv_transfer", "expected positive KV bytes per token to hand off");
   }
+  if (options_.pair_links.size() != static_cast<std::size_t>(options_.prefill_replicas) *
+                                        static_cast<std::size_t>(options_.decode_replicas)) {
+    throw InvariantError("kv hand-off: expected a link for every pair of replicas");
+  }
+  for (const KvLinkKind kind : options_.pair_links) {
+    if (!(options_.gpu_bytes_per_s[static_cast<std::size_t>(kind)] > 0)) {
+      throw InputError("kv_transfer", "expected a link of positive bandwidth");
+    }
+  }
+}
+
+KvLinkKind KvHandoff::link(std::int32_t from, std::int32_t to) const {
+  return options_.pair_links[static_cast<std::size_t>(from) *
+                                 static_cast<std::size_t>(options_.decode_replicas) +
+                             static_cast<std::size_t>(to)];
+}
+
+KvLinks::Leg KvHandoff::leg(std::int32_t from, std::int32_t to, double bytes,
+                            std::int64_t tokens) const {
+  const auto kind = static_cast<std::int32_t>(link(from, to));
+  const auto kinds = static_cast<std::int32_t>(kKvLinkKinds);
+  KvLinks::Leg leg;
+  leg.from = from * kinds + kind;
+  leg.to = to * kinds + kind;
+  leg.bytes = bytes;
+  leg.max_bytes_per_s =
+      options_.gpu_bytes_per_s[static_cast<std::size_t>(kind)] *
+      static_cast<double>(std::min(options_.prefill_holders, options_.decode_holders));
+  // Each receiving GPU reads its blocks' pieces one descriptor each, side by side with the
+  // others.
+  const std::int64_t blocks = (tokens + options_.block_tokens - 1) / options_.block_tokens;
+  leg.fixed = options_.latency +
+              SimTime::from_ns(options_.block_overhead.ns() * blocks * options_.pieces_per_block);
+  return leg;
 }
 
 KvHandoff::Started KvHandoff::start(Request* prefilled, std::int32_t from, std::int32_t to,
                                     std::int64_t cached_tokens, SimTime now) {
   const std::int64_t id = next_transfer_++;
   // The prompt's KV but for the blocks the decode side's prefix cache already holds.
-  const double bytes =
-      static_cast<double>(prefilled->spec.prompt_tokens - cached_tokens) * options_.bytes_per_token;
-  double left = bytes;
+  const std::int64_t tokens = prefilled->spec.prompt_tokens - cached_tokens;
+  const double bytes = static_cast<double>(tokens) * options_.bytes_per_token;
+  KvLinks::Leg moved = leg(from, to, bytes, tokens);
   // Streaming overlaps the prefill only when the transfer starts as it ends (no wait for the
   // decode side's room).
   if (options_.layerwise && now == prefilled->first_token) {
@@ -32,18 +81,18 @@ KvHandoff::Started KvHandoff::start(Request* prefilled, std::int32_t from, std::
     // ends, b when the compute is the longer (every layer but the last hidden), and the link
     // the bound otherwise. What is left moves under the ports' sharing from now on (the
     // sharing during the prefill is not modelled).
-    const double rate = std::min(options_.prefill_port_bytes_per_s[static_cast<std::size_t>(from)],
-                                 options_.decode_port_bytes_per_s[static_cast<std::size_t>(to)]);
+    const double rate = moved.max_bytes_per_s;
     const auto layers = static_cast<double>(options_.layers);
     const double b = bytes / layers / rate;
     const double c = (prefilled->first_token - prefilled->first_scheduled).seconds() / layers;
-    left = std::min(bytes, std::max(b, layers * (b - c) + c) * rate);
+    moved.bytes = std::min(bytes, std::max(b, layers * (b - c) + c) * rate);
   }
+  if (link(from, to) == KvLinkKind::Nvlink) ++nvlink_transfers_;
   transfers_.emplace(id, InFlight{prefilled, from, to});
   parts_[prefilled->spec.id] = Parts{prefilled->spec.arrival, prefilled->first_scheduled,
                                      prefilled->first_token, now, SimTime{}};
   bytes_moved_ += bytes;
-  return {id, links_.start(id, from, to, left, now)};
+  return {id, links_.start(id, moved, now)};
 }
 
 KvHandoff::Arrived KvHandoff::finish(std::int64_t transfer, SimTime now,
@@ -97,6 +146,8 @@ KvTransferSummary KvHandoff::summary(double duration_s) const {
   }
   s.transfers = transfers_done_;
   s.local_prefills = local_prefills_;
+  s.expired = expired_;
+  s.nvlink_transfers = nvlink_transfers_;
   s.bytes = bytes_moved_;
   s.mean_transfer_s =
       transfers_done_ > 0 ? transfer_seconds_ / static_cast<double>(transfers_done_) : 0.0;
@@ -104,9 +155,19 @@ KvTransferSummary KvHandoff::summary(double duration_s) const {
     // Every transfer ends within the run, so their durations over the run's are the mean
     // number in flight (Little's law).
     s.mean_in_flight = transfer_seconds_ / duration_s;
+    // The prefill replicas' ports of the kinds their pairs take.
     double port_bytes_per_s = 0;
-    for (const double port : options_.prefill_port_bytes_per_s)
-      port_bytes_per_s += port;
+    for (std::int32_t p = 0; p < options_.prefill_replicas; ++p) {
+      std::array<bool, kKvLinkKinds> takes{};
+      for (std::int32_t d = 0; d < options_.decode_replicas; ++d)
+        takes[static_cast<std::size_t>(link(p, d))] = true;
+      for (std::size_t k = 0; k < kKvLinkKinds; ++k) {
+        if (takes[k]) {
+          port_bytes_per_s +=
+              options_.gpu_bytes_per_s[k] * static_cast<double>(options_.prefill_gpus);
+        }
+      }
+    }
     s.link_utilization = bytes_moved_ / (port_bytes_per_s * duration_s);
   }
   return s;

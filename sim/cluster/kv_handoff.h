@@ -13,13 +13,35 @@
 
 namespace servesim {
 
-// What a hand-off moves and over what: the KV bytes of one prompt token (every layer, the
-// whole replica's share, as the prefill side holds it), and each replica's port.
+// The link a hand-off takes between a prefill and a decode replica: each GPU's network port,
+// or NVLink when both replicas sit in one node.
+enum class KvLinkKind : std::uint8_t { Nic, Nvlink };
+inline constexpr std::size_t kKvLinkKinds = 2;
+
+// What a hand-off moves and over what.
 struct KvHandoffOptions {
+  // The KV bytes that land on the decode side per prompt token: what its GPUs holding a
+  // request's KV hold of one token together (kv_bytes_per_token_held of the decode role).
   double bytes_per_token = 0;
-  std::vector<double> prefill_port_bytes_per_s;  // one per prefill replica
-  std::vector<double> decode_port_bytes_per_s;   // one per decode replica
-  SimTime latency;                               // per transfer
+  // One GPU's bandwidth per direction, per link kind (KvLinkKind order; 0 for a kind no pair
+  // takes). A replica's port of a kind is its GPUs' links together; one transfer moves over
+  // at most the links of the GPUs that hold its KV on either side.
+  std::array<double, kKvLinkKinds> gpu_bytes_per_s{};
+  std::int64_t prefill_gpus = 1;  // per replica
+  std::int64_t decode_gpus = 1;
+  std::int64_t prefill_holders = 1;  // GPUs holding one request's KV: TP x PP of one DP rank
+  std::int64_t decode_holders = 1;
+  std::int32_t prefill_replicas = 1;
+  std::int32_t decode_replicas = 1;
+  // The link from prefill replica p to decode replica d, at [p * decode_replicas + d].
+  std::vector<KvLinkKind> pair_links;
+  SimTime latency;  // per transfer
+  // Per block piece each receiving GPU reads (block_tokens tokens of one sending GPU's shard);
+  // a block comes in `pieces_per_block` pieces when the prefill side cuts the KV finer than
+  // the decode side (its TP larger).
+  SimTime block_overhead;
+  std::int64_t block_tokens = 16;
+  std::int64_t pieces_per_block = 1;
   // Layer-wise streaming over `layers` layers: the KV of each layer leaves when the prefill
   // has computed it, so at the prefill's end only what the link could not move meanwhile is
   // left (see KvHandoff::start).
@@ -72,6 +94,13 @@ class KvHandoff {
     local_.insert(request);
   }
 
+  // The prefill side dropped the KV of request `request` before the decode side read it (the
+  // abort timeout): the decode side computes the prompt itself, with no transfer.
+  void on_expired(std::int64_t request) {
+    ++expired_;
+    local_.insert(request);
+  }
+
   std::size_t in_flight() const { return links_.in_flight(); }
   // Means and p99s of the TTFT parts over the finished requests, and the transfers' totals
   // and (over a run of `duration_s`) their mean number in flight and the links' utilization.
@@ -90,6 +119,11 @@ class KvHandoff {
     std::int32_t from = 0;
     std::int32_t to = 0;
   };
+  KvLinkKind link(std::int32_t from, std::int32_t to) const;
+  // The ports of a kind: prefill replica p's at p * kKvLinkKinds + kind, decode replica d's
+  // likewise.
+  KvLinks::Leg leg(std::int32_t from, std::int32_t to, double bytes, std::int64_t tokens) const;
+
   KvHandoffOptions options_;
   KvLinks links_;
   std::int64_t next_transfer_ = 0;
@@ -99,7 +133,10 @@ class KvHandoff {
   std::vector<std::array<double, kTtftParts>> finished_parts_;
   std::int64_t transfers_done_ = 0;
   std::int64_t local_prefills_ = 0;
-  std::unordered_set<std::int64_t> local_;  // prefilled locally, until decoded
+  std::int64_t expired_ = 0;
+  std::int64_t nvlink_transfers_ = 0;
+  // Prefilled locally or after the KV expired (no TTFT parts), until decoded.
+  std::unordered_set<std::int64_t> local_;
   double bytes_moved_ = 0;
   double transfer_seconds_ = 0;
 };

@@ -40,6 +40,17 @@ DisaggregationConfig read_disaggregation_config(JsonObjectReader& section) {
       if (!(*latency >= 0 && *latency <= 3600)) t->fail("latency_s", "expected 0 to 3600 seconds");
       c.kv_transfer.latency_s = *latency;
     }
+    if (const auto overhead = t->optional_number("block_overhead_s")) {
+      if (!(*overhead >= 0 && *overhead <= 1))
+        t->fail("block_overhead_s", "expected 0 to 1 second");
+      c.kv_transfer.block_overhead_s = *overhead;
+    }
+    if (const auto timeout = t->optional_number("abort_timeout_s")) {
+      if (!(*timeout >= 0 && *timeout <= 1e7)) {
+        t->fail("abort_timeout_s", "expected 0 (never) to 1e7 seconds");
+      }
+      c.kv_transfer.abort_timeout_s = *timeout;
+    }
     c.kv_transfer.layerwise = t->optional_boolean("layerwise").value_or(false);
     c.kv_transfer.handoff = t->optional_string("handoff").value_or(c.kv_transfer.handoff);
     if (c.kv_transfer.handoff != "pull_after_prefill" &&
@@ -67,6 +78,8 @@ nlohmann::json disaggregation_config_to_json(const DisaggregationConfig& c) {
            {{"link", c.kv_transfer.link},
             {"bandwidth_bytes_per_s", optional(c.kv_transfer.bandwidth_bytes_per_s)},
             {"latency_s", optional(c.kv_transfer.latency_s)},
+            {"block_overhead_s", c.kv_transfer.block_overhead_s},
+            {"abort_timeout_s", c.kv_transfer.abort_timeout_s},
             {"layerwise", c.kv_transfer.layerwise},
             {"handoff", c.kv_transfer.handoff}}}};
 }

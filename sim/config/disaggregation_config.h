@@ -24,6 +24,13 @@ struct DisaggregationConfig {
     std::string link = "auto";
     std::optional<double> bandwidth_bytes_per_s;  // per GPU and direction; default: the link's
     std::optional<double> latency_s;              // per transfer; default: the profile's
+    // Per block piece each receiving GPU reads (one descriptor: a block of one sending GPU's
+    // shard), beside the bytes; a block has more pieces when the prefill TP cuts the KV finer.
+    double block_overhead_s = 0;
+    // How long the prefill side keeps a prompt's KV for a decode side that has not read it
+    // (vLLM's VLLM_NIXL_ABORT_REQUEST_TIMEOUT, 480 s); then it frees the blocks and the decode
+    // side computes the prompt itself. 0: kept until read.
+    double abort_timeout_s = 480;
     // Each layer's KV leaves as soon as the prefill has computed it (LMCache's and Mooncake's
     // layer-wise mode), instead of the whole cache after the prefill (vLLM's NIXL connector).
     bool layerwise = false;

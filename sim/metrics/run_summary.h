@@ -54,9 +54,13 @@ struct KvTransferSummary {
   std::array<double, kTtftParts> total_s{};  // summed over the finished requests
   std::int64_t transfers = 0;
   std::int64_t local_prefills = 0;  // prompts prefilled on their decode replica
-  double bytes = 0;                 // moved by every transfer
-  double mean_transfer_s = 0;       // one transfer, latency included
-  double mean_in_flight = 0;        // transfers under way, averaged over the run
+  // Hand-offs whose KV the prefill side dropped (the abort timeout) before the decode side
+  // read it; the decode side computed those prompts again.
+  std::int64_t expired = 0;
+  std::int64_t nvlink_transfers = 0;  // transfers over NVLink (the others over NICs)
+  double bytes = 0;                   // moved by every transfer
+  double mean_transfer_s = 0;         // one transfer, latency included
+  double mean_in_flight = 0;          // transfers under way, averaged over the run
   // Bytes moved over what the prefill replicas' ports could have sent in the run.
   double link_utilization = 0;
   std::array<PoolSummary, 2> pools{};      // prefill, decode

@@ -75,6 +75,8 @@ nlohmann::json summary_to_json(const RunSummary& s) {
     j["ttft_breakdown_s"] = std::move(parts);
     j["kv_transfer"] = {{"transfers", t->transfers},
                         {"local_prefills", t->local_prefills},
+                        {"expired_handoffs", t->expired},
+                        {"nvlink_transfers", t->nvlink_transfers},
                         {"bytes", finite(t->bytes, "kv_transfer.bytes")},
                         {"mean_transfer_s", finite(t->mean_transfer_s, "kv_transfer")},
                         {"mean_in_flight", finite(t->mean_in_flight, "kv_transfer")},

@@ -173,4 +173,18 @@ double kv_bytes_per_token_per_gpu(const ModelSpec& model, const Parallelism& par
   return kv_slot_bytes_per_token(kv_groups_per_gpu(model, parallelism, kv_dtype));
 }
 
+double kv_bytes_per_token_held(const ModelSpec& model, const Parallelism& parallelism,
+                               DType kv_dtype) {
+  const ShardShape s = shard_model(model, parallelism);
+  // Every stage's layers once (each on its own GPUs), each GPU of a stage with its share.
+  return static_cast<double>(parallelism.tensor) *
+         kv_slot_bytes_per_token(groups_of_layers(model, 0, model.num_layers, s.kv_heads,
+                                                  parallelism.tensor, kv_dtype));
+}
+
+std::int64_t kv_tensor_shards(const ModelSpec& model, std::int64_t tensor) {
+  if (model.mla) return 1;
+  return std::max<std::int64_t>(1, std::min(tensor, model.num_kv_heads));
+}
+
 }  // namespace servesim

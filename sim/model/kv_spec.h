@@ -64,4 +64,15 @@ double kv_bytes_per_token(const ModelSpec& model, DType kv_dtype);
 double kv_bytes_per_token_per_gpu(const ModelSpec& model, const Parallelism& parallelism,
                                   DType kv_dtype);
 
+// What the tensor x pipeline GPUs that hold one sequence's KV hold of each of its tokens
+// together: kv_slot_bytes_per_token of each GPU's share, summed. The whole model's once when
+// every GPU holds KV heads of its own; more when TP exceeds the KV heads (replicated heads) and
+// for MLA (the latent on every TP rank). What a disaggregated decode replica receives per
+// handed-off token.
+double kv_bytes_per_token_held(const ModelSpec& model, const Parallelism& parallelism,
+                               DType kv_dtype);
+// The distinct pieces a TP degree cuts each layer's KV into: the KV heads' groups (at most the
+// KV heads), 1 for MLA's latent, which every rank holds whole.
+std::int64_t kv_tensor_shards(const ModelSpec& model, std::int64_t tensor);
+
 }  // namespace servesim

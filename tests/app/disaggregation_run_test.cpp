@@ -286,28 +286,72 @@ TEST_CASE("blocks the decode replica's prefix cache holds do not cross the link"
 TEST_CASE("an MLA model hands off its latent: (kv_lora_rank + rope dims) x layers per token",
           "[app][disaggregation]") {
   // DeepSeek-V3: 512 + 64 values per layer, 61 layers, bf16; decode expert-parallel.
-  const auto result = run_servesim({"run",
-                                    "--model",
-                                    "deepseek-v3",
-                                    "--hw",
-                                    "h200",
-                                    "--tp",
-                                    "8",
-                                    "--prompt-tokens",
-                                    "1000",
-                                    "--output-tokens",
-                                    "2",
-                                    "--num-requests",
-                                    "1",
-                                    "--disaggregation",
-                                    "1p1d",
-                                    "--set",
-                                    "disaggregation.decode.expert_parallel=true",
-                                    "--kv-dtype",
-                                    "bf16",
-                                    "--json"});
-  REQUIRE(result.exit_code == 0);
-  CHECK(result.json()["kv_transfer"]["bytes"].get<double>() == 1000.0 * (512 + 64) * 61 * 2);
+  const auto bytes = [](std::vector<std::string> decode) {
+    std::vector<std::string> args{"run",         "--model",
+                                  "deepseek-v3", "--hw",
+                                  "h200",        "--tp",
+                                  "8",           "--prompt-tokens",
+                                  "1000",        "--output-tokens",
+                                  "2",           "--num-requests",
+                                  "1",           "--disaggregation",
+                                  "1p1d",        "--kv-dtype",
+                                  "bf16",        "--json",
+                                  "--set",       "disaggregation.decode.expert_parallel=true"};
+    for (const auto& set : decode) {
+      args.push_back("--set");
+      args.push_back("disaggregation.decode." + set);
+    }
+    const auto result = run_servesim(args);
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return result.json()["kv_transfer"]["bytes"].get<double>();
+  };
+  constexpr double kLatent = 1000.0 * (512 + 64) * 61 * 2;
+  // Data-parallel attention (DP 8, TP 1): the request's one rank, one GPU, receives it once.
+  CHECK(bytes({"tp=1", "data_parallel=8"}) == kLatent);
+  // TP 8: every rank holds the latent whole, and each receives it over its own port.
+  CHECK(bytes({}) == 8 * kLatent);
+}
+
+TEST_CASE("a finer prefill TP sends each block in more pieces, each with its overhead",
+          "[app][disaggregation]") {
+  // Llama-3-8B's 8 KV heads: prefill TP 4 cuts them in 4, decode TP 1 holds them whole, so
+  // each of the prompt's 125 blocks of 16 tokens comes from 4 prefill GPUs.
+  const auto transfer_s = [](const char* prefill_tp, const char* overhead_s) {
+    const auto result = run_servesim(
+        one_pair({"--num-requests", "1", "--prefill-tp", prefill_tp, "--json", "--set",
+                  std::string("disaggregation.kv_transfer.block_overhead_s=") + overhead_s}));
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    const auto json = result.json();
+    // The bytes are the model's once either way: no head is replicated.
+    CHECK(json["kv_transfer"]["bytes"].get<double>() == 2000 * kLlama3KvBytesPerToken);
+    return part(json, "transfer");
+  };
+  CHECK(transfer_s("4", "1e-4") - transfer_s("4", "0") == Approx(125 * 4 * 1e-4).margin(2e-9));
+  CHECK(transfer_s("1", "1e-4") - transfer_s("1", "0") == Approx(125 * 1e-4).margin(2e-9));
+  // Four prefill GPUs send to one decode GPU: its one port is the bound.
+  CHECK(transfer_s("4", "0") ==
+        Approx(2000 * kLlama3KvBytesPerToken / kNicBytesPerS + kNicLatencyS).margin(2e-9));
+}
+
+TEST_CASE("replicas in one node hand off over NVLink, the others over their NICs",
+          "[app][disaggregation]") {
+  const auto kv = [](const char* layout) {
+    const auto result = run_servesim({"run", "--num-requests", "60", "--rate", "10", "--tp", "2",
+                                      "--disaggregation", layout, "--json"});
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return result.json()["kv_transfer"];
+  };
+  // 1p1d at TP 2: one node. 4p4d at TP 2: prefill fills node 0, decode node 1.
+  CHECK(kv("1p1d")["nvlink_transfers"] == 60);
+  CHECK(kv("4p4d")["nvlink_transfers"] == 0);
+  // 2p3d: two decode replicas share node 0 with the prefill ones, the third is in node 1.
+  const auto mixed = kv("2p3d");
+  CHECK(mixed["nvlink_transfers"].get<int>() > 0);
+  CHECK(mixed["nvlink_transfers"].get<int>() < 60);
+  CHECK(mixed["transfers"] == 60);
 }
 
 // Two 2,000-token prompts arriving together, on a decode replica whose KV (2,112 tokens) holds
@@ -386,6 +430,50 @@ TEST_CASE("a prompt whose decode room is taken waits: for its transfer, or for i
                  duration_s)
               .epsilon(1e-6));
   }
+}
+
+TEST_CASE("KV the decode side does not read in time is freed, and the decode side computes it",
+          "[app][disaggregation]") {
+  // The two prompts on one decode seat, vLLM's order: the second's KV waits on its prefill
+  // replica for the first to finish, about 0.4 s, past an abort timeout of 50 ms.
+  servesim::test::ScratchDir dir("disaggregation_abort");
+  const auto trace = dir.write("two.csv",
+                               "arrival_time_s,prompt_tokens,output_tokens\n"
+                               "0.0,2000,50\n0.0,2000,50\n");
+  const auto run = [&](const char* timeout_s) {
+    const auto out = dir.path() / timeout_s;
+    const auto result = run_servesim(
+        {"run", "--workload", trace.string(), "--disaggregation", "1p1d", "--max-len", "2100",
+         "--set", "disaggregation.decode.memory.kv_capacity_tokens=2112", "--set",
+         std::string("disaggregation.kv_transfer.abort_timeout_s=") + timeout_s, "--out",
+         out.string()});
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return out;
+  };
+  const auto kept = run("0");  // kept until read
+  const auto expired = run("0.05");
+  const auto summary = nlohmann::json::parse(servesim::test::read_file(expired / "summary.json"));
+  CHECK(summary["requests_completed"] == 2);
+  CHECK(summary["kv_transfer"]["expired_handoffs"] == 1);
+  CHECK(summary["kv_transfer"]["transfers"] == 1);
+  const auto cells = [](const std::filesystem::path& out, const char* column) {
+    return servesim::test::csv_column(out / "requests.csv", column);
+  };
+  // Rows in id order: the second request has no TTFT parts, and it waited for the first.
+  REQUIRE(cells(expired, "id") == std::vector<std::string>{"0", "1"});
+  CHECK(cells(expired, "ttft_transfer_s")[1].empty());
+  CHECK_FALSE(cells(expired, "ttft_transfer_s")[0].empty());
+  const double first_done_s = std::stod(cells(expired, "completion_s")[0]);
+  const double ttft_expired_s = std::stod(cells(expired, "ttft_s")[1]);
+  CHECK(ttft_expired_s > first_done_s);
+  // Computing 2,000 prompt tokens on the decode side takes longer than their transfer.
+  REQUIRE(cells(kept, "id") == std::vector<std::string>{"0", "1"});
+  CHECK(ttft_expired_s > std::stod(cells(kept, "ttft_s")[1]));
+  CHECK(std::stod(cells(kept, "completion_s")[0]) == first_done_s);
+  const auto kept_summary = nlohmann::json::parse(servesim::test::read_file(kept / "summary.json"));
+  CHECK(kept_summary["kv_transfer"]["expired_handoffs"] == 0);
+  CHECK(kept_summary["kv_transfer"]["transfers"] == 2);
 }
 
 TEST_CASE("each engine names its hand-off, which the configuration may override",
