@@ -26,7 +26,7 @@ struct PoolSize {
 };
 
 // The prefill and decode pools' figures (sizes in replica order: prefill first).
-void summarize_pools(KvTransferSummary& figures, const RunSummary& summary,
+void summarize_pools(DisaggregationSummary& figures, const RunSummary& summary,
                      const MetricsCollector& collector, const std::vector<PoolSize>& sizes,
                      double duration_s) {
   const auto per_s = [&](double value) { return duration_s > 0 ? value / duration_s : 0.0; };
@@ -48,6 +48,7 @@ void summarize_pools(KvTransferSummary& figures, const RunSummary& summary,
                                               : 0.0;
     pool.kv_utilization =
         use.iteration_time_s > 0 ? use.kv_utilization_time_s / use.iteration_time_s : 0.0;
+    pool.kv_memory = use.kv_memory();
     const double tokens =
         static_cast<double>(i == 0 ? summary.prompt_tokens : summary.output_tokens);
     pool.tokens_per_s_per_gpu = per_s(tokens) / static_cast<double>(pool.gpus);
@@ -151,8 +152,8 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   RunSummary summary = collector.summarize(stats.end_time.seconds());
   if (pools.back().speculation) summary.spec_decode = pools.back().speculation->summary();
   if (const KvHandoff* handoff = cluster.handoff()) {
-    summary.kv_transfer = handoff->summary(summary.duration_s);
-    summarize_pools(*summary.kv_transfer, summary, collector, pool_sizes, summary.duration_s);
+    summary.disaggregation = handoff->summary(summary.duration_s);
+    summarize_pools(*summary.disaggregation, summary, collector, pool_sizes, summary.duration_s);
   }
   return SimulationOutcome{RunResult{std::move(summary), std::move(collector)}, stats,
                            std::move(resolved), pools.back().allocator_capacity_tokens};

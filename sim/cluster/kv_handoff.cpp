@@ -132,8 +132,8 @@ std::optional<std::array<double, kTtftParts>> KvHandoff::on_decoded(const Reques
   return seconds;
 }
 
-KvTransferSummary KvHandoff::summary(double duration_s) const {
-  KvTransferSummary s;
+DisaggregationSummary KvHandoff::summary(double duration_s) const {
+  DisaggregationSummary s;
   for (std::size_t i = 0; i < kTtftParts; ++i) {
     std::vector<double> values;
     values.reserve(finished_parts_.size());

@@ -104,7 +104,7 @@ class KvHandoff {
   std::size_t in_flight() const { return links_.in_flight(); }
   // Means and p99s of the TTFT parts over the finished requests, and the transfers' totals
   // and (over a run of `duration_s`) their mean number in flight and the links' utilization.
-  KvTransferSummary summary(double duration_s) const;
+  DisaggregationSummary summary(double duration_s) const;
 
  private:
   struct Parts {

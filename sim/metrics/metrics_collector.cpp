@@ -162,6 +162,7 @@ MetricsCollector::ReplicaRangeUse MetricsCollector::replica_range_use(std::int32
     use.batch_size_sum += replicas_[index].time.batch_size_sum;
     use.iteration_time_s += replicas_[index].time.iteration_time_s;
     use.kv_utilization_time_s += replicas_[index].time.kv_utilization_time_s;
+    use.kv_memory_time_s += replicas_[index].time.kv_memory_time_s;
   }
   return use;
 }
@@ -171,24 +172,7 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
     throw InvariantError("run duration must be finite and >= 0, got " + std::to_string(duration_s));
   }
   const auto completed = static_cast<std::int64_t>(ttft_s_.size());
-  std::int64_t iterations = 0;
-  std::int64_t batch_size_sum = 0;
-  double iteration_time_s = 0;
-  double kv_utilization_time_s = 0;
-  RunSummary::KvMemoryShares kv_memory_time_s;
-  for (const ReplicaSums& sums : replicas_) {
-    const TimeSums& t = sums.time;
-    iterations += t.iterations;
-    batch_size_sum += t.batch_size_sum;
-    iteration_time_s += t.iteration_time_s;
-    kv_utilization_time_s += t.kv_utilization_time_s;
-    kv_memory_time_s.token_states += t.kv_memory_time_s.token_states;
-    kv_memory_time_s.reserved += t.kv_memory_time_s.reserved;
-    kv_memory_time_s.internal_fragmentation += t.kv_memory_time_s.internal_fragmentation;
-    kv_memory_time_s.external_fragmentation += t.kv_memory_time_s.external_fragmentation;
-    kv_memory_time_s.free += t.kv_memory_time_s.free;
-    kv_memory_time_s.cached += t.kv_memory_time_s.cached;
-  }
+  const ReplicaRangeUse use = replica_range_use(0, static_cast<std::int32_t>(replicas_.size()));
   const LogHistogram itl = itl_histogram();
   const auto per_s = [duration_s](double amount) {
     return duration_s > 0 ? amount / duration_s : 0.0;
@@ -211,17 +195,12 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
   s.e2e_s = exact_latency_stats(e2e_s_);
   s.normalized_latency_s_per_token = exact_latency_stats(normalized_s_per_token_).mean;
   s.itl_relative_error = itl.relative_error();
-  s.mean_batch_size =
-      iterations > 0 ? static_cast<double>(batch_size_sum) / static_cast<double>(iterations) : 0.0;
-  s.kv_utilization = iteration_time_s > 0 ? kv_utilization_time_s / iteration_time_s : 0.0;
-  if (iteration_time_s > 0) {
-    s.kv_memory.token_states = kv_memory_time_s.token_states / iteration_time_s;
-    s.kv_memory.reserved = kv_memory_time_s.reserved / iteration_time_s;
-    s.kv_memory.internal_fragmentation = kv_memory_time_s.internal_fragmentation / iteration_time_s;
-    s.kv_memory.external_fragmentation = kv_memory_time_s.external_fragmentation / iteration_time_s;
-    s.kv_memory.free = kv_memory_time_s.free / iteration_time_s;
-    s.kv_memory.cached = kv_memory_time_s.cached / iteration_time_s;
-  }
+  s.mean_batch_size = use.iterations > 0 ? static_cast<double>(use.batch_size_sum) /
+                                               static_cast<double>(use.iterations)
+                                         : 0.0;
+  s.kv_utilization =
+      use.iteration_time_s > 0 ? use.kv_utilization_time_s / use.iteration_time_s : 0.0;
+  s.kv_memory = use.kv_memory();
   s.cached_prompt_tokens = cached_prompt_tokens_;
   s.prefix_cache_hit_rate = prompt_tokens_ > 0 ? static_cast<double>(cached_prompt_tokens_) /
                                                      static_cast<double>(prompt_tokens_)

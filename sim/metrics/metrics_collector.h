@@ -112,12 +112,17 @@ class MetricsCollector final {
   LogHistogram itl_histogram() const;
 
   // The iterations of replicas [first, first + count): their summed durations, and their
-  // KV utilization weighted by duration (a pool of a disaggregated deployment).
+  // KV utilization and memory shares weighted by duration (summed in replica order).
   struct ReplicaRangeUse {
     std::int64_t iterations = 0;
     std::int64_t batch_size_sum = 0;
     double iteration_time_s = 0;
     double kv_utilization_time_s = 0;
+    KvMemoryShares kv_memory_time_s;
+    // The KV memory shares over the iterations' time (0 when none ran).
+    KvMemoryShares kv_memory() const {
+      return iteration_time_s > 0 ? kv_memory_time_s.over(iteration_time_s) : KvMemoryShares{};
+    }
   };
   ReplicaRangeUse replica_range_use(std::int32_t first, std::int32_t count) const;
 
@@ -134,10 +139,10 @@ class MetricsCollector final {
   // reports a run of iterations together), and the summary must not.
   struct TimeSums {
     std::int64_t iterations = 0;
-    std::int64_t batch_size_sum = 0;              // sequences, summed over iterations
-    double iteration_time_s = 0;                  // sum of iteration durations
-    double kv_utilization_time_s = 0;             // sum of utilization x duration
-    RunSummary::KvMemoryShares kv_memory_time_s;  // share x duration, summed over iterations
+    std::int64_t batch_size_sum = 0;   // sequences, summed over iterations
+    double iteration_time_s = 0;       // sum of iteration durations
+    double kv_utilization_time_s = 0;  // sum of utilization x duration
+    KvMemoryShares kv_memory_time_s;   // share x duration, summed over iterations
     void add(const IterationRecord& record) {
       ++iterations;
       batch_size_sum += record.batch_size;
@@ -146,7 +151,7 @@ class MetricsCollector final {
       if (record.kv_capacity_tokens > 0) {
         const double weight = record.duration_s / static_cast<double>(record.kv_capacity_tokens);
         const KvMemoryTokens& m = record.kv_memory;
-        RunSummary::KvMemoryShares& t = kv_memory_time_s;
+        KvMemoryShares& t = kv_memory_time_s;
         t.token_states += static_cast<double>(m.token_states) * weight;
         t.reserved += static_cast<double>(m.reserved) * weight;
         t.internal_fragmentation += static_cast<double>(m.internal_fragmentation) * weight;

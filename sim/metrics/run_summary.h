@@ -36,6 +36,30 @@ enum TtftPart : std::size_t {
 };
 // One role's pool: how busy its replicas were and what each of its GPUs produced (prompt
 // tokens for prefill, output tokens for decode, per second of the run).
+// Time-weighted shares of KV capacity by category; they sum to 1 when any iteration ran.
+struct KvMemoryShares {
+  double token_states = 0;
+  double reserved = 0;
+  double internal_fragmentation = 0;
+  double external_fragmentation = 0;
+  double free = 0;
+  double cached = 0;  // free, holding reusable KV (prefix caching)
+
+  KvMemoryShares& operator+=(const KvMemoryShares& other) {
+    token_states += other.token_states;
+    reserved += other.reserved;
+    internal_fragmentation += other.internal_fragmentation;
+    external_fragmentation += other.external_fragmentation;
+    free += other.free;
+    cached += other.cached;
+    return *this;
+  }
+  KvMemoryShares over(double divisor) const {
+    return {token_states / divisor,           reserved / divisor, internal_fragmentation / divisor,
+            external_fragmentation / divisor, free / divisor,     cached / divisor};
+  }
+};
+
 struct PoolSummary {
   const char* role = "";
   std::int64_t replicas = 0;
@@ -46,9 +70,10 @@ struct PoolSummary {
   // TTFT parts: prefill_queue; transfer_queue plus decode_queue for decode).
   double mean_queued_requests = 0;
   double kv_utilization = 0;  // mean over its iterations, weighted by duration
+  KvMemoryShares kv_memory;   // its replicas' KV memory, as the run's kv_memory
   double tokens_per_s_per_gpu = 0;
 };
-struct KvTransferSummary {
+struct DisaggregationSummary {
   std::array<double, kTtftParts> mean_s{};
   std::array<double, kTtftParts> p99_s{};
   std::array<double, kTtftParts> total_s{};  // summed over the finished requests
@@ -93,15 +118,7 @@ struct RunSummary {
 
   double mean_batch_size = 0;  // mean over iterations
   double kv_utilization = 0;   // mean over iterations weighted by their duration
-  // Time-weighted shares of KV capacity by category; they sum to 1 when any iteration ran.
-  struct KvMemoryShares {
-    double token_states = 0;
-    double reserved = 0;
-    double internal_fragmentation = 0;
-    double external_fragmentation = 0;
-    double free = 0;
-    double cached = 0;  // free, holding reusable KV (prefix caching)
-  } kv_memory;
+  KvMemoryShares kv_memory;
   std::int64_t preemptions = 0;
   // Prompt tokens completed requests found in the prefix cache at their first admission,
   // over their prompt tokens (vLLM's hits over queries); 0 without prefix caching.
@@ -114,8 +131,8 @@ struct RunSummary {
   std::optional<double> slo_attainment;
   // Those requests per second of the duration (vLLM's request_goodput; not in summary.json).
   std::optional<double> goodput_requests_per_s;
-  std::optional<SpecDecodeSummary> spec_decode;  // only when the run speculates
-  std::optional<KvTransferSummary> kv_transfer;  // only when prefill and decode are apart
+  std::optional<SpecDecodeSummary> spec_decode;         // only when the run speculates
+  std::optional<DisaggregationSummary> disaggregation;  // only when prefill and decode are apart
 };
 
 // Throughputs over the steady part of a run (docs/studies.md): the window runs from the end

@@ -23,6 +23,17 @@ nlohmann::json stats_to_json(const LatencyStats& stats, const char* key) {
           {"max", finite(stats.max, key)}};
 }
 
+nlohmann::json kv_memory_to_json(const KvMemoryShares& m) {
+  return {{"token_states", finite(m.token_states, "kv_memory.token_states")},
+          {"reserved", finite(m.reserved, "kv_memory.reserved")},
+          {"internal_fragmentation",
+           finite(m.internal_fragmentation, "kv_memory.internal_fragmentation")},
+          {"external_fragmentation",
+           finite(m.external_fragmentation, "kv_memory.external_fragmentation")},
+          {"free", finite(m.free, "kv_memory.free")},
+          {"cached", finite(m.cached, "kv_memory.cached")}};
+}
+
 }  // namespace
 
 nlohmann::json summary_to_json(const RunSummary& s) {
@@ -44,14 +55,7 @@ nlohmann::json summary_to_json(const RunSummary& s) {
       finite(s.normalized_latency_s_per_token, "normalized_latency_s_per_token");
   j["mean_batch_size"] = finite(s.mean_batch_size, "mean_batch_size");
   j["kv_utilization"] = finite(s.kv_utilization, "kv_utilization");
-  j["kv_memory"] = {{"token_states", finite(s.kv_memory.token_states, "kv_memory.token_states")},
-                    {"reserved", finite(s.kv_memory.reserved, "kv_memory.reserved")},
-                    {"internal_fragmentation", finite(s.kv_memory.internal_fragmentation,
-                                                      "kv_memory.internal_fragmentation")},
-                    {"external_fragmentation", finite(s.kv_memory.external_fragmentation,
-                                                      "kv_memory.external_fragmentation")},
-                    {"free", finite(s.kv_memory.free, "kv_memory.free")},
-                    {"cached", finite(s.kv_memory.cached, "kv_memory.cached")}};
+  j["kv_memory"] = kv_memory_to_json(s.kv_memory);
   j["preemptions"] = s.preemptions;
   j["prefix_cache_hit_rate"] = finite(s.prefix_cache_hit_rate, "prefix_cache_hit_rate");
   j["prefix_cache_host_hit_rate"] =
@@ -66,7 +70,7 @@ nlohmann::json summary_to_json(const RunSummary& s) {
                         {"proposed_tokens", d->proposed_tokens},
                         {"accepted_tokens", d->accepted_tokens}};
   }
-  if (const auto& t = s.kv_transfer) {
+  if (const auto& t = s.disaggregation) {
     nlohmann::json parts = nlohmann::json::object();
     for (std::size_t i = 0; i < kTtftParts; ++i) {
       parts[kTtftPartNames[i]] = {{"mean", finite(t->mean_s[i], "ttft_breakdown_s")},
@@ -90,6 +94,7 @@ nlohmann::json summary_to_json(const RunSummary& s) {
           {"mean_batch_size", finite(p.mean_batch_size, "pools.mean_batch_size")},
           {"mean_queued_requests", finite(p.mean_queued_requests, "pools.mean_queued_requests")},
           {"kv_utilization", finite(p.kv_utilization, "pools.kv_utilization")},
+          {"kv_memory", kv_memory_to_json(p.kv_memory)},
           {std::string(p.role) == "prefill" ? "prompt_tokens_per_s_per_gpu"
                                             : "output_tokens_per_s_per_gpu",
            finite(p.tokens_per_s_per_gpu, "pools")}};

@@ -188,10 +188,27 @@ TEST_CASE("a disaggregated run serves every request, its TTFT parts adding up",
   const double output_per_s = summary["throughput_output_tokens_per_s"].get<double>();
   CHECK(pools["decode"]["output_tokens_per_s_per_gpu"].get<double>() == Approx(output_per_s));
   CHECK(pools["output_tokens_per_s_per_gpu"].get<double>() == Approx(output_per_s / 3));
+  // Each pool's KV memory shares add up to 1, and weighted by the pools' iteration time they
+  // make the run's.
+  double token_states_time_s = 0, iteration_time_s = 0;
   for (const char* role : {"prefill", "decode"}) {
     CHECK(pools[role]["busy_share"].get<double>() > 0);
     CHECK(pools[role]["busy_share"].get<double>() <= 1);
+    double shares = 0;
+    for (const auto& [key, share] : pools[role]["kv_memory"].items())
+      shares += share.get<double>();
+    CHECK(shares == Approx(1).epsilon(1e-9));
+    const double time_s = pools[role]["busy_share"].get<double>() *
+                          pools[role]["replicas"].get<double>() *
+                          summary["duration_s"].get<double>();
+    iteration_time_s += time_s;
+    token_states_time_s += pools[role]["kv_memory"]["token_states"].get<double>() * time_s;
   }
+  CHECK(summary["kv_memory"]["token_states"].get<double>() ==
+        Approx(token_states_time_s / iteration_time_s).epsilon(1e-9));
+  // Decode holds the sequences while they generate; prefill only while it computes prompts.
+  CHECK(pools["decode"]["kv_memory"]["token_states"].get<double>() >
+        pools["prefill"]["kv_memory"]["token_states"].get<double>());
   // Decode batches the requests prefill hands it one or two at a time.
   CHECK(pools["decode"]["mean_batch_size"].get<double>() >
         2 * pools["prefill"]["mean_batch_size"].get<double>());
