@@ -3,10 +3,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <string>
+
 #include "python/calculators.h"
 #include "python/errors.h"
 #include "python/run.h"
 #include "python/studies.h"
+#include "sim/core/version.h"
 
 namespace py = pybind11;
 using namespace servesim::python;
@@ -19,7 +22,7 @@ PYBIND11_MODULE(servesim, m) {
       "Each releases the GIL while it computes, so threads run simulations in parallel.\n"
       "Errors raise servesim.Error (UsageError, InputError, InfeasibleError, InternalError)\n"
       "with servesim's one-line message. See docs/python.md.";
-  m.attr("__version__") = "0.1.0";
+  m.attr("__version__") = std::string(servesim::servesim_version());
   add_error_classes(m);
 
   py::class_<PyRunResult>(m, "RunResult", "The outputs of one servesim.run.")

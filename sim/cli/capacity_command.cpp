@@ -155,9 +155,10 @@ int search_rate(CapacityStudy& study, const po::variables_map& vm) {
   std::vector<std::size_t> text_columns{header.size() - 1};
   if (per_shape) text_columns.push_back(0);
   Table table(header, text_columns);
-  std::vector<std::vector<std::string>> key_cells;
-  std::vector<const nlohmann::json*> summaries;
-  std::vector<const SloVerdict*> verdicts;
+  CapacityPoints points;
+  if (per_shape) points.keys = {"hardware", "tp", "pp"};
+  points.keys.emplace_back("rate_per_s");
+  points.x_label = "offered rate (requests/s)";
   for (const auto& answer : answers) {
     for (const auto& point : answer.result.points) {
       std::vector<std::string> cells;
@@ -171,9 +172,7 @@ int search_rate(CapacityStudy& study, const po::variables_map& vm) {
                 std::to_string(answer.shape->pp)};
       }
       keys.push_back(format_round_trip(point.rate_per_s));
-      key_cells.push_back(std::move(keys));
-      summaries.push_back(&point.summary);
-      verdicts.push_back(&point.verdict);
+      points.add(std::move(keys), point.summary, point.verdict, point.rate_per_s);
     }
   }
   nlohmann::json document{{"command", "capacity"}, {"mode", "rate"}, {"slo", slo_json(study.slo)}};
@@ -185,14 +184,12 @@ int search_rate(CapacityStudy& study, const po::variables_map& vm) {
   } else {
     document.update(answer_json(answers.front(), options));
   }
-  std::vector<std::string> keys{"rate_per_s"};
-  if (per_shape) keys.insert(keys.begin(), {"hardware", "tp", "pp"});
-  publish_capacity(vm, points_csv(keys, key_cells, summaries, verdicts), document);
+  publish_capacity(study, vm, points, document);
 
   if (vm.count("json") != 0) {
     study.context.out << document.dump(2) << '\n';
   } else if (per_shape) {
-    if (!key_cells.empty()) table.print(study.context.out);
+    if (!points.key_cells.empty()) table.print(study.context.out);
     std::vector<std::string> answer_header{"shape", "rate req/s", "GPUs"};
     answer_header.insert(answer_header.end(), kPriceColumns.begin(), kPriceColumns.end());
     answer_header.emplace_back("note");
@@ -281,7 +278,9 @@ int run_capacity(CommandContext& context) {
       "gpu-cost-per-hour", po::value<double>()->value_name("USD"),
       "price of one GPU for an hour (default the hardware profile's price_per_gpu_hour_usd)")(
       "out", po::value<std::string>()->value_name("DIR"),
-      "write capacity.csv (every point simulated) and summary.json here")(
+      "write capacity.csv (every point simulated), summary.json and the points' plot "
+      "(capacity.png/.svg) here")("no-plots",
+                                  "write the plot data and gnuplot script but do not render them")(
       "json", "print summary.json to stdout instead of the tables");
   add_jobs_option(options);
   add_resume_option(options);

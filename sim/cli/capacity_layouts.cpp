@@ -462,19 +462,14 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
                                 {"deployments", deployments_json},
                                 {"best", best_json},
                                 {"front", front_json}};
-  std::vector<std::vector<std::string>> key_cells;
-  std::vector<const nlohmann::json*> summaries;
-  std::vector<const SloVerdict*> verdicts;
-  for (const SearchedPoint& e : evaluated) {
-    key_cells.push_back(e.keys);
-    summaries.push_back(e.summary);
-    verdicts.push_back(e.verdict);
-  }
-  publish_capacity(vm,
-                   points_csv({"kind", "hardware", "tp", "pp", "replicas", "decode_hardware",
-                               "decode_tp", "decode_pp", "decode_replicas"},
-                              key_cells, summaries, verdicts),
-                   document, config_files);
+  CapacityPoints points;
+  points.keys = {"kind",      "hardware",  "tp",
+                 "pp",        "replicas",  "decode_hardware",
+                 "decode_tp", "decode_pp", "decode_replicas"};
+  points.x_label = "GPUs";
+  for (const SearchedPoint& e : evaluated)
+    points.add(e.keys, *e.summary, *e.verdict, static_cast<double>(e.gpus));
+  publish_capacity(study, vm, points, document, config_files);
 
   const bool any = best_of("aggregated") || best_of("disaggregated");
   if (vm.count("json") != 0) {

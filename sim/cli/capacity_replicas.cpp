@@ -49,9 +49,9 @@ int search_replicas(CapacityStudy& study, const po::variables_map& vm) {
   Table answer_table(answer_header, {answer_header.size() - 1});
   const std::vector<std::string> no_prices(kPriceColumns.size() + 3, "-");
   nlohmann::json shapes_json = nlohmann::json::array();
-  std::vector<std::vector<std::string>> key_cells;
-  std::vector<const nlohmann::json*> summaries;
-  std::vector<const SloVerdict*> verdicts;
+  CapacityPoints simulated;
+  simulated.keys = {"hardware", "tp", "pp", "replicas"};
+  simulated.x_label = "GPUs";
   bool any = false;
   for (std::size_t s = 0; s < shapes.size(); ++s) {
     const auto& shape = shapes[s];
@@ -76,10 +76,10 @@ int search_replicas(CapacityStudy& study, const po::variables_map& vm) {
       points.push_back({{"replicas", point.replicas},
                         {"verdict", verdict_json(point.verdict)},
                         {"summary", point.summary}});
-      key_cells.push_back({shape.hardware, std::to_string(shape.tp), std::to_string(shape.pp),
-                           std::to_string(point.replicas)});
-      summaries.push_back(&point.summary);
-      verdicts.push_back(&point.verdict);
+      simulated.add({shape.hardware, std::to_string(shape.tp), std::to_string(shape.pp),
+                     std::to_string(point.replicas)},
+                    point.summary, point.verdict,
+                    static_cast<double>(point.replicas * shape.gpus_per_replica()));
     }
     entry["points"] = points;
     const ReplicaPoint* answer = result.answer();
@@ -122,13 +122,11 @@ int search_replicas(CapacityStudy& study, const po::variables_map& vm) {
   const nlohmann::json document{{"command", "capacity"},        {"mode", "replicas"},
                                 {"slo", slo_json(study.slo)},   {"target_rate_per_s", rate},
                                 {"max_replicas", max_replicas}, {"shapes", shapes_json}};
-  publish_capacity(vm,
-                   points_csv({"hardware", "tp", "pp", "replicas"}, key_cells, summaries, verdicts),
-                   document);
+  publish_capacity(study, vm, simulated, document);
   if (vm.count("json") != 0) {
     study.context.out << document.dump(2) << '\n';
   } else {
-    if (!key_cells.empty()) points_table.print(study.context.out);
+    if (!simulated.key_cells.empty()) points_table.print(study.context.out);
     study.context.out << "\nFewest replicas meeting the SLO at " << rate_text(rate) << " req/s:\n";
     answer_table.print(study.context.out);
     study.context.out

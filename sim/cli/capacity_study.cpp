@@ -11,6 +11,7 @@
 #include "sim/core/error.h"
 #include "sim/metrics/csv_format.h"
 #include "sim/metrics/output_file.h"
+#include "sim/study/capacity_plots.h"
 #include "sim/study/slo_bounds.h"
 #include "sim/study/summary_columns.h"
 
@@ -141,10 +142,16 @@ void add_point_cells(std::vector<std::string>& cells, const nlohmann::json& summ
   cells.push_back(violations_text(verdict));
 }
 
-std::string points_csv(const std::vector<std::string>& keys,
-                       const std::vector<std::vector<std::string>>& key_cells,
-                       const std::vector<const nlohmann::json*>& summaries,
-                       const std::vector<const SloVerdict*>& verdicts) {
+void CapacityPoints::add(std::vector<std::string> cells, const nlohmann::json& summary,
+                         const SloVerdict& verdict, double x_value) {
+  key_cells.push_back(std::move(cells));
+  summaries.push_back(&summary);
+  verdicts.push_back(&verdict);
+  x.push_back(x_value);
+}
+
+std::string points_csv(const CapacityPoints& points) {
+  const auto& [keys, key_cells, summaries, verdicts, x, x_label] = points;
   std::ostringstream out;
   std::vector<std::string> metrics;
   std::vector<std::map<std::string, double>> values;
@@ -186,14 +193,25 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 
 }  // namespace
 
-void publish_capacity(const po::variables_map& vm, const std::string& csv,
-                      const nlohmann::json& document,
+void publish_capacity(const CapacityStudy& study, const po::variables_map& vm,
+                      const CapacityPoints& points, const nlohmann::json& document,
                       const std::vector<std::pair<std::string, std::string>>& files) {
   const auto out_dir = study_out_dir(vm);
   if (!out_dir) return;
   publish_output(*out_dir, [&](const std::filesystem::path& staging) {
-    write_text(staging / "capacity.csv", csv);
+    write_text(staging / "capacity.csv", points_csv(points));
     write_text(staging / "summary.json", document.dump(2) + "\n");
+    write_command_record(staging, study.context);
+    std::vector<CapacityPlotPoint> plotted;
+    for (std::size_t i = 0; i < points.x.size(); ++i)
+      plotted.push_back({points.x[i], points.verdicts[i]->worst_ratio, points.verdicts[i]->met});
+    std::string title = "Capacity search, SLO";
+    for (const auto& term : slo_json(study.slo))
+      title += (title.back() == 'O' ? ": " : ", ") + term.get<std::string>();
+    if (auto figure = write_capacity_figure(staging, plotted, points.x_label, title);
+        figure && vm.count("no-plots") == 0) {
+      render_figures(staging, {*figure}, study.context.err);
+    }
     for (const auto& [name, text] : files) {
       std::filesystem::create_directories((staging / name).parent_path());
       write_text(staging / name, text);

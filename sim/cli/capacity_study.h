@@ -56,15 +56,26 @@ extern const std::vector<std::string> kPointColumns;
 void add_point_cells(std::vector<std::string>& cells, const nlohmann::json& summary,
                      const SloVerdict& verdict);
 
-// capacity.csv: the points evaluated, in order, with their key cells and every metric.
-std::string points_csv(const std::vector<std::string>& keys,
-                       const std::vector<std::vector<std::string>>& key_cells,
-                       const std::vector<const nlohmann::json*>& summaries,
-                       const std::vector<const SloVerdict*>& verdicts);
-// Writes capacity.csv, summary.json and `files` (relative paths and their text) into --out
-// (or --resume's folder), when given.
-void publish_capacity(const po::variables_map& vm, const std::string& csv,
-                      const nlohmann::json& document,
+// The points a capacity search simulated, in order, as capacity.csv and its figure show them.
+struct CapacityPoints {
+  std::vector<std::string> keys;                    // the key columns' names
+  std::vector<std::vector<std::string>> key_cells;  // a row of key cells per point
+  std::vector<const nlohmann::json*> summaries;
+  std::vector<const SloVerdict*> verdicts;
+  std::vector<double> x;  // per point, the searched quantity the figure's x axis shows
+  std::string x_label;    // "offered rate (requests/s)" or "GPUs"
+
+  void add(std::vector<std::string> cells, const nlohmann::json& summary, const SloVerdict& verdict,
+           double x_value);
+};
+
+// capacity.csv: the points with their key cells and every metric.
+std::string points_csv(const CapacityPoints& points);
+// Writes capacity.csv, its figure (capacity_plots.h; drawn unless --no-plots), summary.json,
+// command.json and `files` (relative paths and their text) into --out (or --resume's
+// folder), when given.
+void publish_capacity(const CapacityStudy& study, const po::variables_map& vm,
+                      const CapacityPoints& points, const nlohmann::json& document,
                       const std::vector<std::pair<std::string, std::string>>& files = {});
 
 // --shapes HARDWARE[:TP[:PP]][@PRICE],...; the configured shape when `list` is empty.

@@ -5,11 +5,12 @@
 
 #include "sim/cli/command.h"
 #include "sim/core/error.h"
+#include "sim/core/version.h"
 
 namespace servesim::cli {
 namespace {
 
-constexpr std::array<Command, 10> kCommands{{
+constexpr std::array<Command, 11> kCommands{{
     {"run", "Simulate serving a workload: TTFT, TPOT, ITL, E2E, throughput", &run_run},
     {"compare", "Run the same requests through several scheduler/allocator combinations",
      &run_compare},
@@ -17,6 +18,8 @@ constexpr std::array<Command, 10> kCommands{{
      &run_sweep},
     {"capacity", "Highest rate, or fewest replicas, that meets latency SLOs", &run_capacity},
     {"plot", "Render the plots of an existing output folder with gnuplot", &run_plot},
+    {"report", "One self-contained HTML page of a run, sweep, compare or capacity folder",
+     &run_report},
     {"calibrate", "Fit a hardware profile to measured operator times", &run_calibrate},
     {"validate", "Compare a profile's predictions with measured operator times", &run_validate},
     {"kv", "KV-cache calculator: bytes per token, capacity and sequences that fit", &run_kv},
@@ -47,7 +50,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return args.empty() ? exit_code_for(ErrorKind::Usage) : 0;
   }
   if (args[0] == "--version") {
-    out << "servesim 0.1.0\n";
+    out << "servesim " << servesim_version() << '\n';
     return 0;
   }
   const Command* command = nullptr;
@@ -67,7 +70,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       return 0;
     }
     CommandContext context{
-        {args.begin() + 1, args.end()}, out, err, data_root, processes, terminal};
+        {args.begin() + 1, args.end()}, out, err, data_root, processes, terminal, command->name};
     return command->run(context);
   } catch (const Error& error) {
     err << "servesim: error: " << error.what() << '\n';

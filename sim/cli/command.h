@@ -18,6 +18,7 @@ struct CommandContext {
   std::filesystem::path data_root;  // holds models/, hw_profiles/, workloads/
   ProcessGroup processes{};         // the MPI ranks running this command, or just this process
   bool terminal = false;            // `err` is a terminal: long studies may show progress
+  std::string_view name;            // the subcommand: "run", "sweep", ...
 };
 
 struct Command {
@@ -36,6 +37,11 @@ int run_capacity(CommandContext& context);
 int run_plot(CommandContext& context);
 int run_calibrate(CommandContext& context);
 int run_validate(CommandContext& context);
+int run_report(CommandContext& context);
+
+// Writes DIR/command.json: the servesim version and the command line that wrote the folder
+// (`servesim report` shows them; the line reruns the study).
+void write_command_record(const std::filesystem::path& dir, const CommandContext& context);
 
 // Runs `servesim <args...>`: dispatches to a subcommand, prints errors as one line on `err`
 // and returns the process exit code (see ErrorKind). Never calls exit.

@@ -175,6 +175,7 @@ int run_compare(CommandContext& context) {
         compared.push_back({run.policy.label, run.summary});
       }
       write_combined_csv(runs, staging / "compare.csv");
+      write_command_record(staging, context);
       const auto marker = staging / "summary.json";  // marks the folder as servesim output
       auto out = open_output_file(marker);
       out << combined.dump(2) << '\n';

@@ -52,6 +52,8 @@ std::vector<std::filesystem::path> plot_folder(const std::filesystem::path& dir,
         figures.push_back(Figure{name, ""});
       }
     }
+  } else if (std::filesystem::exists(dir / "capacity.csv")) {
+    if (std::filesystem::exists(dir / "capacity.gp")) figures.push_back(Figure{"capacity", ""});
   } else {
     figures = write_run_figures(dir);
   }
@@ -78,7 +80,7 @@ std::vector<std::filesystem::path> plot_folder(const std::filesystem::path& dir,
 int run_plot(CommandContext& context) {
   po::options_description options("Options", 100, 50);
   options.add_options()("dir", po::value<std::string>()->value_name("DIR")->required(),
-                        "output folder of servesim run, compare or sweep")(
+                        "output folder of servesim run, compare, sweep or capacity")(
       "no-render", "write the plot data and gnuplot scripts only")(
       "x", po::value<std::string>()->value_name("AXIS"),
       "a sweep's curves against throughput or offered_rate (default: as the sweep drew them)")(
@@ -91,7 +93,7 @@ int run_plot(CommandContext& context) {
       "CSV files: for a run, TTFT and TPOT CDFs, the KV memory breakdown over time and the\n"
       "batch size over time; for a sweep with a rate axis, latency against throughput per\n"
       "policy (log y where a panel spans over 30x); for compare, its KV breakdown and latency\n"
-      "bars and each policy's run.\n"
+      "bars and each policy's run; for capacity, the points it simulated against the SLO.\n"
       "Example: servesim run --out out/ && servesim plot out/",
       &positional);
   if (!vm) return 0;

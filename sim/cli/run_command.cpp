@@ -176,6 +176,7 @@ int run_run(CommandContext& context) {
     const std::filesystem::path out_dir = (*vm)["out"].as<std::string>();
     publish_output(out_dir, [&](const std::filesystem::path& staging) {
       write_run_outputs(outcome, staging);
+      write_command_record(staging, context);
       if (vm->count("no-plots") == 0) {
         render_figures(staging, write_run_figures(staging), context.err);
       }

@@ -31,8 +31,9 @@ void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
   }
   // req/s and tokens/s over the steady state (capacity's); run req/s over the whole run,
   // drain included.
-  for (const char* column : {"req/s", "run req/s", "served %", "stable", "tokens/s", "norm ms/tok",
-                             "TTFT p50 ms", "TTFT p99 ms", "TPOT p99 ms", "preempted"}) {
+  for (const char* column :
+       {"req/s", "run req/s", "served %", "stable", "tokens/s", "norm ms/tok", "TTFT p50 ms",
+        "TTFT p99 ms", "TPOT p99 ms", "ITL p50 ms", "ITL p99 ms", "preempted"}) {
     header.emplace_back(column);
   }
   // A point that does not fit has no figures, only the reason, in a last column.
@@ -49,7 +50,7 @@ void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
     std::vector<std::string> cells{std::to_string(i)};
     cells.insert(cells.end(), row.labels.begin(), row.labels.end());
     if (does_not_fit(row.summary)) {
-      cells.insert(cells.end(), 10, "-");
+      cells.insert(cells.end(), 12, "-");
       cells.push_back(unfit_text(row.summary));
       table.add_row(cells);
       continue;
@@ -66,6 +67,8 @@ void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
     value("ttft_s.p50", 1e3, 1);
     value("ttft_s.p99", 1e3, 1);
     value("tpot_s.p99", 1e3, 2);
+    value("itl_s.p50", 1e3, 2);
+    value("itl_s.p99", 1e3, 2);
     value("preemptions", 1, 0);
     if (any_unfit) cells.emplace_back();
     table.add_row(cells);
@@ -165,6 +168,7 @@ int run_sweep(CommandContext& context) {
   if (out_dir) {
     publish_output(*out_dir, [&](const std::filesystem::path& staging) {
       write_sweep_outputs(sweep, staging, vm->count("no-plots") == 0, curves, context.err);
+      write_command_record(staging, context);
     });
   }
   if (vm->count("json") != 0) {

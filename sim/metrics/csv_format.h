@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace servesim {
 
@@ -19,5 +20,10 @@ std::string format_9_digits(double value);
 // `text` as a CSV field (RFC 4180): quoted, with quotes doubled, when it contains a comma,
 // a quote or a line break; unchanged otherwise.
 std::string csv_field(std::string_view text);
+
+// The rows of a CSV text that servesim wrote (the inverse of csv_field): fields split at
+// commas outside quotes, quoted fields unquoted, LF or CRLF line ends, blank lines skipped.
+// An unterminated quote throws InputError naming `source`.
+std::vector<std::vector<std::string>> parse_csv(std::string_view text, const std::string& source);
 
 }  // namespace servesim

@@ -289,7 +289,8 @@ TEST_CASE("a misspelt flag or name gets \"did you mean\"", "[cli][vllm]") {
   test::require_error(run({"run", "--allocator", "pagd"}), 3, "did you mean \"paged\"?");
   test::require_error(run({"run", "--router", "least-kv"}), 3, "did you mean \"least_kv\"?");
   test::require_error(run({"run", "--model", "llama3-8b"}), 3, "did you mean \"llama-3-8b\"?");
-  test::require_error(run({"run", "--hw", "h100"}), 3, "did you mean \"h100-sxm\"?");
+  test::require_error(run({"run", "--hw", "h100"}), 3,
+                      "did you mean \"h100-nvl\", \"h100-pcie\" or \"h100-sxm\"?");
   test::require_error(run({"run", "--workload", "sharegtp"}), 3, "did you mean \"sharegpt\"?");
   // Nothing close: the list alone.
   const auto far = run({"run", "--scheduler", "fifo"});

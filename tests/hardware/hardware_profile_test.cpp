@@ -1,11 +1,14 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <regex>
 
 #include "sim/config/catalog.h"
 #include "sim/core/error.h"
 #include "sim/core/json_reader.h"
+#include "sim/hardware/impl/roofline_model.h"
 #include "tests/support/test_support.h"
 
 using namespace servesim;
@@ -13,8 +16,16 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-const char* const kShipped[] = {"a100-40gb", "a100-80gb", "h100-sxm", "h200",
-                                "l40s",      "b200",      "mi300x"};
+const char* const kShipped[] = {"a100-40gb", "a100-80gb", "h100-sxm",  "h200",     "l40s",
+                                "b200",      "mi300x",    "h100-pcie", "h100-nvl", "a10g",
+                                "l40",       "gb200",     "mi325x",    "mi355x"};
+
+// Profiles with datasheet figures only: no calibration, every efficiency assumed.
+const char* const kDatasheetOnly[] = {"h100-pcie", "h100-nvl", "a10g",  "l40",
+                                      "gb200",     "mi325x",   "mi355x"};
+
+// Profiles without a public, dated per-hour price (docs/studies.md).
+const char* const kUnpriced[] = {"h20", "mi355x"};
 
 std::string minimal_profile(const std::string& extra) {
   return R"({"name": "X", "memory_capacity_bytes": 8e10, "memory_bandwidth_bytes_per_s": 2e12,
@@ -44,14 +55,14 @@ TEST_CASE("every shipped profile loads and cites a source for every number", "[h
 }
 
 TEST_CASE("shipped profiles carry a list price with its source and date", "[hardware]") {
-  // The H20 is sold in China only and has no public per-hour price (docs/studies.md).
+  // The H20 is sold in China only; no dated public per-hour price of the MI355X was found.
   const std::regex dated(R"(\b20[0-9]{2}-[01][0-9]\b)");
   for (const auto& entry :
        std::filesystem::directory_iterator(test::source_dir() / "hw_profiles")) {
     const std::string name = entry.path().stem().string();
     INFO(name);
     const HardwareProfile p = load_hardware_file(entry.path());
-    if (name == "h20") {
+    if (std::find(std::begin(kUnpriced), std::end(kUnpriced), name) != std::end(kUnpriced)) {
       CHECK_FALSE(p.price_per_gpu_hour_usd);
       continue;
     }
@@ -83,6 +94,84 @@ TEST_CASE("shipped profiles carry the datasheet figures", "[hardware]") {
   CHECK(test::shipped_hardware("b200").peak_flops(DType::BF16) == 2.25e15);
   CHECK(test::shipped_hardware("l40s").memory_bandwidth_bytes_per_s == 864e9);
   CHECK(test::shipped_hardware("a100-40gb").memory_bandwidth_bytes_per_s == 1.555e12);
+}
+
+TEST_CASE("datasheet-only profiles say so and carry their datasheet figures", "[hardware]") {
+  for (const char* name : kDatasheetOnly) {
+    INFO(name);
+    const HardwareProfile p = test::shipped_hardware(name);
+    CHECK_THAT(p.description, Contains("datasheet only"));
+    CHECK(p.calibration.is_null());
+    for (const auto& [key, source] : p.sources) {
+      if (key.starts_with("efficiency.")) {
+        INFO(key);
+        CHECK_THAT(source, Contains("assumed: not calibrated for"));
+      }
+    }
+    // As on every GPU: a long prefill is compute-bound, a batch-1 decode memory-bound.
+    const RooflineModel roofline(test::shipped_model("llama-2-7b"), p, RooflineOptions{});
+    BatchShape prefill;
+    prefill.add_prefill(2048, 0);
+    CHECK(roofline.estimate(prefill).dominant_bound() == Bound::Compute);
+    CHECK(roofline.estimate(test::decode_batch(1, 1024)).dominant_bound() == Bound::Memory);
+  }
+
+  const HardwareProfile pcie = test::shipped_hardware("h100-pcie");
+  CHECK(pcie.memory_bandwidth_bytes_per_s == 2.0e12);
+  CHECK(pcie.peak_flops(DType::BF16) == 756.5e12);  // 1,513 with sparsity
+  CHECK(pcie.peak_flops(DType::FP8) == 2 * pcie.peak_flops(DType::BF16));
+  // nvidia-smi reads 81,559 MiB on both H100 80GB cards.
+  CHECK(pcie.memory_capacity_bytes == test::shipped_hardware("h100-sxm").memory_capacity_bytes);
+  CHECK(pcie.gpu_link_bandwidth_bytes_per_s == 64e9);  // no NVLink bridge: PCIe 5.0 x16
+  CHECK(pcie.gpus_per_node == 0);
+
+  const HardwareProfile nvl = test::shipped_hardware("h100-nvl");
+  CHECK(nvl.memory_capacity_bytes == 95830.0 * 1024 * 1024);
+  CHECK(nvl.memory_bandwidth_bytes_per_s == 3.9e12);
+  CHECK(nvl.peak_flops(DType::BF16) == 835.5e12);       // 1,671 with sparsity
+  CHECK(nvl.gpu_link_bandwidth_bytes_per_s == 300e9);   // NVLink bridge, 600 GB/s both ways
+  CHECK(nvl.gpus_per_node == 2);                        // bridged pairs
+  CHECK(nvl.inter_node_bandwidth_bytes_per_s == 64e9);  // beyond a pair: PCIe 5.0 x16
+
+  const HardwareProfile a10g = test::shipped_hardware("a10g");
+  CHECK(a10g.memory_capacity_bytes == 23028.0 * 1024 * 1024);
+  CHECK(a10g.memory_bandwidth_bytes_per_s == 600e9);
+  CHECK(a10g.peak_flops(DType::BF16) == 70e12);
+  CHECK_FALSE(a10g.supports(DType::FP8));  // Ampere: no FP8 tensor cores
+  CHECK(a10g.gpu_link_bandwidth_bytes_per_s == a10g.host_link_bandwidth_bytes_per_s);
+
+  const HardwareProfile l40 = test::shipped_hardware("l40");
+  const HardwareProfile l40s = test::shipped_hardware("l40s");
+  CHECK(l40.memory_bandwidth_bytes_per_s == l40s.memory_bandwidth_bytes_per_s);
+  CHECK(l40.peak_flops(DType::BF16) == 181.05e12);  // half the L40S's dense rate
+  CHECK(l40.peak_flops(DType::FP8) == 362e12);
+  CHECK(l40.memory_capacity_bytes == 48e9);  // datasheet GB, decimal
+
+  const HardwareProfile gb200 = test::shipped_hardware("gb200");
+  CHECK(gb200.gpus_per_node == 72);  // one NVLink domain per NVL72 rack
+  CHECK(gb200.gpu_link_bandwidth_bytes_per_s == 900e9);
+  CHECK(gb200.inter_node_bandwidth_bytes_per_s == 50e9);  // a 400 Gb/s NIC per GPU
+  CHECK(gb200.memory_capacity_bytes == 189471.0 * 1024 * 1024);
+  CHECK(gb200.memory_capacity_bytes > test::shipped_hardware("b200").memory_capacity_bytes);
+  CHECK(gb200.peak_flops(DType::BF16) == 2.5e15);
+  CHECK(gb200.peak_flops(DType::FP4) == 1e16);
+  CHECK(gemm_family_for(gb200, DType::FP4, false) == GemmFamily::CutlassFp4);
+
+  const HardwareProfile mi300x = test::shipped_hardware("mi300x");
+  const HardwareProfile mi325x = test::shipped_hardware("mi325x");
+  CHECK(mi325x.peak_flops(DType::BF16) == mi300x.peak_flops(DType::BF16));  // same CDNA 3 dies
+  CHECK(mi325x.gpu_link_bandwidth_bytes_per_s == mi300x.gpu_link_bandwidth_bytes_per_s);
+  CHECK(mi325x.memory_bandwidth_bytes_per_s == 6e12);
+  CHECK(mi325x.memory_capacity_bytes == 256.0 * 1024 * 1024 * 1024);
+
+  const HardwareProfile mi355x = test::shipped_hardware("mi355x");
+  CHECK(mi355x.supports(DType::FP4));  // CDNA 4 has FP4 matrix cores
+  CHECK(mi355x.peak_flops(DType::FP4) == Approx(2 * mi355x.peak_flops(DType::FP8)).epsilon(1e-4));
+  CHECK(mi355x.peak_flops(DType::BF16) == 2.5166e15);
+  CHECK(mi355x.memory_bandwidth_bytes_per_s == 8e12);
+  CHECK(mi355x.memory_capacity_bytes == 288.0 * 1024 * 1024 * 1024);
+  CHECK(mi355x.gpu_link_bandwidth_bytes_per_s == 537.6e9);  // 7 links of 153.6 GB/s, halved
+  CHECK(gemm_family_for(mi355x, DType::FP4, false) == GemmFamily::CutlassFp4);
 }
 
 TEST_CASE("bad profiles are refused naming the field", "[hardware]") {

@@ -30,8 +30,10 @@ interrupt() {
   grep -q incomplete "$dir/summary.json" || { echo "$dir: no unfinished summary.json"; exit 1; }
 }
 
+# command.json records each folder's own command line (--resume DIR, not --out DIR).
 same() {
-  diff -r "$1" "$2" > /dev/null || { echo "$1 and $2 differ"; diff -r "$1" "$2" | head; exit 1; }
+  diff -r -x command.json "$1" "$2" > /dev/null ||
+    { echo "$1 and $2 differ"; diff -r -x command.json "$1" "$2" | head; exit 1; }
 }
 
 sweep="sweep --grid rate=2,4,6,8,10,12,14,16,18,20,22,24 --num-requests 8000 --seed 3 --no-plots"

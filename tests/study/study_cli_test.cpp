@@ -1,3 +1,5 @@
+#include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -74,6 +76,16 @@ TEST_CASE("sweep writes one CSV row per grid point with every key and metric", "
   REQUIRE(summary["points"].size() == 4);
   CHECK(summary["points"][3]["values"]["scheduler"] == "sarathi");
   CHECK(summary["points"][3]["summary"]["requests_completed"] == 300);
+  // The console table carries ITL percentiles, in ms with two decimals.
+  CHECK_THAT(result.out, Catch::Contains("ITL p50 ms") && Catch::Contains("ITL p99 ms"));
+  std::array<char, 32> itl_p99{};
+  std::snprintf(itl_p99.data(), itl_p99.size(), "%.2f",
+                summary["points"][3]["summary"]["itl_s"]["p99"].get<double>() * 1e3);
+  const auto table = lines_of(result.out);
+  const auto row = std::find_if(table.begin(), table.end(),
+                                [](const std::string& line) { return line.rfind("3 ", 0) == 0; });
+  REQUIRE(row != table.end());
+  CHECK_THAT(*row, Catch::Contains(itl_p99.data()));
   // A rate axis gives each policy its latency/throughput curve.
   CHECK(std::filesystem::exists(out / "curves.dat"));
   CHECK_THAT(read_file(out / "latency_throughput.gp"),
