@@ -80,7 +80,8 @@ constexpr RunFlag kRunFlags[] = {
     {"arrival", "workload.arrival.process", FlagType::Text, "PROCESS",
      "poisson, gamma, constant, closed_loop or trace"},
     {"rate", "workload.arrival.rate_per_s", FlagType::Raw, "REQ_PER_S",
-     "mean arrival rate, requests/s; inf sends everything at time 0"},
+     "mean arrival rate, requests/s; inf sends everything at time 0; with a trace, its "
+     "arrivals rescaled to this mean rate"},
     {"cv", "workload.arrival.cv", FlagType::Number, "CV",
      "gamma arrivals: coefficient of variation of the gaps (1 = Poisson, > 1 bursty)"},
     {"num-requests", "workload.num_requests", FlagType::Integer, "N", "stop after N requests"},

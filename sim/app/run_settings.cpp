@@ -348,8 +348,11 @@ std::vector<ConfigOverride> axis_overrides(const std::string& name, const nlohma
     return policies.front().overrides;
   }
   if (name.find('.') == std::string::npos) {
-    if (const auto flag_key = config_key_for_flag(name)) {
-      return {ConfigOverride{origin, *flag_key + "=" + config_value_for_flag(name, value).dump()}};
+    // A flag's name, or the same with underscores (time_scale for --time-scale).
+    std::string flag = name;
+    if (!config_key_for_flag(flag)) std::replace(flag.begin(), flag.end(), '_', '-');
+    if (const auto flag_key = config_key_for_flag(flag)) {
+      return {ConfigOverride{origin, *flag_key + "=" + config_value_for_flag(flag, value).dump()}};
     }
   }
   return {ConfigOverride{origin, name + "=" + value.dump()}};

@@ -78,9 +78,10 @@ void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
 
 // Writes a sweep's files (and renders its plots) into `dir`.
 // The curves' options and title travel in summary.json ("plot"), so `servesim plot` redraws
-// the same figure.
-void write_sweep_outputs(const SweepResult& sweep, const std::filesystem::path& dir, bool plots,
-                         const CurveOptions& curves, std::ostream& warnings) {
+// the same figure. Returns what the folder holds of the curves, for the closing line: ""
+// without a load axis.
+std::string write_sweep_outputs(const SweepResult& sweep, const std::filesystem::path& dir,
+                                bool plots, const CurveOptions& curves, std::ostream& warnings) {
   write_sweep_csv(sweep, dir / "sweep.csv");
   const auto json_path = dir / "summary.json";
   auto out = open_output_file(json_path);
@@ -91,9 +92,12 @@ void write_sweep_outputs(const SweepResult& sweep, const std::filesystem::path& 
                       {"log_y", curves.force_log_y}};
   out << document.dump(2) << '\n';
   close_output_file(out, json_path);
-  if (const auto figure = write_curve_figure(sweep, dir, curves); figure && plots) {
-    render_figures(dir, {*figure}, warnings);
+  const auto figure = write_curve_figure(sweep, dir, curves);
+  if (!figure) return "";
+  if (plots && render_figures(dir, {*figure}, warnings)) {
+    return ", latency_throughput.png/.svg";
   }
+  return ", curves.dat, latency_throughput.gp (not rendered)";
 }
 
 }  // namespace
@@ -165,9 +169,11 @@ int run_sweep(CommandContext& context) {
     return exit_code_for(ErrorKind::Infeasible);
   }
   if (!context.processes.leader()) return 0;
+  std::string curve_files;
   if (out_dir) {
     publish_output(*out_dir, [&](const std::filesystem::path& staging) {
-      write_sweep_outputs(sweep, staging, vm->count("no-plots") == 0, curves, context.err);
+      curve_files =
+          write_sweep_outputs(sweep, staging, vm->count("no-plots") == 0, curves, context.err);
       write_command_record(staging, context);
     });
   }
@@ -182,8 +188,8 @@ int run_sweep(CommandContext& context) {
                   << " MPI ranks\n";
     }
     if (out_dir) {
-      context.out << "Wrote " << *out_dir
-                  << "/{sweep.csv, summary.json, latency/throughput plots}\n";
+      context.out << "Wrote " << *out_dir << "/{sweep.csv, summary.json, command.json"
+                  << curve_files << "}\n";
     }
   }
   return 0;

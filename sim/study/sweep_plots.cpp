@@ -41,8 +41,11 @@ bool spans_log_range(const std::vector<double>& values) {
 
 std::optional<Figure> write_curve_figure(const SweepResult& sweep, const std::filesystem::path& dir,
                                          const CurveOptions& options) {
-  const auto rate = sweep.rate_axis();
-  if (!rate) return std::nullopt;
+  const auto load = sweep.load_axis();
+  if (!load) return std::nullopt;
+  // A rate axis is the offered rate; a trace's time scale is not a rate, so its points are
+  // placed at the rate their steady state offered.
+  const bool rate_axis = sweep.rate_axis().has_value();
   // Points grouped by the labels of every other axis, series in first-seen order.
   std::vector<std::string> series_names;
   std::map<std::string, std::vector<const SweepRow*>> series;
@@ -50,7 +53,7 @@ std::optional<Figure> write_curve_figure(const SweepResult& sweep, const std::fi
     if (does_not_fit(row.summary)) continue;  // no point on a curve
     std::string name;
     for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
-      if (a == *rate) continue;
+      if (a == *load) continue;
       if (!name.empty()) name += ", ";
       name += sweep.axes.size() == 2 ? row.labels[a] : sweep.axes[a] + "=" + row.labels[a];
     }
@@ -77,9 +80,12 @@ std::optional<Figure> write_curve_figure(const SweepResult& sweep, const std::fi
   for (const auto& name : series_names) {
     out << "# " << name << '\n';
     for (const SweepRow* row : series[name]) {
-      const auto& offered = row->values[*rate];
-      out << format_9_digits(offered.is_number() ? offered.get<double>() : 0.0) << ' '
-          << format_9_digits(steady_throughput(row->summary));
+      const auto& load_value = row->values[*load];
+      const double offered =
+          !rate_axis ? summary_value(row->summary, "steady_state.offered_requests_per_s")
+          : load_value.is_number() ? load_value.get<double>()
+                                   : 0.0;
+      out << format_9_digits(offered) << ' ' << format_9_digits(steady_throughput(row->summary));
       for (auto& panel : panels) {
         const double value = summary_value(row->summary, panel.metric) * panel.scale;
         panel.values.push_back(value);

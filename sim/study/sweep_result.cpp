@@ -19,6 +19,17 @@ std::optional<std::size_t> SweepResult::rate_axis() const {
   return std::nullopt;
 }
 
+std::optional<std::size_t> SweepResult::load_axis() const {
+  if (const auto rate = rate_axis()) return rate;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] == "time-scale" || axes[i] == "time_scale" ||
+        axes[i] == "workload.trace.time_scale") {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
 void write_sweep_csv(const SweepResult& sweep, const std::filesystem::path& path) {
   // Every metric any point reported, in first-seen order.
   std::vector<std::string> metrics;

@@ -21,6 +21,9 @@ struct SweepResult {
 
   // The axis that sets the arrival rate ("rate" or workload.arrival.rate_per_s), if any.
   std::optional<std::size_t> rate_axis() const;
+  // The axis that sets the load: the rate axis, else one that rescales a trace's arrival
+  // times (time-scale, time_scale or workload.trace.time_scale), if any.
+  std::optional<std::size_t> load_axis() const;
 };
 
 // sweep.csv: one row per point: "point", each axis, then every summary metric flattened

@@ -1,5 +1,8 @@
 #include "sim/workload/workload_spec.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "sim/core/error.h"
 #include "sim/workload/composed_source.h"
 #include "sim/workload/impl/all_at_once_arrivals.h"
@@ -20,6 +23,24 @@
 
 namespace servesim {
 namespace {
+
+// The factor a trace's arrival times are multiplied by: trace.time_scale, or with
+// arrival.rate_per_s the replayed rows' recorded mean rate ((n - 1) / their span) over it.
+double trace_time_scale(const WorkloadSpec& spec, const Trace& trace) {
+  const auto rate = spec.arrival.replay_rate_per_s;
+  if (!rate) return spec.trace->time_scale;
+  if (std::isinf(*rate)) return 0.0;
+  std::size_t rows = trace.size();
+  if (spec.num_requests) rows = std::min(rows, static_cast<std::size_t>(*spec.num_requests));
+  const double span_s =
+      rows < 2 ? 0.0 : (trace.arrivals[rows - 1] - trace.arrivals.front()).seconds();
+  if (!(span_s > 0)) {
+    throw InputError(trace.source_name,
+                     "arrival.rate_per_s: the rows replayed all arrive at one instant, so they "
+                     "have no rate to rescale (use trace.time_scale, or \"inf\")");
+  }
+  return static_cast<double>(rows - 1) / span_s / *rate;
+}
 
 std::unique_ptr<IArrivalProcess> make_open_arrivals(const WorkloadSpec& spec,
                                                     const std::shared_ptr<const Trace>& trace) {
@@ -47,7 +68,7 @@ std::unique_ptr<IArrivalProcess> make_open_arrivals(const WorkloadSpec& spec,
     case ArrivalProcessKind::ClosedLoop:
       return std::make_unique<ClosedLoopArrivals>(a.users, a.think_time_s);
     case ArrivalProcessKind::Trace:
-      return std::make_unique<TraceArrivals>(trace, spec.trace->time_scale);
+      return std::make_unique<TraceArrivals>(trace, trace_time_scale(spec, *trace));
   }
   throw InvariantError("unhandled arrival process");
 }

@@ -80,6 +80,9 @@ struct ArrivalSpec {
   // --max-concurrency (a client-side limit): a request whose arrival comes while the limit is
   // reached is sent when one in flight finishes, and its latencies count from then.
   std::optional<std::int64_t> max_concurrency;
+  // trace: replay at this mean rate (JSON rate_per_s): every arrival time scaled by the rows'
+  // recorded rate over this one, as trace.time_scale would; +infinity sends them all at t = 0.
+  std::optional<double> replay_rate_per_s;
   bool operator==(const ArrivalSpec&) const = default;
 
   bool staged() const { return !stages.empty(); }

@@ -137,7 +137,8 @@ ArrivalSpec parse_arrival(JsonObjectReader r) {
       }
       break;
     case ArrivalProcessKind::Trace:
-      refuse_unused(r, kArrivalKeys, {"max_concurrency"}, kind);
+      refuse_unused(r, kArrivalKeys, {"rate_per_s", "max_concurrency"}, kind);
+      if (r.has("rate_per_s")) a.replay_rate_per_s = read_rate(r);
       break;
   }
   // A closed loop is its own concurrency limit (users); refuse_unused named it above.
@@ -382,6 +383,11 @@ WorkloadSpec parse_workload_spec(const nlohmann::json& document, const std::stri
   }
   if (!spec.uses_trace() && spec.trace) {
     r.fail("trace", "given, but neither arrival.process nor lengths.distribution is \"trace\"");
+  }
+  if (spec.arrival.replay_rate_per_s && spec.trace && spec.trace->time_scale != 1.0) {
+    r.fail("trace.time_scale",
+           "not used with arrival.rate_per_s, which rescales the trace's arrivals itself "
+           "(give one of them)");
   }
   // A trace and a list of stages end by themselves; other synthetic arrivals would go on for
   // ever.

@@ -34,6 +34,9 @@ json arrival_to_json(const ArrivalSpec& a) {
       out["think_time_s"] = a.think_time_s;
       break;
     case ArrivalProcessKind::Trace:
+      if (const auto rate = a.replay_rate_per_s) {
+        out["rate_per_s"] = std::isinf(*rate) ? json("inf") : json(*rate);
+      }
       break;
   }
   if (a.max_concurrency) out["max_concurrency"] = *a.max_concurrency;

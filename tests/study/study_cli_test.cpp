@@ -524,3 +524,78 @@ TEST_CASE("compare draws the KV breakdown per policy and mean latencies", "[stud
     CHECK(std::filesystem::exists(out / "kv_breakdown.png"));
   }
 }
+
+TEST_CASE("run --rate rescales a trace's arrivals to that mean rate, as --time-scale does",
+          "[study][cli]") {
+  servesim::test::ScratchDir dir("trace_rate");
+  // Rows at 0, 1, 3 and 4 s: 3 gaps over 4 s, a recorded rate of 0.75 req/s.
+  const auto trace = dir.write("t.csv",
+                               "arrival_time_s,prompt_tokens,output_tokens\n"
+                               "0,100,5\n1,100,5\n3,100,5\n4,100,5\n");
+  const auto run = [&](std::vector<std::string> flags, const std::string& out) {
+    std::vector<std::string> args{
+        "run", "--workload", trace.string(), "--out", (dir.path() / out).string(), "--no-plots"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const auto result = run_servesim(args);
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return servesim::test::csv_column(dir.path() / out / "requests.csv", "arrival_s");
+  };
+  CHECK(run({"--rate", "1.5"}, "rate") == std::vector<std::string>{"0", "0.5", "1.5", "2"});
+  run({"--time-scale", "0.5"}, "scale");
+  CHECK(read_file(dir.path() / "rate" / "requests.csv") ==
+        read_file(dir.path() / "scale" / "requests.csv"));
+  CHECK(run({"--rate", "inf"}, "inf") == std::vector<std::string>{"0", "0", "0", "0"});
+  // The rate is that of the rows replayed: 0, 1 and 3 s are 2 gaps over 3 s.
+  const auto three = run({"--rate", "4", "--num-requests", "3"}, "three");
+  REQUIRE(three.size() == 3);
+  CHECK(std::stod(three[1]) == Approx(1.0 / 6).margin(1e-9));
+  CHECK(three[2] == "0.5");
+  const auto config =
+      nlohmann::json::parse(read_file(dir.path() / "rate" / "resolved_config.json"));
+  CHECK(config["workload"]["arrival"]["rate_per_s"] == 1.5);
+
+  servesim::test::require_error(
+      run_servesim({"run", "--workload", trace.string(), "--rate", "2", "--time-scale", "2"}), 3,
+      "trace.time_scale");
+  const auto one_instant = dir.write("one.csv",
+                                     "arrival_time_s,prompt_tokens,output_tokens\n"
+                                     "2,100,5\n2,100,5\n");
+  servesim::test::require_error(
+      run_servesim({"run", "--workload", one_instant.string(), "--rate", "2"}), 3,
+      "no rate to rescale");
+}
+
+TEST_CASE("a sweep over a trace's rate or time scale draws latency/throughput curves",
+          "[study][cli]") {
+  servesim::test::ScratchDir dir("trace_sweep");
+  std::string rows = "arrival_time_s,prompt_tokens,output_tokens\n";
+  for (int i = 0; i < 200; ++i)
+    rows += std::to_string(i * 0.5) + "," + std::to_string(100 + (i * 37) % 400) + ",50\n";
+  const auto trace = dir.write("t.csv", rows);
+  for (const std::string axis : {"rate=2,8", "time_scale=1,0.25"}) {
+    const auto out = dir.path() / axis.substr(0, axis.find('='));
+    const auto result = run_servesim({"sweep", "--workload", trace.string(), "--grid", axis,
+                                      "--out", out.string(), "--no-plots"});
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    // Never a claim of plots it did not draw: --no-plots writes the data and script only.
+    CHECK_THAT(result.out, Catch::Contains("curves.dat, latency_throughput.gp (not rendered)"));
+    CHECK_FALSE(std::filesystem::exists(out / "latency_throughput.png"));
+    const auto curve = lines_of(read_file(out / "curves.dat"));
+    REQUIRE(curve.size() >= 4);
+    // Each point sits at its offered rate: the rate axis's value, or for a time scale the
+    // rate its steady state measured (2 req/s recorded, 8 at a quarter of the time).
+    std::istringstream first(curve[2]), second(curve[3]);
+    double offered_low = 0, offered_high = 0;
+    first >> offered_low;
+    second >> offered_high;
+    CHECK(offered_low == Approx(2).epsilon(0.1));
+    CHECK(offered_high == Approx(8).epsilon(0.1));
+  }
+  // Without a load axis there is no curve, and the closing line names none.
+  const auto flat = run_servesim({"sweep", "--workload", trace.string(), "--grid", "tp=1", "--out",
+                                  (dir.path() / "flat").string()});
+  REQUIRE(flat.exit_code == 0);
+  CHECK_THAT(flat.out, Catch::Contains("command.json}") && !Catch::Contains("latency_throughput"));
+}
