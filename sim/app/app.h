@@ -7,6 +7,7 @@
 // (tests/architecture/layering_test.cpp) holds callers to it.
 
 #include "sim/app/config_assembly.h"    // ConfigSources -> the configuration document
+#include "sim/app/engine_defaults.h"    // platform_warning: a CUDA engine profile on ROCm
 #include "sim/app/kv_report.h"          // servesim kv
 #include "sim/app/output_directory.h"   // publish_output: a folder written whole or not at all
 #include "sim/app/policies.h"           // the registries and policy_menus

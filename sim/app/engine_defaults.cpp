@@ -108,6 +108,22 @@ EngineProfile engine_of_document(const nlohmann::json& document,
   return load_engine_file(Catalog(data_root / "engines", "engine", "engine").resolve(name));
 }
 
+std::optional<std::string> platform_warning(const nlohmann::json& document,
+                                            const std::filesystem::path& data_root) {
+  const EngineProfile engine = engine_of_document(document, data_root);
+  const std::string hardware_name = document.value("hardware", RunConfig{}.hardware);
+  const HardwareProfile hardware = load_hardware_file(
+      Catalog(data_root / "hw_profiles", "hardware profile", "hardware").resolve(hardware_name));
+  if (hardware.platform == engine.platform) return std::nullopt;
+  const auto shown = [](const std::string& platform) {
+    return platform == "rocm" ? std::string("ROCm") : std::string("CUDA");
+  };
+  return "hardware " + hardware_name + " runs " + shown(hardware.platform) + " but engine " +
+         engine.name + " describes its " + shown(engine.platform) +
+         " build (graphs, attention kernels, collectives and host costs measured there); "
+         "treat the result as a first estimate";
+}
+
 void remove_engine_decided_defaults(nlohmann::json& document) {
   document["memory"].erase("mem_util");
   for (const char* key : {"enable_prefix_caching", "host", "kernels", "cuda_graphs", "startup"})

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,12 @@ EngineProfile engine_of_document(const nlohmann::json& document,
 // engine.enable_prefix_caching, the engine's cost sections, scheduler.name), so that after
 // the file and the overrides are merged, a key still absent is one nobody set.
 void remove_engine_decided_defaults(nlohmann::json& document);
+
+// A warning when the engine profile was taken on another platform than the hardware's (a
+// CUDA engine profile, with its CUDA graphs, FlashAttention and NCCL costs, on an AMD GPU):
+// the run is then a first estimate. Nothing when they match.
+std::optional<std::string> platform_warning(const nlohmann::json& document,
+                                            const std::filesystem::path& data_root);
 
 // Fills in what the engine decides and the document does not set: the scheduler (when no
 // file or override chose one) and, when the scheduler is the engine's, the parameters it

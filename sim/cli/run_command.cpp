@@ -161,6 +161,9 @@ int run_run(CommandContext& context) {
   }
   const ConfigSources sources = run_config_sources(*vm);
   nlohmann::json document = assemble_config(sources, context.data_root);
+  if (const auto warning = platform_warning(document, context.data_root)) {
+    context.err << "servesim: warning: " << *warning << '\n';
+  }
   const SimulationOutcome outcome =
       run_simulation(document, context.data_root, std::filesystem::current_path());
   require_served(outcome.result);

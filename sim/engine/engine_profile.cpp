@@ -184,6 +184,10 @@ EngineProfile engine_from_json(const nlohmann::json& document, const std::string
   if (e.kv_handoff != "pull_after_prefill" && e.kv_handoff != "reserve_before_prefill") {
     r.fail("kv_handoff", "expected \"pull_after_prefill\" or \"reserve_before_prefill\"");
   }
+  e.platform = r.optional_string("platform").value_or(e.platform);
+  if (e.platform != "cuda" && e.platform != "rocm") {
+    r.fail("platform", "expected \"cuda\" or \"rocm\"");
+  }
   if (const nlohmann::json* calibration = r.optional_raw("calibration")) {
     if (!calibration->is_object()) r.fail("calibration", "expected a JSON object");
     e.calibration = *calibration;
@@ -270,6 +274,7 @@ nlohmann::json engine_to_json(const EngineProfile& e) {
                      {"preemption_mode", e.scheduling.preemption_mode}};
   if (e.startup != StartupChecks{}) j["startup"] = startup_checks_to_json(e.startup);
   j["kv_handoff"] = e.kv_handoff;
+  if (e.platform != "cuda") j["platform"] = e.platform;
   if (!e.calibration.is_null()) j["calibration"] = e.calibration;
   j["sources"] = e.sources;
   return j;

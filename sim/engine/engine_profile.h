@@ -46,6 +46,9 @@ struct EngineProfile {
   // When a disaggregated deployment's decode side sets a prompt's KV aside ("kv_handoff"):
   // "pull_after_prefill" (the default) or "reserve_before_prefill" (docs/disaggregation.md).
   std::string kv_handoff = "pull_after_prefill";
+  // The platform the profile's costs were taken on ("platform"): "cuda" (CUDA graphs,
+  // FlashAttention, NCCL) or "rocm".
+  std::string platform = "cuda";
   // Free-form metadata written by `servesim calibrate --measured` (null when absent).
   nlohmann::json calibration;
   std::map<std::string, std::string> sources;  // by dotted key path

@@ -137,6 +137,10 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
     r.fail("runtime_reserved_bytes", "expected a value in [0, memory_capacity_bytes)");
   }
   p.price_per_gpu_hour_usd = r.optional_positive_number("price_per_gpu_hour_usd");
+  p.platform = r.optional_string("platform").value_or(p.platform);
+  if (p.platform != "cuda" && p.platform != "rocm") {
+    r.fail("platform", "expected \"cuda\" or \"rocm\"");
+  }
   if (const auto gpus = r.optional_number("gpus_per_node")) {
     if (!(*gpus >= 1 && *gpus == std::floor(*gpus) && *gpus <= 100000)) {
       r.fail("gpus_per_node", "expected a whole number of GPUs (at least 1)");
@@ -314,6 +318,7 @@ nlohmann::json hardware_to_json(const HardwareProfile& p) {
   }
   if (!p.calibration.is_null()) j["calibration"] = p.calibration;
   if (p.price_per_gpu_hour_usd) j["price_per_gpu_hour_usd"] = *p.price_per_gpu_hour_usd;
+  if (p.platform != "cuda") j["platform"] = p.platform;
   return j;
 }
 

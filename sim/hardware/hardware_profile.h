@@ -123,6 +123,8 @@ struct HardwareProfile {
   // unknown, which turns the GEMM wave quantization term off.
   double sm_count = 0;
   std::optional<double> price_per_gpu_hour_usd;
+  // The software platform its serving engines run on: "cuda" (NVIDIA) or "rocm" (AMD).
+  std::string platform = "cuda";
   Efficiency efficiency;
   Overheads overheads;
   KernelClasses kernels;

@@ -256,3 +256,24 @@ TEST_CASE("a quantized config.json is priced in its own format", "[cli]") {
   test::require_error(run({"kv", "--model", bad.string()}), 3,
                       bad.string() + ": field \"quantization_config.quant_method\"");
 }
+
+TEST_CASE("a CUDA engine profile on an AMD GPU runs with a warning that says so", "[cli]") {
+  const CliResult amd = test::run_servesim({"run", "--hw", "mi300x", "--num-requests", "10"});
+  REQUIRE(amd.exit_code == 0);
+  CHECK(amd.err ==
+        "servesim: warning: hardware mi300x runs ROCm but engine vllm describes its CUDA build "
+        "(graphs, attention kernels, collectives and host costs measured there); treat the "
+        "result as a first estimate\n");
+  const CliResult nvidia = test::run_servesim({"run", "--hw", "h100-sxm", "--num-requests", "10"});
+  REQUIRE(nvidia.exit_code == 0);
+  CHECK(nvidia.err.empty());
+  // The platform is a profile's key; another value is refused by name.
+  nlohmann::json profile =
+      nlohmann::json::parse(test::read_file(test::source_dir() / "hw_profiles" / "mi300x.json"));
+  CHECK(profile["platform"] == "rocm");
+  profile["platform"] = "metal";
+  const test::ScratchDir dir("platform");
+  const auto path = dir.write("gpu.json", profile.dump());
+  test::require_error(test::run_servesim({"run", "--hw", path.string(), "--num-requests", "10"}), 3,
+                      "platform");
+}
