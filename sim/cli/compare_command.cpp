@@ -14,6 +14,7 @@
 #include "sim/study/compare_plots.h"
 #include "sim/study/plot_title.h"
 #include "sim/study/point_simulation.h"
+#include "sim/study/same_schedule.h"
 #include "sim/study/steady_state.h"
 #include "sim/study/summary_columns.h"
 
@@ -188,6 +189,13 @@ int run_compare(CommandContext& context) {
     context.out << combined.dump(2) << '\n';
   } else {
     print_table(context.out, runs);
+    std::vector<const nlohmann::json*> summaries;
+    std::vector<std::string> labels;
+    for (const auto& run : runs) {
+      summaries.push_back(&run.summary);
+      labels.push_back(run.policy.label);
+    }
+    context.out << same_schedule_note(same_schedule_groups(summaries), labels);
     for (const auto& [label, unfit] : not_fitting)
       context.out << label << ": " << unfit_text(unfit) << '\n';
   }

@@ -14,6 +14,7 @@
 #include "sim/study/plot_title.h"
 #include "sim/study/point_simulation.h"
 #include "sim/study/progress_meter.h"
+#include "sim/study/same_schedule.h"
 #include "sim/study/summary_columns.h"
 #include "sim/study/sweep_plots.h"
 #include "sim/study/sweep_result.h"
@@ -74,6 +75,13 @@ void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
     table.add_row(cells);
   }
   table.print(out);
+  std::vector<const nlohmann::json*> summaries;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < sweep.rows.size(); ++i) {
+    summaries.push_back(&sweep.rows[i].summary);
+    names.push_back("point " + std::to_string(i));
+  }
+  out << same_schedule_note(same_schedule_groups(summaries), names);
 }
 
 // Writes a sweep's files (and renders its plots) into `dir`.

@@ -1,4 +1,5 @@
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -7,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "sim/study/same_schedule.h"
 #include "tests/support/test_support.h"
 
 namespace {
@@ -598,4 +600,35 @@ TEST_CASE("a sweep over a trace's rate or time scale draws latency/throughput cu
                                   (dir.path() / "flat").string()});
   REQUIRE(flat.exit_code == 0);
   CHECK_THAT(flat.out, Catch::Contains("command.json}") && !Catch::Contains("latency_throughput"));
+}
+
+TEST_CASE("compare and sweep say which points ran the same schedule", "[study][cli]") {
+  const nlohmann::json a = {{"ttft_s", {{"p99", 0.5}}}, {"preemptions", 0}, {"duration_s", 9.0}};
+  nlohmann::json b = a;
+  b["kv_memory"] = {{"free", 0.3}};  // memory may differ
+  nlohmann::json c = a;
+  c["ttft_s"]["p99"] = std::nextafter(0.5, 1.0);  // one bit apart: another schedule
+  const nlohmann::json unfit = {{"does_not_fit", "too big"}};
+  const auto groups = servesim::same_schedule_groups({&a, &c, &unfit, &b, &c, &unfit});
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[0] == std::vector<std::size_t>{0, 3});
+  CHECK(groups[1] == std::vector<std::size_t>{1, 4});
+  CHECK(servesim::same_schedule_note(groups, {"a", "c", "u", "b", "c2", "u2"}) ==
+        "Same schedule: a and b; c and c2 (identical latencies, throughput and preemptions: "
+        "they differ at most in memory)\n");
+  CHECK(servesim::same_schedule_note({}, {}).empty());
+
+  // Paged allocation with 16- and 32-token blocks on a cache far from full: one schedule.
+  const auto compared =
+      run_servesim({"compare", "--policies", "vllm:paged,vllm:paged:32", "--num-requests", "100"});
+  REQUIRE(compared.exit_code == 0);
+  CHECK_THAT(compared.out, Catch::Contains("Same schedule: vllm:paged and vllm:paged:32"));
+  const auto distinct = run_servesim(
+      {"compare", "--policies", "vllm:paged,orca:contiguous:max", "--num-requests", "100"});
+  REQUIRE(distinct.exit_code == 0);
+  CHECK_THAT(distinct.out, !Catch::Contains("Same schedule"));
+  const auto swept =
+      run_servesim(small_sweep({"--grid", "block-size=16,32", "--grid", "rate=4,8"}));
+  REQUIRE(swept.exit_code == 0);
+  CHECK_THAT(swept.out, Catch::Contains("Same schedule: point 0 and point 2; point 1 and point 3"));
 }
