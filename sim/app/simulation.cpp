@@ -43,11 +43,8 @@ void summarize_pools(DisaggregationSummary& figures, const RunSummary& summary,
     pool.mean_queued_requests =
         per_s(i == 0 ? figures.total_s[kPrefillQueue]
                      : figures.total_s[kTransferQueue] + figures.total_s[kDecodeQueue]);
-    pool.mean_batch_size = use.iterations > 0 ? static_cast<double>(use.batch_size_sum) /
-                                                    static_cast<double>(use.iterations)
-                                              : 0.0;
-    pool.kv_utilization =
-        use.iteration_time_s > 0 ? use.kv_utilization_time_s / use.iteration_time_s : 0.0;
+    pool.mean_batch_size = use.mean_batch_size();
+    pool.kv_utilization = use.kv_utilization();
     pool.kv_memory = use.kv_memory();
     const double tokens =
         static_cast<double>(i == 0 ? summary.prompt_tokens : summary.output_tokens);

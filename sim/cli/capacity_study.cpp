@@ -205,9 +205,10 @@ void publish_capacity(const CapacityStudy& study, const po::variables_map& vm,
     std::vector<CapacityPlotPoint> plotted;
     for (std::size_t i = 0; i < points.x.size(); ++i)
       plotted.push_back({points.x[i], points.verdicts[i]->worst_ratio, points.verdicts[i]->met});
-    std::string title = "Capacity search, SLO";
+    std::string terms;
     for (const auto& term : slo_json(study.slo))
-      title += (title.back() == 'O' ? ": " : ", ") + term.get<std::string>();
+      terms += (terms.empty() ? "" : ", ") + term.get<std::string>();
+    const std::string title = "Capacity search, SLO: " + terms;
     if (auto figure = write_capacity_figure(staging, plotted, points.x_label, title);
         figure && vm.count("no-plots") == 0) {
       render_figures(staging, {*figure}, study.context.err);

@@ -195,11 +195,8 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
   s.e2e_s = exact_latency_stats(e2e_s_);
   s.normalized_latency_s_per_token = exact_latency_stats(normalized_s_per_token_).mean;
   s.itl_relative_error = itl.relative_error();
-  s.mean_batch_size = use.iterations > 0 ? static_cast<double>(use.batch_size_sum) /
-                                               static_cast<double>(use.iterations)
-                                         : 0.0;
-  s.kv_utilization =
-      use.iteration_time_s > 0 ? use.kv_utilization_time_s / use.iteration_time_s : 0.0;
+  s.mean_batch_size = use.mean_batch_size();
+  s.kv_utilization = use.kv_utilization();
   s.kv_memory = use.kv_memory();
   s.cached_prompt_tokens = cached_prompt_tokens_;
   s.prefix_cache_hit_rate = prompt_tokens_ > 0 ? static_cast<double>(cached_prompt_tokens_) /

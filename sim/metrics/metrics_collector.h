@@ -119,6 +119,16 @@ class MetricsCollector final {
     double iteration_time_s = 0;
     double kv_utilization_time_s = 0;
     KvMemoryShares kv_memory_time_s;
+    // Requests per iteration, on average (0 when none ran).
+    double mean_batch_size() const {
+      return iterations > 0
+                 ? static_cast<double>(batch_size_sum) / static_cast<double>(iterations)
+                 : 0.0;
+    }
+    // The KV capacity in use, time-weighted over the iterations (0 when none ran).
+    double kv_utilization() const {
+      return iteration_time_s > 0 ? kv_utilization_time_s / iteration_time_s : 0.0;
+    }
     // The KV memory shares over the iterations' time (0 when none ran).
     KvMemoryShares kv_memory() const {
       return iteration_time_s > 0 ? kv_memory_time_s.over(iteration_time_s) : KvMemoryShares{};
