@@ -121,9 +121,8 @@ class MetricsCollector final {
     KvMemoryShares kv_memory_time_s;
     // Requests per iteration, on average (0 when none ran).
     double mean_batch_size() const {
-      return iterations > 0
-                 ? static_cast<double>(batch_size_sum) / static_cast<double>(iterations)
-                 : 0.0;
+      return iterations > 0 ? static_cast<double>(batch_size_sum) / static_cast<double>(iterations)
+                            : 0.0;
     }
     // The KV capacity in use, time-weighted over the iterations (0 when none ran).
     double kv_utilization() const {
