@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <map>
 #include <optional>
-#include <set>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +14,7 @@
 #include "sim/core/json_reader.h"
 #include "sim/core/version.h"
 #include "sim/metrics/csv_format.h"
+#include "sim/study/report_figures.h"
 #include "sim/study/summary_columns.h"
 #include "sim/workload/csv_cursor.h"
 
@@ -22,33 +22,6 @@ namespace servesim {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string escape(std::string_view text) {
-  std::string escaped;
-  escaped.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        escaped += "&amp;";
-        break;
-      case '<':
-        escaped += "&lt;";
-        break;
-      case '>':
-        escaped += "&gt;";
-        break;
-      case '"':
-        escaped += "&quot;";
-        break;
-      case '\'':
-        escaped += "&#39;";
-        break;
-      default:
-        escaped += c;
-    }
-  }
-  return escaped;
-}
 
 // A number for a table: integers whole, others to four significant digits.
 std::string number_text(double value) {
@@ -77,13 +50,13 @@ std::string table_html(const std::vector<std::string>& header,
                        const std::vector<std::vector<std::string>>& rows) {
   std::string html = "<div class=\"scroll\"><table>\n<thead><tr>";
   for (const auto& name : header)
-    html += "<th>" + escape(name) + "</th>";
+    html += "<th>" + html_escape(name) + "</th>";
   html += "</tr></thead>\n<tbody>\n";
   for (const auto& row : rows) {
     html += "<tr>";
     for (const auto& cell : row) {
       html += parse_number(cell) || cell == "-" ? "<td>" : "<td class=\"text\">";
-      html += escape(cell) + "</td>";
+      html += html_escape(cell) + "</td>";
     }
     html += "</tr>\n";
   }
@@ -91,25 +64,15 @@ std::string table_html(const std::vector<std::string>& header,
 }
 
 std::string details_html(const std::string& summary, const std::string& body) {
-  return "<details><summary>" + escape(summary) + "</summary>\n" + body + "</details>\n";
+  return "<details><summary>" + html_escape(summary) + "</summary>\n" + body + "</details>\n";
 }
 
 // --- Headline tables ---------------------------------------------------------------------
 
 // A summary's statistic in the unit the table shows, or "-".
 std::string stat_cell(const nlohmann::json& summary, const std::string& path, double scale) {
-  const nlohmann::json* node = &summary;
-  std::string::size_type start = 0;
-  while (node != nullptr && start <= path.size()) {
-    const auto dot = path.find('.', start);
-    const std::string key = path.substr(start, dot == std::string::npos ? dot : dot - start);
-    const auto it = node->find(key);
-    node = it == node->end() ? nullptr : &*it;
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  if (node == nullptr || !node->is_number()) return "-";
-  return number_text(node->get<double>() * scale);
+  const auto value = find_summary_value(summary, path);
+  return value ? number_text(*value * scale) : "-";
 }
 
 std::string run_headline(const nlohmann::json& summary) {
@@ -218,10 +181,9 @@ std::string points_headline(const CsvData& csv, const std::vector<std::string>& 
 
 std::string csv_details(const fs::path& path, const std::string& name) {
   const CsvData csv = read_csv(path);
-  std::vector<std::vector<std::string>> rows = csv.rows;
-  return details_html(name + ": " + std::to_string(rows.size()) + " rows, " +
+  return details_html(name + ": " + std::to_string(csv.rows.size()) + " rows, " +
                           std::to_string(csv.header.size()) + " columns",
-                      table_html(csv.header, rows));
+                      table_html(csv.header, csv.rows));
 }
 
 // The best deployments of a capacity search with --target-rate.
@@ -260,156 +222,6 @@ std::string capacity_answers(const nlohmann::json& summary) {
   }
   if (rows.empty()) return "";
   return table_html({"deployment", "replicas", "GPUs", "$/hour", "$/M tokens"}, rows);
-}
-
-// --- Figures -------------------------------------------------------------------------------
-
-std::string figure_description(const std::string& stem) {
-  static const std::map<std::string, std::string> kDescriptions{
-      {"latency_cdf", "TTFT and TPOT distributions"},
-      {"kv_memory", "where KV memory goes over time"},
-      {"batch_size", "batch size over time"},
-      {"prefix_cache_hit_rate", "prefix-cache hit rate over time"},
-      {"ttft_breakdown", "TTFT in its parts (disaggregated serving)"},
-      {"latency_throughput", "latency against throughput"},
-      {"latency_bars", "latency of each policy"},
-      {"kv_breakdown", "KV memory of each policy"},
-      {"capacity", "the points the search simulated against the SLO"},
-  };
-  const auto it = kDescriptions.find(stem);
-  return it == kDescriptions.end() ? "" : it->second;
-}
-
-bool id_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.' ||
-         c == ':';
-}
-
-// An SVG document as an element of the page: the XML prolog dropped, and its ids (and the
-// references to them) prefixed, so that two figures' ids never collide on one page.
-std::string inline_svg(const std::string& text, const std::string& prefix, const fs::path& path,
-                       const std::string& label) {
-  const auto start = text.find("<svg");
-  if (start == std::string::npos) throw InputError(path.string(), "holds no <svg> element");
-  const std::string svg = text.substr(start);
-  std::set<std::string, std::less<>> ids;
-  for (std::size_t at = svg.find("id="); at != std::string::npos; at = svg.find("id=", at + 3)) {
-    const bool attribute = at > 0 && std::isspace(static_cast<unsigned char>(svg[at - 1])) != 0;
-    if (!attribute || at + 3 >= svg.size() || (svg[at + 3] != '"' && svg[at + 3] != '\'')) {
-      continue;
-    }
-    const auto close = svg.find(svg[at + 3], at + 4);
-    if (close != std::string::npos) ids.insert(svg.substr(at + 4, close - at - 4));
-  }
-  std::string out;
-  out.reserve(svg.size() + ids.size() * prefix.size() * 2);
-  for (std::size_t i = 0; i < svg.size(); ++i) {
-    const char c = svg[i];
-    out += c;
-    const bool id_value = (c == '"' || c == '\'') && i >= 3 && svg.compare(i - 3, 3, "id=") == 0;
-    const bool reference =
-        c == '#' && i > 0 && (svg[i - 1] == '"' || svg[i - 1] == '\'' || svg[i - 1] == '(');
-    if (!id_value && !reference) continue;
-    std::size_t end = i + 1;
-    while (end < svg.size() && id_char(svg[end]))
-      ++end;
-    if (ids.contains(std::string_view(svg).substr(i + 1, end - i - 1))) out += prefix;
-  }
-  // Named for screen readers, and marked so that a test can find the figures.
-  const std::string open =
-      "<svg class=\"figure\" role=\"img\" aria-label=\"" + escape(label) + "\"";
-  return open + out.substr(4);
-}
-
-std::string base64(const std::string& bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    std::uint32_t chunk = static_cast<unsigned char>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) chunk |= static_cast<unsigned char>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size()) chunk |= static_cast<unsigned char>(bytes[i + 2]);
-    out += kAlphabet[(chunk >> 18) & 63];
-    out += kAlphabet[(chunk >> 12) & 63];
-    out += i + 1 < bytes.size() ? kAlphabet[(chunk >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? kAlphabet[chunk & 63] : '=';
-  }
-  return out;
-}
-
-// The folder and its subfolders holding servesim output, the folder first, the rest sorted.
-std::vector<fs::path> output_folders(const fs::path& folder) {
-  std::vector<fs::path> folders{folder};
-  std::vector<fs::path> subfolders;
-  for (const auto& entry : fs::directory_iterator(folder)) {
-    if (entry.is_directory()) subfolders.push_back(entry.path());
-  }
-  std::sort(subfolders.begin(), subfolders.end());
-  for (const auto& sub : subfolders) {
-    const auto more = output_folders(sub);
-    folders.insert(folders.end(), more.begin(), more.end());
-  }
-  return folders;
-}
-
-std::vector<std::string> stems_with(const fs::path& dir, const std::string& extension) {
-  std::vector<std::string> stems;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.is_regular_file() && entry.path().extension() == extension) {
-      stems.push_back(entry.path().stem().string());
-    }
-  }
-  std::sort(stems.begin(), stems.end());
-  return stems;
-}
-
-std::string figures_html(const fs::path& folder, HtmlReport& report) {
-  std::string html;
-  for (const auto& dir : output_folders(folder)) {
-    const std::string where = fs::relative(dir, folder).generic_string();
-    const std::string prefix_path = where == "." ? "" : where + "/";
-    std::set<std::string> stems;
-    for (const char* extension : {".svg", ".png", ".gp"}) {
-      for (auto& stem : stems_with(dir, extension))
-        stems.insert(std::move(stem));
-    }
-    for (const auto& stem : stems) {
-      const std::string name = prefix_path + stem;
-      const std::string description = figure_description(stem);
-      const std::string label = name + (description.empty() ? "" : ": " + description);
-      std::string body;
-      if (fs::exists(dir / (stem + ".svg"))) {
-        const std::string id_prefix = "f" + std::to_string(report.figures + 1) + "-";
-        body = inline_svg(read_text_file(dir / (stem + ".svg")), id_prefix, dir / (stem + ".svg"),
-                          label);
-      } else if (fs::exists(dir / (stem + ".png"))) {
-        body = "<img class=\"figure\" alt=\"" + escape(label) + "\" src=\"data:image/png;base64," +
-               base64(read_text_file(dir / (stem + ".png"))) + "\">";
-      } else {
-        report.unrendered.push_back(name);
-        continue;
-      }
-      ++report.figures;
-      html += "<figure id=\"figure-" + std::to_string(report.figures) + "\">\n" + body +
-              "\n<figcaption><b>" + escape(name) + "</b>" +
-              (description.empty() ? "" : " &middot; " + escape(description)) +
-              "</figcaption>\n</figure>\n";
-    }
-  }
-  if (!report.unrendered.empty()) {
-    std::string names;
-    for (const auto& name : report.unrendered)
-      names += (names.empty() ? "" : ", ") + name;
-    html +=
-        "<p class=\"note\">Not drawn (only their gnuplot scripts are in the folder; "
-        "<code>servesim plot</code> renders them): " +
-        escape(names) + "</p>\n";
-  }
-  if (report.figures == 0 && report.unrendered.empty()) {
-    html += "<p class=\"note\">The folder holds no figures.</p>\n";
-  }
-  return html;
 }
 
 // --- The page --------------------------------------------------------------------------------
@@ -460,6 +272,9 @@ HtmlReport html_report(const fs::path& folder) {
   }
   HtmlReport report;
   report.kind = kind_of(folder);
+  ReportFigures figures = report_figures(folder);
+  report.figures = figures.count;
+  report.unrendered = std::move(figures.unrendered);
   const nlohmann::json summary = read_json_file(summary_path);
   std::string name = fs::absolute(folder).lexically_normal().filename().string();
   if (name.empty())
@@ -496,7 +311,7 @@ HtmlReport html_report(const fs::path& folder) {
       keys.emplace_back("policy");
     } else {
       if (summary.contains("message") && summary["message"].is_string()) {
-        headline += "<p><b>" + escape(summary["message"].get<std::string>()) + "</b></p>\n";
+        headline += "<p><b>" + html_escape(summary["message"].get<std::string>()) + "</b></p>\n";
       }
       headline += capacity_answers(summary);
       const auto met = std::find(csv.header.begin(), csv.header.end(), "met");
@@ -520,7 +335,7 @@ HtmlReport html_report(const fs::path& folder) {
       const bool config = stem == "resolved_config" || dir.filename() == "front";
       if (!config) continue;
       configs += details_html(fs::relative(path, folder).generic_string(),
-                              "<pre>" + escape(read_json_file(path).dump(2)) + "</pre>\n");
+                              "<pre>" + html_escape(read_json_file(path).dump(2)) + "</pre>\n");
     }
   }
 
@@ -530,16 +345,15 @@ HtmlReport html_report(const fs::path& folder) {
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<meta name=\"generator\" content=\"servesim " +
       std::string(servesim_version()) + "\">\n<title>servesim " + report.kind + ": " +
-      escape(name) + "</title>\n<style>" + std::string(kStyle) +
+      html_escape(name) + "</title>\n<style>" + std::string(kStyle) +
       "</style>\n</head>\n<body>\n<main>\n";
-  html += "<header>\n<h1>servesim " + report.kind + ": " + escape(name) + "</h1>\n";
-  html += "<p class=\"meta\">Written by " + escape(made_by) + "; this page by servesim report " +
-          std::string(servesim_version()) + ".</p>\n";
-  if (!command.empty()) html += "<pre class=\"command\">" + escape(command) + "</pre>\n";
+  html += "<header>\n<h1>servesim " + report.kind + ": " + html_escape(name) + "</h1>\n";
+  html += "<p class=\"meta\">Written by " + html_escape(made_by) +
+          "; this page by servesim report " + std::string(servesim_version()) + ".</p>\n";
+  if (!command.empty()) html += "<pre class=\"command\">" + html_escape(command) + "</pre>\n";
   html += "</header>\n";
   html += "<section id=\"summary\">\n<h2>Summary</h2>\n" + headline + "</section>\n";
-  html += "<section id=\"figures\">\n<h2>Figures</h2>\n" + figures_html(folder, report) +
-          "</section>\n";
+  html += "<section id=\"figures\">\n<h2>Figures</h2>\n" + figures.html + "</section>\n";
   html += "<section id=\"data\">\n<h2>Data</h2>\n" + data + "</section>\n";
   if (!configs.empty()) {
     html += "<section id=\"configuration\">\n<h2>Configuration</h2>\n" + configs + "</section>\n";

@@ -20,21 +20,28 @@ std::vector<std::pair<std::string, double>> summary_columns(const nlohmann::json
   return columns;
 }
 
-double summary_value(const nlohmann::json& summary, const std::string& dotted_path) {
+std::optional<double> find_summary_value(const nlohmann::json& summary,
+                                         const std::string& dotted_path) {
   const nlohmann::json* node = &summary;
   std::size_t start = 0;
   while (true) {
     const auto dot = dotted_path.find('.', start);
     const std::string key = dotted_path.substr(start, dot - start);
-    if (!node->is_object() || !node->contains(key)) {
-      throw InvariantError("the run summary has no \"" + dotted_path + "\"");
-    }
+    if (!node->is_object() || !node->contains(key)) return std::nullopt;
     node = &(*node)[key];
     if (dot == std::string::npos) break;
     start = dot + 1;
   }
-  if (!node->is_number()) throw InvariantError("summary field " + dotted_path + " is not a number");
+  if (!node->is_number()) return std::nullopt;
   return node->get<double>();
+}
+
+double summary_value(const nlohmann::json& summary, const std::string& dotted_path) {
+  const auto value = find_summary_value(summary, dotted_path);
+  if (!value) {
+    throw InvariantError("the run summary has no number at \"" + dotted_path + "\"");
+  }
+  return *value;
 }
 
 }  // namespace servesim

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,9 @@ namespace servesim {
 std::vector<std::pair<std::string, double>> summary_columns(const nlohmann::json& summary);
 
 // A number at a dotted path of a summary ("ttft_s.p99"); throws InvariantError if absent.
+// The number at a dotted path ("ttft_s.p99") of a summary, or nothing where it has none.
+std::optional<double> find_summary_value(const nlohmann::json& summary,
+                                         const std::string& dotted_path);
 double summary_value(const nlohmann::json& summary, const std::string& dotted_path);
 
 }  // namespace servesim
