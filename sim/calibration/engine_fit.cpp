@@ -1,6 +1,7 @@
 #include "sim/calibration/engine_fit.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 #include <set>
@@ -58,6 +59,7 @@ double loss(const ServingValidation& v) {
 // a fit that wants one is compensating for something else; host times stay under 50 ms per
 // step and 1 ms per request, all-reduces between 2 and 100 us.
 std::pair<double, double> range_of(const std::string& term) {
+  if (is_hardware_term(term)) return hardware_term_range(term);
   // Decode attention at 0.8 reaches 0.96 of the datasheet bandwidth with the shipped profiles'
   // 0.77; prefill attention at 0.5 reaches 1.0 of the peak with their 0.5 (FlashAttention-3
   // reaches about 0.75).
@@ -82,8 +84,10 @@ std::vector<ConfigOverride> overrides_of(const std::vector<std::string>& terms,
                                          const std::vector<double>& log_values) {
   std::vector<ConfigOverride> out;
   for (std::size_t i = 0; i < terms.size(); ++i) {
-    out.push_back({"calibration", "engine." + terms[i] + "=" +
-                                      nlohmann::json(value_of(terms[i], log_values[i])).dump()});
+    const double value = value_of(terms[i], log_values[i]);
+    out.push_back({"calibration", is_hardware_term(terms[i])
+                                      ? hardware_term_assignment(terms[i], value)
+                                      : "engine." + terms[i] + "=" + nlohmann::json(value).dump()});
   }
   return out;
 }
@@ -177,13 +181,45 @@ Fit fit_terms(const std::vector<ServingRun>& runs, const std::vector<double>& st
   return fit;
 }
 
-std::string model_of(const ServingRun& run) {
-  return run.points.front().model;
+std::string group_of(const ServingRun& run, HoldOut hold_out) {
+  const ServingPoint& p = run.points.front();
+  switch (hold_out) {
+    case HoldOut::Model:
+      return p.model;
+    case HoldOut::Tp:
+      return std::to_string(p.tp);
+    case HoldOut::Hardware:
+      return p.hardware;
+    case HoldOut::Engine:
+      return p.engine.value_or("");
+  }
+  return p.model;
 }
+
+constexpr std::array<std::pair<HoldOut, std::string_view>, 4> kHoldOutNames = {
+    {{HoldOut::Model, "model"},
+     {HoldOut::Tp, "tp"},
+     {HoldOut::Hardware, "hardware"},
+     {HoldOut::Engine, "engine"}}};
 
 }  // namespace
 
+std::optional<HoldOut> hold_out_from_name(std::string_view name) {
+  for (const auto& [h, n] : kHoldOutNames) {
+    if (n == name) return h;
+  }
+  return std::nullopt;
+}
+
+std::string_view hold_out_name(HoldOut h) noexcept {
+  for (const auto& [held, n] : kHoldOutNames) {
+    if (held == h) return n;
+  }
+  return "model";
+}
+
 bool is_fittable_term(const std::string& term) {
+  if (is_hardware_term(term)) return true;
   static const std::set<std::string> kTerms = {"host.schedule_s",
                                                "host.step_s",
                                                "host.per_sequence_s",
@@ -223,10 +259,17 @@ EngineFitReport fit_engine(const std::vector<ServingRun>& runs, const EngineProf
                                       "kernels.*_factor, "
                                       "kernels.all_reduce_latency_s, "
                                       "kernels.decode_attention_core_efficiency, "
-                                      "kernels.decode_attention_core_sequence_keys)");
+                                      "kernels.decode_attention_core_sequence_keys, "
+                                      "hardware.kernels.<class>.<ceiling>, "
+                                      "hardware.overheads.collective_latency_s, "
+                                      "hardware.efficiency.gpu_link)");
     }
     const auto [low, high] = range_of(term);
-    const double value = engine_term(base, term);
+    if (is_hardware_term(term) && options.hardware_base.is_null()) {
+      throw InputError("--terms", "\"" + term + "\" is a hardware term: the fit needs the profile");
+    }
+    const double value = is_hardware_term(term) ? hardware_term(options.hardware_base, term)
+                                                : engine_term(base, term);
     start.push_back(std::log(std::clamp(value > 0 ? value : kStartOfUnsetTerm, low, high)));
   }
   std::vector<ServingRun> served;
@@ -241,16 +284,16 @@ EngineFitReport fit_engine(const std::vector<ServingRun>& runs, const EngineProf
   const std::vector<ConfigOverride> fitted = overrides_of(options.terms, all.log_values);
   report.fitted = predict(runs, fitted);
 
-  // Leave one model out: each model's points predicted by a fit to the others'.
-  std::set<std::string> models;
+  // Leave one out: each group's points predicted by a fit to the other groups'.
+  std::set<std::string> groups;
   for (const ServingRun& run : served)
-    models.insert(model_of(run));
-  if (models.size() >= 2) {
+    groups.insert(group_of(run, options.hold_out));
+  if (groups.size() >= 2) {
     std::vector<PointComparison> held_out;
-    for (const std::string& held : models) {
+    for (const std::string& held : groups) {
       std::vector<ServingRun> train, test;
       for (const ServingRun& run : served)
-        (model_of(run) == held ? test : train).push_back(run);
+        (group_of(run, options.hold_out) == held ? test : train).push_back(run);
       const Fit fold = fit_terms(train, all.log_values, predict, options);
       report.evaluations += fold.evaluations;
       ServingValidation v = predict(test, overrides_of(options.terms, fold.log_values));
@@ -260,22 +303,21 @@ EngineFitReport fit_engine(const std::vector<ServingRun>& runs, const EngineProf
     report.held_out = summarize_serving(std::move(held_out));
   }
 
-  // The fitted engine: the base with the terms set, each with its source.
-  nlohmann::json j = engine_to_json(base);
-  std::string file_list;
-  for (const auto& f : files)
-    file_list += (file_list.empty() ? "" : ", ") + f;
+  // The fitted engine: the base with the terms set, each with its source; the fitted hardware
+  // profile likewise.
   std::size_t points = 0;
   for (const ServingRun& run : served)
     points += run.points.size();
+  const std::string source =
+      "fitted by servesim calibrate --measured (least squares of log relative errors of mean "
+      "TTFT, ITL, TPOT and E2E, or throughput where no latency was measured, Nelder-Mead) to " +
+      std::to_string(points) + " measured points (files: calibration.files)";
+  std::map<std::string, double> hardware_terms, engine_terms;
   for (std::size_t i = 0; i < options.terms.size(); ++i) {
-    const double value = value_of(options.terms[i], all.log_values[i]);
-    report.terms[options.terms[i]] = value;
-    j[pointer_of(options.terms[i])] = value;
-    j["sources"][options.terms[i]] =
-        "fitted by servesim calibrate --measured (least squares of log relative errors of mean "
-        "TTFT, ITL, TPOT and E2E, or throughput where no latency was measured, Nelder-Mead) to " +
-        std::to_string(points) + " measured points (files: calibration.files)";
+    const std::string& term = options.terms[i];
+    const double value = value_of(term, all.log_values[i]);
+    report.terms[term] = value;
+    (is_hardware_term(term) ? hardware_terms : engine_terms)[term] = value;
   }
   const auto stats_json = [](const ServingValidation& v) {
     nlohmann::json out = nlohmann::json::object();
@@ -288,15 +330,35 @@ EngineFitReport fit_engine(const std::vector<ServingRun>& runs, const EngineProf
     }
     return out;
   };
-  j["calibration"] = {{"tool", "servesim calibrate --measured"},
-                      {"base_engine", base.name},
-                      {"files", files},
-                      {"points", points},
-                      {"terms", options.terms},
-                      {"residuals", stats_json(report.fitted)},
-                      {"leave_one_model_out", stats_json(report.held_out)}};
-  report.engine = engine_from_json(j, base.source);
-  report.engine.source = base.source;
+  const std::string held_key = "leave_one_" + std::string(hold_out_name(options.hold_out)) + "_out";
+  nlohmann::json calibration = {{"tool", "servesim calibrate --measured"},
+                                {"base_engine", base.name},
+                                {"files", files},
+                                {"points", points},
+                                {"terms", options.terms},
+                                {"residuals", stats_json(report.fitted)},
+                                {held_key, stats_json(report.held_out)}};
+  if (!options.selection.empty()) calibration["selected"] = options.selection;
+  if (engine_terms.empty()) calibration.erase("base_engine");  // each point ran its own engine
+  if (!engine_terms.empty()) {
+    nlohmann::json j = engine_to_json(base);
+    for (const auto& [term, value] : engine_terms) {
+      j[pointer_of(term)] = value;
+      j["sources"][term] = source;
+    }
+    j["calibration"] = calibration;
+    report.engine = engine_from_json(j, base.source);
+    report.engine.source = base.source;
+  }
+  if (!hardware_terms.empty()) {
+    report.hardware = hardware_with_terms(options.hardware_base, hardware_terms);
+    for (const auto& [term, value] : hardware_terms)
+      report.hardware["sources"][term.substr(std::string_view(kHardwareTermPrefix).size())] =
+          source;
+    // Beside what the profile was fitted from before (operator records), not over it.
+    if (!report.hardware["calibration"].is_object()) report.hardware["calibration"] = {};
+    report.hardware["calibration"]["serving_fit"] = calibration;
+  }
   return report;
 }
 

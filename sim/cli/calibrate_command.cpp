@@ -1,4 +1,7 @@
+#include <algorithm>
 #include <fstream>
+#include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -62,15 +65,55 @@ void print_report(std::ostream& out, const CalibrationReport& report) {
       << format_seconds(p.overheads.collective_latency_s) << "\n";
 }
 
-// calibrate --measured: an engine's host costs and kernel factors fitted to serving points.
+// --select KEY=VALUE: the runs whose first point has that model, hardware, tp or engine.
+void select_runs(const po::variables_map& vm, LoadedServingRuns& loaded) {
+  if (vm.count("select") == 0) return;
+  for (const std::string& choice : vm["select"].as<std::vector<std::string>>()) {
+    const auto eq = choice.find('=');
+    const std::string key = choice.substr(0, eq);
+    if (eq == std::string::npos ||
+        (key != "model" && key != "hardware" && key != "tp" && key != "engine")) {
+      throw UsageError("--select: expected model=, hardware=, tp= or engine= and a value, got \"" +
+                       choice + "\"");
+    }
+    const std::string value = choice.substr(eq + 1);
+    std::erase_if(loaded.runs, [&](const ServingRun& run) {
+      const ServingPoint& p = run.points.front();
+      const std::string has = key == "model"      ? p.model
+                              : key == "hardware" ? p.hardware
+                              : key == "tp"       ? std::to_string(p.tp)
+                                                  : p.engine.value_or("");
+      return has != value;
+    });
+  }
+  loaded.points = 0;
+  for (const ServingRun& run : loaded.runs)
+    loaded.points += run.points.size();
+  if (loaded.points == 0) throw UsageError("--select: no measured point is selected");
+}
+
+// The hardware profile the hardware terms of a fit set: every selected point's.
+HardwareProfile fitted_hardware(const LoadedServingRuns& loaded, const CommandContext& context) {
+  std::set<std::string> names;
+  for (const ServingRun& run : loaded.runs)
+    names.insert(run.points.front().hardware);
+  if (names.size() != 1) {
+    throw UsageError(
+        "hardware terms fit one hardware profile: select its points (--select hardware=NAME) or "
+        "give --hw");
+  }
+  return load_hardware(*names.begin(), context);
+}
+
+// calibrate --measured: an engine's host costs and kernel factors, or a hardware profile's
+// ceilings, fitted to serving points.
 int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
-  if (vm.count("engine") == 0) throw UsageError("--measured needs --engine NAME|PATH");
   if (vm.count("base") != 0)
     throw UsageError("--base is a hardware fit's; --measured fits --engine");
-  const LoadedServingRuns loaded = load_serving_runs(vm, context);
-  EngineProfile base = load_engine_file(Catalog(context.data_root / "engines", "engine", "--engine")
-                                            .resolve(vm["engine"].as<std::string>()));
+  LoadedServingRuns loaded = load_serving_runs(vm, context);
+  select_runs(vm, loaded);
   EngineFitOptions fit_options;
+  if (vm.count("select") != 0) fit_options.selection = vm["select"].as<std::vector<std::string>>();
   if (vm.count("max-evaluations") != 0) {
     fit_options.max_evaluations = static_cast<int>(*integer_flag(vm, "max-evaluations", 1));
   }
@@ -78,6 +121,49 @@ int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
     fit_options.terms.clear();
     for (const auto& term : vm["terms"].as<std::vector<std::string>>())
       fit_options.terms.push_back(term);  // fit_engine refuses a term it cannot set
+  }
+  if (vm.count("leave-out") != 0) {
+    const std::string name = vm["leave-out"].as<std::string>();
+    const auto hold_out = hold_out_from_name(name);
+    if (!hold_out) {
+      throw UsageError("--leave-out: expected model, tp, hardware or engine, got \"" + name + "\"");
+    }
+    fit_options.hold_out = *hold_out;
+  }
+  const auto hardware_terms =
+      std::count_if(fit_options.terms.begin(), fit_options.terms.end(),
+                    [](const std::string& t) { return is_hardware_term(t); });
+  const bool fits_hardware = hardware_terms > 0;
+  if (fits_hardware && hardware_terms != static_cast<std::ptrdiff_t>(fit_options.terms.size())) {
+    throw UsageError(
+        "--terms: fit hardware terms (hardware.*) and engine terms apart: --out is one profile");
+  }
+  // An engine fit starts from --engine, or from the one engine its points name; a hardware fit
+  // runs each point with the engine it names.
+  std::optional<std::string> engine_name;
+  if (vm.count("engine") != 0) {
+    engine_name = vm["engine"].as<std::string>();
+  } else if (!fits_hardware) {
+    std::set<std::string> names;
+    for (const ServingRun& run : loaded.runs)
+      names.insert(run.points.front().engine.value_or(""));
+    if (names.size() != 1 || names.begin()->empty()) {
+      throw UsageError(
+          "--measured needs --engine NAME|PATH, or points of one engine (--select "
+          "engine=NAME)");
+    }
+    engine_name = *names.begin();
+  }
+  EngineProfile base;
+  if (engine_name) {
+    base = load_engine_file(
+        Catalog(context.data_root / "engines", "engine", "--engine").resolve(*engine_name));
+  }
+  if (fits_hardware) {
+    if (fit_options.hold_out == HoldOut::Hardware) {
+      throw UsageError("--leave-out hardware: hardware terms fit one hardware profile");
+    }
+    fit_options.hardware_base = hardware_to_json(fitted_hardware(loaded, context));
   }
   // host_overhead records (vidur's cpu_overheads) give the host terms directly; the serving
   // fit then leaves them alone.
@@ -95,10 +181,28 @@ int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
     }
   }
   const ScratchFolder scratch;
+  int profiles_written = 0;
   const EngineTermsPredictor predict = [&](const std::vector<ServingRun>& runs,
                                            const std::vector<ConfigOverride>& terms) {
     ServingRunOptions run_options = loaded.run_options;
-    run_options.extra_overrides = terms;
+    // Hardware terms run every point on a profile written with them.
+    std::vector<std::string> assignments;
+    for (const ConfigOverride& o : terms)
+      assignments.push_back(o.assignment);
+    const SplitAssignments split = split_hardware_assignments(assignments);
+    for (const ConfigOverride& o : terms) {
+      if (std::find(split.others.begin(), split.others.end(), o.assignment) != split.others.end()) {
+        run_options.extra_overrides.push_back(o);
+      }
+    }
+    if (!split.hardware_terms.empty()) {
+      const auto path =
+          scratch.path() / ("hardware_" + std::to_string(++profiles_written) + ".json");
+      write_atomically(path,
+                       hardware_with_terms(fit_options.hardware_base, split.hardware_terms).dump());
+      run_options.extra_overrides.push_back(
+          {"calibration", "hardware=" + nlohmann::json(path.string()).dump()});
+    }
     if (vm.count("engine") != 0) {
       run_options.extra_overrides.insert(
           run_options.extra_overrides.begin(),
@@ -109,25 +213,40 @@ int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
     });
   };
   EngineFitReport report = fit_engine(loaded.runs, base, predict, fit_options, loaded.files);
-  if (vm.count("name") != 0) report.engine.name = vm["name"].as<std::string>();
   const std::string out_path = vm["out"].as<std::string>();
-  const nlohmann::json document = engine_to_json(report.engine);
-  engine_from_json(document, out_path);  // what is written must load
+  nlohmann::json document;
+  if (fits_hardware) {
+    document = report.hardware;
+    if (vm.count("name") != 0) document["name"] = vm["name"].as<std::string>();
+    hardware_from_json(document, out_path);  // what is written must load
+  } else {
+    if (vm.count("name") != 0) report.engine.name = vm["name"].as<std::string>();
+    document = engine_to_json(report.engine);
+    engine_from_json(document, out_path);
+  }
   write_atomically(out_path, document.dump(2) + "\n");
 
   if (vm.count("json") != 0) {
-    context.out << document.at("calibration").dump(2) << '\n';
+    context.out << (fits_hardware ? document.at("calibration").at("serving_fit")
+                                  : document.at("calibration"))
+                       .dump(2)
+                << '\n';
     return 0;
   }
-  context.out << "Fitted " << fit_options.terms.size() << " terms of " << base.name << " to "
+  const std::string fitted_name =
+      fits_hardware ? fit_options.hardware_base.at("name").get<std::string>() : base.name;
+  context.out << "Fitted " << fit_options.terms.size() << " terms of " << fitted_name << " to "
               << loaded.points << " measured points (" << report.evaluations
               << " simulations of every point); wrote " << out_path << "\n\n";
   Table terms({"term", "base", "fitted"}, {});
-  for (const auto& [term, value] : report.terms)
-    terms.add_row({term, format_fixed(engine_term(base, term), 7), format_fixed(value, 7)});
+  for (const auto& [term, value] : report.terms) {
+    const double before = is_hardware_term(term) ? hardware_term(fit_options.hardware_base, term)
+                                                 : engine_term(base, term);
+    terms.add_row({term, format_fixed(before, 7), format_fixed(value, 7)});
+  }
   terms.print(context.out);
-  context.out << "\nErrors (in sample, then leave one model out) over the points not measured "
-                 "overloaded:\n";
+  context.out << "\nErrors (in sample, then leave one " << hold_out_name(fit_options.hold_out)
+              << " out) over the points not measured overloaded:\n";
   Table errors(
       {"metric", "count", "fit MAPE", "fit max", "held-out MAPE", "held-out max", "held-out bias"},
       {});
@@ -165,9 +284,14 @@ int run_calibrate(CommandContext& context) {
       "terms", po::value<std::vector<std::string>>()->value_name("KEY")->multitoken(),
       "engine terms to fit (default: host.step_s host.per_sequence_s kernels.gemm_factor "
       "kernels.decode_attention_factor kernels.prefill_attention_factor "
-      "kernels.all_reduce_latency_s)")("max-evaluations",
-                                       po::value<std::int64_t>()->value_name("N"),
-                                       "simulations of every point per fit (default 150)");
+      "kernels.all_reduce_latency_s); hardware.kernels.<class>.<ceiling> terms fit the "
+      "points' hardware profile instead (docs/calibration.md)")(
+      "select", po::value<std::vector<std::string>>()->value_name("KEY=VALUE"),
+      "fit the points whose model, hardware, tp or engine is VALUE (repeatable: all must hold)")(
+      "leave-out", po::value<std::string>()->value_name("GROUP"),
+      "what each leave-one-out fold holds out: model (default), tp, hardware or engine")(
+      "max-evaluations", po::value<std::int64_t>()->value_name("N"),
+      "simulations of every point per fit (default 150)");
   options.add(serving);
   const auto vm = parse_options(
       context, options,

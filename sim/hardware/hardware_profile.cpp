@@ -208,7 +208,7 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
                             p.overheads.kernel_launch_s};
   const KernelCeilings attention{p.efficiency.attention_compute, 0, p.efficiency.memory_bandwidth,
                                  0, p.overheads.kernel_launch_s};
-  p.kernels = {gemm, {}, attention, attention};
+  p.kernels = {gemm, {}, attention, std::nullopt, attention};
   if (auto k = r.optional_object("kernels")) {
     read_kernel_class(*k, "gemm", p.kernels.gemm, true);
     // An operator's own class starts from "gemm": it may give only what differs.
@@ -219,6 +219,11 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
       }
     }
     read_kernel_class(*k, "decode_attention", p.kernels.decode_attention, false);
+    // The FP8-KV class starts from the 16-bit one: it may give only what differs.
+    KernelCeilings fp8_kv = p.kernels.decode_attention;
+    if (read_kernel_class(*k, "decode_attention_fp8_kv", fp8_kv, false)) {
+      p.kernels.decode_attention_fp8_kv = fp8_kv;
+    }
     read_kernel_class(*k, "prefill_attention", p.kernels.prefill_attention, false);
     k->reject_unknown_keys();
   }
@@ -304,6 +309,10 @@ nlohmann::json hardware_to_json(const HardwareProfile& p) {
     if (const auto& own = p.kernels.gemm_operators[static_cast<std::size_t>(op)]) {
       j["kernels"][gemm_operator_key(op)] = kernel_class_to_json(*own, true);
     }
+  }
+  if (p.kernels.decode_attention_fp8_kv) {
+    j["kernels"]["decode_attention_fp8_kv"] =
+        kernel_class_to_json(*p.kernels.decode_attention_fp8_kv, false);
   }
   if (p.sm_count > 0) j["sm_count"] = p.sm_count;
   for (const DType d : kAllDtypes) {

@@ -92,11 +92,20 @@ struct KernelClasses {
   KernelCeilings gemm;
   std::array<std::optional<KernelCeilings>, 4> gemm_operators;
   KernelCeilings decode_attention;
+  // Decode attention over an 8-bit (FP8) KV cache where the profile measured it apart: the
+  // kernels that read it (FlashAttention-3 with FP8 descaling, FlashInfer, XQA) differ from
+  // the 16-bit ones in more than their bytes. Without it, decode_attention.
+  std::optional<KernelCeilings> decode_attention_fp8_kv;
   KernelCeilings prefill_attention;
 
   const KernelCeilings& gemm_for(GemmOperator op) const noexcept {
     const auto& own = gemm_operators[static_cast<std::size_t>(op)];
     return own ? *own : gemm;
+  }
+  const KernelCeilings& decode_attention_for(DType kv) const noexcept {
+    return (kv == DType::FP8 || kv == DType::INT8) && decode_attention_fp8_kv
+               ? *decode_attention_fp8_kv
+               : decode_attention;
   }
 };
 

@@ -94,6 +94,55 @@ TEST_CASE("calibrate --measured: bad input", "[engine_fit_cli]") {
   CHECK(unknown_engine.exit_code == 3);
   CHECK_THAT(unknown_engine.err, Contains("no-such-engine"));
 
+  const auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"calibrate",    "--measured", file.string(), "--setup",
+                                     setup.string(), "--out",      out.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return test::run_servesim(args);
+  };
+  test::require_error(run({"--engine", "vllm", "--select", "gpu=h100"}), 2,
+                      "--select: expected model=, hardware=, tp= or engine= and a value, got "
+                      "\"gpu=h100\"");
+  test::require_error(run({"--engine", "vllm", "--select", "hardware=b200"}), 2,
+                      "--select: no measured point is selected");
+  test::require_error(run({"--engine", "vllm", "--leave-out", "gpu"}), 2,
+                      "--leave-out: expected model, tp, hardware or engine, got \"gpu\"");
+  test::require_error(
+      run({"--engine", "vllm", "--terms", "host.step_s", "hardware.kernels.gemm.fixed_s"}), 2,
+      "fit hardware terms (hardware.*) and engine terms apart");
+  test::require_error(run({"--terms", "hardware.kernels.gemm.fixed_s", "--leave-out", "hardware"}),
+                      2, "--leave-out hardware: hardware terms fit one hardware profile");
+
   // Nothing half-written.
   CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("calibrate --measured fits a hardware profile's ceilings, which then load as a profile",
+          "[engine_fit_cli]") {
+  const test::ScratchDir dir("engine_fit_cli_hardware");
+  const auto file = dir.write("points.csv", kPoints);
+  const auto setup = dir.write("setup.json", R"({"source": "test", "hardware": "h100-sxm",
+    "engine": "vllm", "knobs": {"max_num_seqs": 128, "max_model_len": 4096}})");
+  const auto out = dir.path() / "h.json";
+  const auto r = test::run_servesim(
+      {"calibrate", "--measured", file.string(), "--setup", setup.string(), "--terms",
+       "hardware.kernels.gemm.memory_efficiency", "--select", "hardware=h100-sxm",
+       "--max-requests-per-point", "30", "--max-evaluations", "6", "--out", out.string()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("Fitted 1 terms of H100-SXM to 2 measured points") &&
+                        Contains("leave one model out"));
+  const HardwareProfile fitted = load_hardware_file(out);
+  const HardwareProfile base = test::shipped_hardware("h100-sxm");
+  // The term moved, so the predictions saw the profile it was written into.
+  CHECK(fitted.kernels.gemm.memory_efficiency != base.kernels.gemm.memory_efficiency);
+  CHECK(fitted.kernels.gemm.compute_efficiency == base.kernels.gemm.compute_efficiency);
+  CHECK(fitted.name == base.name);
+  CHECK_THAT(fitted.sources.at("kernels.gemm.memory_efficiency"),
+             Contains("fitted by servesim calibrate --measured"));
+  // What the profile was fitted from before is kept beside the serving fit.
+  CHECK(fitted.calibration.at("tool") == base.calibration.at("tool"));
+  CHECK(fitted.calibration.at("serving_fit").at("points") == 2);
+  CHECK(fitted.calibration.at("serving_fit").at("selected") ==
+        nlohmann::json::array({"hardware=h100-sxm"}));
 }

@@ -81,8 +81,10 @@ TEST_CASE("profiles without measurements copy their family's efficiencies and sa
     CHECK(p.efficiency.host_link == f.efficiency.host_link);
     CHECK(p.overheads.kernel_launch_s == f.overheads.kernel_launch_s);
     // The H20 keeps the flat ceilings of its efficiencies: the H100's fitted small-GEMM
-    // terms are costs in units of a peak 6.7 times its own (see its "comment").
-    if (std::string(name) == "h20") {
+    // terms are costs in units of a peak 6.7 times its own (see its "comment"). The RTX PRO
+    // 6000 keeps them too: the B200's kernel ceilings are fitted to TensorRT-LLM serving runs
+    // of a GB100 with HBM3e, not to its GB202 with GDDR7.
+    if (std::string(name) == "h20" || std::string(name) == "rtx-pro-6000") {
       CHECK(p.kernels.gemm.compute_half_size == 0);
       CHECK(p.kernels.gemm.quantization_weight == 0);
       CHECK(p.kernels.gemm.compute_efficiency == f.efficiency.gemm_compute);

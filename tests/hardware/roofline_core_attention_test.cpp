@@ -108,3 +108,27 @@ TEST_CASE("a decode run with CUDA-core attention is priced exactly as its iterat
     shape.decode_context_tokens += shape.decode_sequences;
   }
 }
+
+TEST_CASE("Decode attention over an FP8 KV cache takes its own ceilings where a profile has them",
+          "[roofline]") {
+  const ModelSpec m = shipped_model("llama-3.1-8b");
+  HardwareProfile hw = shipped_hardware("h100-sxm");
+  REQUIRE_FALSE(hw.kernels.decode_attention_fp8_kv.has_value());
+  RooflineOptions fp8;
+  fp8.kv_dtype = DType::FP8;
+  const auto shape = decode_batch(64, 4000);  // memory-bound: the cache read dominates
+  const auto time_s = [&](const HardwareProfile& h, const RooflineOptions& o) {
+    return RooflineModel(m, h, o).estimate(shape).at(OperatorKind::AttentionDecode).time_s;
+  };
+  const double bf16_s = time_s(hw, RooflineOptions{});
+  const double fp8_s = time_s(hw, fp8);
+  // Without the class: the 16-bit ceilings over half the bytes.
+  CHECK(fp8_s < 0.6 * bf16_s);
+  KernelCeilings own = hw.kernels.decode_attention;
+  own.memory_efficiency /= 2;
+  hw.kernels.decode_attention_fp8_kv = own;
+  // With it: the FP8 cache read at half the bandwidth share, the 16-bit one unchanged.
+  const double fixed_s = 32 * own.fixed_s;
+  CHECK(time_s(hw, fp8) - fixed_s == Approx(2 * (fp8_s - fixed_s)).epsilon(0.02));
+  CHECK(time_s(hw, RooflineOptions{}) == bf16_s);
+}
