@@ -9,6 +9,7 @@
 #include "python/errors.h"
 #include "python/run.h"
 #include "python/studies.h"
+#include "python/usage_fallback.h"
 #include "sim/core/version.h"
 
 namespace py = pybind11;
@@ -178,4 +179,7 @@ PYBIND11_MODULE(servesim, m) {
       "is a DataFrame (name, flops, bytes, intensity, balance, bound, time_s), with the\n"
       "totals and the dominant bound; with `generate`, generating that many tokens with and\n"
       "without a KV cache.");
+  // Wrong arguments raise servesim.UsageError, not pybind11's TypeError.
+  for (const char* name : {"run", "sweep", "capacity", "kv", "roofline"})
+    add_usage_fallback(m, name);
 }

@@ -1,10 +1,13 @@
 #include "python/settings.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "python/conversions.h"
 #include "sim/config/catalog.h"
+#include "sim/config/run_config.h"
 #include "sim/core/error.h"
+#include "sim/core/suggest.h"
 
 namespace servesim::python {
 namespace {
@@ -25,6 +28,39 @@ std::optional<std::string> run_flag(const std::string& name, const nlohmann::jso
   return flag;
 }
 
+// The keywords a run takes: its flags' names with underscores, and the configuration's
+// top-level keys.
+std::vector<std::string> run_keywords() {
+  std::vector<std::string> names;
+  const auto add = [&](std::string flag) {
+    for (char& c : flag) {
+      if (c == '-') c = '_';
+    }
+    if (std::find(names.begin(), names.end(), flag) == names.end()) names.push_back(flag);
+  };
+  for (const RunFlag& f : run_flags())
+    add(f.flag);
+  for (const VllmFlag& f : vllm_flags())
+    add(f.flag);
+  for (const OtherSetting& o : other_settings())
+    add(o.name);
+  const nlohmann::json defaults = run_config_to_json(RunConfig{});
+  for (auto it = defaults.begin(); it != defaults.end(); ++it)
+    add(it.key());
+  return names;
+}
+
+// A keyword that is neither a flag nor a configuration key ("rat"): a usage error naming the
+// nearest ones, before anything runs.
+void check_keyword(const std::string& name) {
+  if (name.find('.') != std::string::npos || name == "config") return;
+  static const std::vector<std::string> known = run_keywords();
+  if (std::find(known.begin(), known.end(), name) != known.end()) return;
+  const std::string hint = did_you_mean(name, known);
+  throw UsageError("unknown keyword \"" + name + "\"" + (hint.empty() ? "" : ": " + hint) +
+                   " (a run flag's name with underscores, or a configuration key)");
+}
+
 }  // namespace
 
 ConfigSources config_sources(const py::object& config, const py::dict& settings) {
@@ -32,6 +68,7 @@ ConfigSources config_sources(const py::object& config, const py::dict& settings)
   std::vector<ConfigOverride> keys;
   for (const auto& [key, item] : settings) {
     const std::string name = key.cast<std::string>();
+    check_keyword(name);
     nlohmann::json value = to_json(item, name);
     if (const auto flag = run_flag(name, value)) {
       flags.push_back({*flag, std::move(value)});

@@ -43,8 +43,21 @@ std::vector<nlohmann::json> values_of(const py::handle& values, const std::strin
   return list;
 }
 
-// Columns of float64 for the summaries' metrics (NaN where a point has none), after the
-// columns already in `data`, named by summary_columns.
+// Whether the summary's value at `dotted` ("steady_state.requests_simulated") is a JSON
+// integer: a count.
+bool is_count(const nlohmann::json& summary, const std::string& dotted) {
+  const auto dot = dotted.find('.');
+  const std::string key = dotted.substr(0, dot);
+  if (!summary.is_object() || !summary.contains(key)) return false;
+  const nlohmann::json& node = summary.at(key);
+  if (dot == std::string::npos) return node.is_number_integer();
+  return is_count(node, dotted.substr(dot + 1));
+}
+
+// Columns for the summaries' metrics, after the columns already in `data`, named by
+// summary_columns: counts (integers wherever a point has them) as pandas' nullable Int64, so
+// that a point without one (<NA>) does not turn the others into floats; the rest float64,
+// NaN where a point has none.
 void add_metric_columns(py::dict& data, py::list& names,
                         const std::vector<const nlohmann::json*>& summaries) {
   std::vector<std::string> metrics;
@@ -64,7 +77,20 @@ void add_metric_columns(py::dict& data, py::list& names,
         if (name == metric) column[i] = value;
       }
     }
-    data[py::str(metric)] = float_array(column);
+    bool counts = true;
+    for (std::size_t i = 0; i < summaries.size(); ++i)
+      counts = counts && (std::isnan(column[i]) || is_count(*summaries[i], metric));
+    if (counts) {
+      py::list cells;
+      for (const double value : column) {
+        cells.append(std::isnan(value) ? py::object(py::none())
+                                       : py::object(py::int_(static_cast<long long>(value))));
+      }
+      data[py::str(metric)] =
+          py::module_::import("pandas").attr("array")(cells, py::arg("dtype") = "Int64");
+    } else {
+      data[py::str(metric)] = float_array(column);
+    }
     names.append(py::str(metric));
   }
 }

@@ -64,3 +64,12 @@ def test_roofline_unknown_hardware_raises_the_cli_message(cli):
     assert message.startswith("--hw: unknown hardware profile \"h100-sxn\"")
     assert str(caught.value) == "hardware" + message[len("--hw"):]
     assert caught.value.exit_code == code == 3
+
+
+def test_calculators_name_a_misspelt_keyword_and_a_wrong_value():
+    with pytest.raises(servesim.UsageError, match='kv\\(\\): unknown keyword "tokenz": did you mean "tokens"'):
+        servesim.kv("llama-3-8b", tokenz=5)
+    with pytest.raises(servesim.UsageError, match="roofline\\(\\): arguments of the wrong type.*decode_batch='x'"):
+        servesim.roofline("llama-3-8b", decode_batch="x")
+    with pytest.raises(servesim.UsageError, match='roofline\\(\\): unknown keyword "hw"; expected roofline\\(model'):
+        servesim.roofline("llama-3-8b", hw="h100-sxm")

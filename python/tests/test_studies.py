@@ -94,3 +94,31 @@ def test_capacity_returns_prices():
                                shapes=["h100-sxm:1"], gpu_cost_per_hour=2.0)["shapes"]
     assert shapes["usd_per_hour"].tolist() == [2.0 * shapes["gpus"][0]]
     assert shapes["usd_per_million_input_tokens"][0] > 0
+
+
+def test_sweep_count_columns_stay_integers_beside_a_point_that_does_not_fit():
+    frame = servesim.sweep(grid={"tp": [1, 4]}, model="llama-3-70b", num_requests=50)
+    for name in ("requests_completed", "preemptions", "steady_state.requests_simulated"):
+        assert str(frame[name].dtype) == "Int64", name
+    assert frame["requests_completed"].isna().tolist() == [True, False]
+    assert frame["requests_completed"][1] == 50
+    # Measurements stay floats.
+    assert frame["throughput_requests_per_s"].dtype == np.float64
+
+
+def test_misspelt_keywords_raise_usage_errors_that_name_the_right_one():
+    with pytest.raises(servesim.UsageError, match='unknown keyword "rat": did you mean "rate"'):
+        servesim.run(rat=4, num_requests=10)
+    with pytest.raises(servesim.UsageError, match='unknown keyword "num_request"'):
+        servesim.sweep(grid={"rate": [1]}, num_request=10)
+    # A configuration key (dotted or top level) is not a misspelling.
+    assert servesim.run(num_requests=20, **{"workload.arrival.rate_per_s": 4}).summary
+
+
+def test_wrong_arguments_raise_usage_errors_not_type_errors():
+    with pytest.raises(servesim.UsageError, match=r"sweep\(\): arguments of the wrong type.*"
+                                                  r"jobs='two'.*expected sweep\(config"):
+        servesim.sweep(grid={"rate": [1]}, jobs="two")
+    with pytest.raises(servesim.UsageError, match=r"capacity\(\): .*required one missing"):
+        servesim.capacity(num_requests=10)
+    assert issubclass(servesim.UsageError, servesim.Error)
