@@ -8,6 +8,7 @@
 #include "sim/config/catalog.h"
 #include "sim/config/model_catalog.h"
 #include "sim/core/error.h"
+#include "sim/engine/engine_profile.h"
 #include "sim/model/model_loader.h"
 
 namespace servesim::python {
@@ -120,8 +121,18 @@ py::dict roofline(const RooflineArguments& a) {
     const HardwareProfile hardware = load_hardware(root, a.hardware);
     RooflineOptions options;
     options.parallelism = parallelism(a.tp, a.pp);
+    options.parallelism.data = at_least(a.dp, 1, "dp");
+    options.parallelism.expert = a.expert_parallel;
     options.weight_dtype = weight_dtype(a.weight_dtype, model);
     options.kv_dtype = kv_dtype(a.kv_dtype, model);
+    if (!(a.expert_load_imbalance >= 1.0)) {
+      throw InputError("expert_load_imbalance", "expected a number of at least 1");
+    }
+    options.expert_load_imbalance = a.expert_load_imbalance;
+    if (a.engine) {
+      options.engine =
+          load_engine_file(Catalog(root / "engines", "engine", "engine").resolve(*a.engine)).costs;
+    }
     RooflineQuery query;
     if (a.generate) {
       query.generate =
@@ -134,6 +145,7 @@ py::dict roofline(const RooflineArguments& a) {
       query.batch.decode_context_tokens = at_least(a.context, 1, "context");
       query.batch.prefill_tokens = prefill_tokens.value_or(0);
       query.batch.prefill_context_tokens = at_least(a.prefill_context, 0, "prefill_context");
+      query.batch.speculative_tokens = at_least(a.speculative, 1, "speculative").value_or(0);
     }
     report = roofline_report(model, hardware, options, query);
   }

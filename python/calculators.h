@@ -38,6 +38,13 @@ struct RooflineArguments {
   std::optional<std::int64_t> prefill_tokens;
   std::int64_t prefill_context = 0;
   std::optional<std::int64_t> generate;
+  // As `servesim roofline`'s --engine, --speculative, --dp, --enable-expert-parallel and
+  // --expert-load-imbalance.
+  std::optional<std::string> engine;
+  std::optional<std::int64_t> speculative;
+  std::int64_t dp = 1;
+  bool expert_parallel = false;
+  double expert_load_imbalance = 1.0;
 };
 
 // servesim.roofline: `servesim roofline --json`'s document as a dict, its operators as a

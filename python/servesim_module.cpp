@@ -153,8 +153,15 @@ PYBIND11_MODULE(servesim, m) {
       [](std::string model, std::string hardware, std::int64_t tp, std::int64_t pp,
          std::string weight_dtype, std::string kv_dtype, std::optional<std::int64_t> decode_batch,
          std::int64_t context, std::optional<std::int64_t> prefill_tokens,
-         std::int64_t prefill_context, std::optional<std::int64_t> generate) {
+         std::int64_t prefill_context, std::optional<std::int64_t> generate,
+         std::optional<std::string> engine, std::optional<std::int64_t> speculative,
+         std::int64_t dp, bool expert_parallel, double expert_load_imbalance) {
         RooflineArguments a;
+        a.engine = std::move(engine);
+        a.speculative = speculative;
+        a.dp = dp;
+        a.expert_parallel = expert_parallel;
+        a.expert_load_imbalance = expert_load_imbalance;
         a.model = std::move(model);
         a.hardware = std::move(hardware);
         a.tp = tp;
@@ -172,9 +179,12 @@ PYBIND11_MODULE(servesim, m) {
       py::arg("tp") = 1, py::arg("pp") = 1, py::arg("weight_dtype") = "auto",
       py::arg("kv_dtype") = "auto", py::arg("decode_batch") = py::none(), py::arg("context") = 1024,
       py::arg("prefill_tokens") = py::none(), py::arg("prefill_context") = 0,
-      py::arg("generate") = py::none(),
+      py::arg("generate") = py::none(), py::arg("engine") = py::none(),
+      py::arg("speculative") = py::none(), py::arg("dp") = 1, py::arg("expert_parallel") = false,
+      py::arg("expert_load_imbalance") = 1.0,
       "roofline(model='llama-3-8b', hardware='h100-sxm', *, tp=1, pp=1, decode_batch=None,\n"
-      "context=1024, prefill_tokens=None, prefill_context=0, generate=None, ...) -> dict\n\n"
+      "context=1024, prefill_tokens=None, prefill_context=0, generate=None, engine=None,\n"
+      "speculative=None, dp=1, expert_parallel=False, expert_load_imbalance=1.0, ...) -> dict\n\n"
       "One iteration priced operator by operator, as `servesim roofline --json`: 'operators'\n"
       "is a DataFrame (name, flops, bytes, intensity, balance, bound, time_s), with the\n"
       "totals and the dominant bound; with `generate`, generating that many tokens with and\n"

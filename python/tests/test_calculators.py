@@ -73,3 +73,17 @@ def test_calculators_name_a_misspelt_keyword_and_a_wrong_value():
         servesim.roofline("llama-3-8b", decode_batch="x")
     with pytest.raises(servesim.UsageError, match='roofline\\(\\): unknown keyword "hw"; expected roofline\\(model'):
         servesim.roofline("llama-3-8b", hw="h100-sxm")
+
+
+@pytest.mark.parametrize("flags, keywords", [
+    (["--engine", "vllm-0.10", "--decode-batch", "16"], {"engine": "vllm-0.10", "decode_batch": 16}),
+    (["--speculative", "3", "--decode-batch", "8"], {"speculative": 3, "decode_batch": 8}),
+    (["--model", "qwen3-30b-a3b", "--tp", "2", "--dp", "2", "--enable-expert-parallel",
+      "--expert-load-imbalance", "1.3", "--decode-batch", "64"],
+     {"model": "qwen3-30b-a3b", "tp": 2, "dp": 2, "expert_parallel": True,
+      "expert_load_imbalance": 1.3, "decode_batch": 64}),
+])
+def test_roofline_takes_the_cli_options(cli_json, flags, keywords):
+    expected = cli_json("roofline", *flags)
+    result = servesim.roofline(**keywords)
+    assert operators_as_records(result) == expected
