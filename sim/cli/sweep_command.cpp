@@ -15,6 +15,7 @@
 #include "sim/study/point_simulation.h"
 #include "sim/study/progress_meter.h"
 #include "sim/study/same_schedule.h"
+#include "sim/study/seed_replicates.h"
 #include "sim/study/summary_columns.h"
 #include "sim/study/sweep_plots.h"
 #include "sim/study/sweep_result.h"
@@ -88,9 +89,11 @@ void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
 // The curves' options and title travel in summary.json ("plot"), so `servesim plot` redraws
 // the same figure. Returns what the folder holds of the curves, for the closing line: ""
 // without a load axis.
-std::string write_sweep_outputs(const SweepResult& sweep, const std::filesystem::path& dir,
-                                bool plots, const CurveOptions& curves, std::ostream& warnings) {
+std::string write_sweep_outputs(const SweepResult& sweep, const SweepResult* per_seed,
+                                const std::filesystem::path& dir, bool plots,
+                                const CurveOptions& curves, std::ostream& warnings) {
   write_sweep_csv(sweep, dir / "sweep.csv");
+  if (per_seed) write_sweep_csv(*per_seed, dir / "sweep_seeds.csv");
   const auto json_path = dir / "summary.json";
   auto out = open_output_file(json_path);
   nlohmann::json document = sweep_to_json(sweep);
@@ -124,7 +127,11 @@ int run_sweep(CommandContext& context) {
       "x axis of the latency curves: throughput (achieved req/s) or offered_rate (the rate "
       "axis)")("log-y",
                "log y axes on every curve panel (else only on a panel whose values span > 30x)")(
-      "json", "print the sweep's summary.json to stdout instead of the table");
+      "json", "print the sweep's summary.json to stdout instead of the table")(
+      "seeds", po::value<std::int64_t>()->value_name("N"),
+      "run every point with N seeds (the run's seed and the N - 1 after it): sweep.csv holds "
+      "each metric's mean and the half-width of its 95% confidence interval (<metric>_ci95), "
+      "the curves error bars, sweep_seeds.csv every run");
   add_jobs_option(options);
   add_resume_option(options);
   add_run_options(options);
@@ -162,9 +169,16 @@ int run_sweep(CommandContext& context) {
   ProgressMeter progress(context.err, "sweep", context.terminal);
   const std::optional<std::string> out_dir = study_out_dir(*vm);
   std::optional<PointJournal> journal = study_journal(*vm, context, "sweep");
-  const SweepResult sweep =
+  const std::int64_t seeds = integer_flag(*vm, "seeds", 1).value_or(1);
+  if (seeds > 1) {
+    axes = with_seed_axis(std::move(axes),
+                          assemble_config(base, context.data_root).at("seed").get<std::int64_t>(),
+                          seeds);
+  }
+  const SweepResult per_seed =
       run_sweep(base, axes, axis_overrides, *executor, context.data_root,
                 std::filesystem::current_path(), &progress, journal ? &*journal : nullptr);
+  const SweepResult sweep = seeds > 1 ? fold_seed_replicates(per_seed, seeds) : per_seed;
   // Points that do not fit are rows saying why; a sweep with nothing else writes nothing.
   const bool any_fits = std::any_of(sweep.rows.begin(), sweep.rows.end(),
                                     [](const SweepRow& row) { return !does_not_fit(row.summary); });
@@ -180,8 +194,8 @@ int run_sweep(CommandContext& context) {
   std::string curve_files;
   if (out_dir) {
     publish_output(*out_dir, [&](const std::filesystem::path& staging) {
-      curve_files =
-          write_sweep_outputs(sweep, staging, vm->count("no-plots") == 0, curves, context.err);
+      curve_files = write_sweep_outputs(sweep, seeds > 1 ? &per_seed : nullptr, staging,
+                                        vm->count("no-plots") == 0, curves, context.err);
       write_command_record(staging, context);
     });
   }
@@ -196,7 +210,8 @@ int run_sweep(CommandContext& context) {
                   << " MPI ranks\n";
     }
     if (out_dir) {
-      context.out << "Wrote " << *out_dir << "/{sweep.csv, summary.json, command.json"
+      context.out << "Wrote " << *out_dir << "/{sweep.csv, "
+                  << (seeds > 1 ? "sweep_seeds.csv, " : "") << "summary.json, command.json"
                   << curve_files << "}\n";
     }
   }

@@ -24,6 +24,11 @@ void write_figure_script(const std::filesystem::path& dir, const Figure& figure)
 bool render_figures(const std::filesystem::path& dir, const std::vector<Figure>& figures,
                     std::ostream& warnings);
 
+// The style of the s-th series of a figure: "lw 2 lc rgb ... dt ... pt ... ps 1.2". Colours
+// from Okabe and Ito's palette (distinct under the common colour blindnesses), and each series
+// also its own point shape and dash pattern, so that curves stay apart in greyscale print.
+std::string series_style(std::size_t s);
+
 // A string as a gnuplot double-quoted literal.
 std::string gnuplot_quote(const std::string& text);
 

@@ -74,9 +74,14 @@ std::optional<Figure> write_curve_figure(const SweepResult& sweep, const std::fi
                     {"tpot_s.p99", 1e3, "P99 TPOT", "P99 time per output token (ms)"}};
   const auto data = dir / "curves.dat";
   auto out = open_output_file(data);
+  // Replicated points (sweep --seeds) carry each metric's 95% half-width: error bars.
+  const bool replicated = std::any_of(sweep.rows.begin(), sweep.rows.end(), [](const SweepRow& r) {
+    return r.summary.contains("seeds");
+  });
   out << "# one block per series: rate_per_s steady_state_throughput_req_per_s "
          "normalized_latency_ms_per_token "
-         "ttft_p99_ms tpot_p99_ms\n";
+         "ttft_p99_ms tpot_p99_ms"
+      << (replicated ? " and the three 95% half-widths (sweep --seeds)" : "") << "\n";
   for (const auto& name : series_names) {
     out << "# " << name << '\n';
     for (const SweepRow* row : series[name]) {
@@ -90,6 +95,11 @@ std::optional<Figure> write_curve_figure(const SweepResult& sweep, const std::fi
         const double value = summary_value(row->summary, panel.metric) * panel.scale;
         panel.values.push_back(value);
         out << ' ' << format_9_digits(value);
+      }
+      for (const auto& panel : panels) {
+        if (!replicated) break;
+        const auto ci = find_summary_value(row->summary, std::string(panel.metric) + "_ci95");
+        out << ' ' << format_9_digits(ci.value_or(0) * panel.scale);
       }
       out << '\n';
     }
@@ -123,9 +133,13 @@ std::optional<Figure> write_curve_figure(const SweepResult& sweep, const std::fi
     body += "set title \"" + std::string(panel.title) + "\"\nset ylabel \"" + panel.ylabel +
             "\"\nplot ";
     for (std::size_t s = 0; s < series_names.size(); ++s) {
+      const std::string columns =
+          x_column + ":" + std::to_string(p + 3) +
+          (replicated ? ":" + std::to_string(p + 3 + std::size(panels)) : "");
       body += (s == 0 ? "" : ", \\\n     ") + std::string("\"curves.dat\" index ") +
-              std::to_string(s) + " using " + x_column + ":" + std::to_string(p + 3) +
-              " with linespoints lw 2 pt 7 ps 1.2 title " + gnuplot_quote(series_names[s]);
+              std::to_string(s) + " using " + columns + " with " +
+              (replicated ? "yerrorlines" : "linespoints") + " " + series_style(s) + " title " +
+              gnuplot_quote(series_names[s]);
     }
     body += '\n';
   }
