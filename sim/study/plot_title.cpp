@@ -65,12 +65,15 @@ std::string plot_title(const nlohmann::json& document, const ConfigSources& sour
   const RunConfig defaults;
   std::vector<std::string> parts;
   if (!varied({"model"})) parts.push_back("model " + text_at(document, "model", defaults.model));
+  const bool tp_fixed = !varied({"tp", "tensor-parallel-size", "tensor_parallel_size"}) &&
+                        document.contains("tp") && document["tp"].is_number_integer();
+  const std::string tp = tp_fixed ? "TP " + std::to_string(document["tp"].get<int>()) : "";
   if (!varied({"hw", "hardware"})) {
     std::string hardware = "hardware " + text_at(document, "hardware", defaults.hardware);
-    if (!varied({"tp"}) && document.contains("tp") && document["tp"].is_number_integer()) {
-      hardware += " (TP " + std::to_string(document["tp"].get<int>()) + ")";
-    }
+    if (tp_fixed) hardware += " (" + tp + ")";
     parts.push_back(hardware);
+  } else if (tp_fixed) {
+    parts.push_back(tp);  // the hardware is an axis; the TP every point runs at is not
   }
   if (!varied({"engine", "engine.name"})) {
     std::string engine = defaults.engine.name;

@@ -105,8 +105,11 @@ TEST_CASE("a study's title names the model, hardware, engine and workload held f
   // What an axis varies is the legend's to name.
   CHECK(plot_title(document, sources, {"tp", "engine"}) ==
         "model opt-13b, hardware a100-40gb, workload azure-conv-2023");
+  // The hardware an axis, the TP every point runs at is still a fixed setting.
   CHECK(plot_title(document, ConfigSources{}, {"hw", "model"}) ==
-        "engine sglang, workload sharegpt");
+        "TP 2, engine sglang, workload sharegpt");
+  CHECK(plot_title(document, ConfigSources{}, {"hw", "tensor-parallel-size"}) ==
+        "model opt-13b, engine sglang, workload sharegpt");
 }
 
 namespace {
