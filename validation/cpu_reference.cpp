@@ -40,6 +40,27 @@ float reference_gemm_entry(ElementType type, std::span<const std::uint16_t> a,
   return sum;
 }
 
+float reference_int4_gemm_entry(std::span<const std::uint16_t> a, const Int4Weights& w,
+                                std::int64_t i, std::int64_t j) {
+  float sum = 0.0f;
+  for (std::int64_t l = 0; l < w.k; ++l) {
+    sum += bits_to_float(w.scale_type, a[static_cast<std::size_t>(i * w.k + l)]) *
+           dequantize_int4(w, j, l);
+  }
+  return sum;
+}
+
+float reference_fp8_gemm_entry(std::span<const std::uint8_t> a, std::span<const std::uint8_t> w,
+                               std::int64_t k, float a_scale, float w_scale, std::int64_t i,
+                               std::int64_t j) {
+  float sum = 0.0f;
+  for (std::int64_t l = 0; l < k; ++l) {
+    sum += fp8_e4m3_to_float(a[static_cast<std::size_t>(i * k + l)]) *
+           fp8_e4m3_to_float(w[static_cast<std::size_t>(j * k + l)]);
+  }
+  return sum * (a_scale * w_scale);
+}
+
 std::vector<float> reference_attention(ElementType type, const HeadShape& heads,
                                        std::span<const std::uint16_t> q, std::int64_t q_row_stride,
                                        std::int64_t query_index, const AttentionQuery& query,
@@ -92,6 +113,20 @@ std::vector<float> reference_rms_norm(std::span<const float> row) {
 
 float reference_silu_mul(float gate, float up) {
   return gate / (1.0f + std::exp(-gate)) * up;
+}
+
+std::vector<std::size_t> sampled_entries(std::size_t count, std::size_t samples) {
+  std::vector<std::size_t> entries;
+  if (count <= samples) {
+    for (std::size_t i = 0; i < count; ++i)
+      entries.push_back(i);
+    return entries;
+  }
+  for (std::size_t i = 0; i < samples; ++i)
+    entries.push_back(i * 7919 % count);
+  entries.push_back(0);
+  entries.push_back(count - 1);
+  return entries;
 }
 
 ToleranceReport compare_to_reference(std::span<const float> expected, std::span<const float> actual,

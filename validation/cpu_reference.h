@@ -8,6 +8,7 @@
 #include "validation/attention_batch.h"
 #include "validation/half_precision.h"
 #include "validation/kv_layout.h"
+#include "validation/quantized_formats.h"
 #include "validation/shapes.h"
 
 namespace servesim::validation {
@@ -23,6 +24,17 @@ std::vector<std::uint16_t> random_elements(ElementType type, std::size_t count, 
 float reference_gemm_entry(ElementType type, std::span<const std::uint16_t> a,
                            std::span<const std::uint16_t> w, std::int64_t k, std::int64_t i,
                            std::int64_t j);
+
+// Entry (i, j) of C = A . dequant(W)^T: 16-bit activations A [m x k] (of weights.scale_type)
+// against int4 weights W [n x k] with per-group scales (quantized_formats.h).
+float reference_int4_gemm_entry(std::span<const std::uint16_t> a, const Int4Weights& w,
+                                std::int64_t i, std::int64_t j);
+
+// Entry (i, j) of C = (a_scale A) . (w_scale W)^T with A [m x k] and W [n x k] in fp8 e4m3, the
+// per-tensor scales applied once to the fp32 sum, as FP8 GEMMs with per-tensor scales do.
+float reference_fp8_gemm_entry(std::span<const std::uint8_t> a, std::span<const std::uint8_t> w,
+                               std::int64_t k, float a_scale, float w_scale, std::int64_t i,
+                               std::int64_t j);
 
 // The output of head `head` for query `query_index`: softmax(q . K^T / sqrt(head_dim)) . V over
 // the first query.keys tokens of its sequence. q is [queries x q_row_stride] with head h at
@@ -40,6 +52,10 @@ std::vector<float> reference_rms_norm(std::span<const float> row);
 
 // The gated MLP activation of Llama-style models: SiLU(gate) x up.
 float reference_silu_mul(float gate, float up);
+
+// The output entries a verification checks, of `count`: all of them up to `samples`, otherwise
+// `samples` entries spread over the output (stride 7919, a prime) plus the first and the last.
+std::vector<std::size_t> sampled_entries(std::size_t count, std::size_t samples = 2048);
 
 // The worst element of `actual` against `expected`: its error over the allowed
 // rtol x (|expected| + rms(expected)). The rms term keeps entries near zero, where a sum

@@ -23,6 +23,19 @@ __global__ void fill_random_kernel(std::uint16_t* out, std::size_t count, bool b
   }
 }
 
+__global__ void fill_random_bytes_kernel(std::uint8_t* out, std::size_t size_bytes,
+                                         std::uint64_t seed, std::uint8_t keep_mask) {
+  const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < size_bytes;
+       i += stride) {
+    std::uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    out[i] = static_cast<std::uint8_t>(z >> 56) & keep_mask;
+  }
+}
+
 }  // namespace
 
 void check(cudaError_t status, const char* what) {
@@ -59,6 +72,15 @@ void fill_random(void* device, std::size_t count, ElementType type, std::uint64_
   fill_random_kernel<<<blocks, 256>>>(static_cast<std::uint16_t*>(device), count,
                                       type == ElementType::BF16, seed, scale);
   check(cudaGetLastError(), "fill_random launch");
+}
+
+void fill_random_bytes(void* device, std::size_t size_bytes, std::uint64_t seed,
+                       std::uint8_t keep_mask) {
+  if (size_bytes == 0) return;
+  const auto blocks = static_cast<unsigned>(std::min<std::size_t>((size_bytes + 255) / 256, 4096));
+  fill_random_bytes_kernel<<<blocks, 256>>>(static_cast<std::uint8_t*>(device), size_bytes, seed,
+                                            keep_mask);
+  check(cudaGetLastError(), "fill_random_bytes launch");
 }
 
 std::size_t rotation_sets(std::size_t set_bytes, std::size_t max_sets) {

@@ -65,6 +65,11 @@ std::vector<T> download(const void* device, std::size_t count) {
 void fill_random(void* device, std::size_t count, ElementType type, std::uint64_t seed,
                  float scale = 1.0f);
 
+// Fills `size_bytes` bytes with random bits from `seed` and the index, each byte ANDed with
+// `keep_mask` (kFp8FiniteMask keeps e4m3 values finite; int4 codes take every bit pattern).
+void fill_random_bytes(void* device, std::size_t size_bytes, std::uint64_t seed,
+                       std::uint8_t keep_mask = 0xFF);
+
 // How many copies of a working set of `set_bytes` to rotate through so that the copies
 // together are at least four times the L2 cache (and at least two): each timed call then
 // finds its inputs in DRAM, as serving does. Capped at `max_sets`.

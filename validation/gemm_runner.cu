@@ -62,18 +62,7 @@ void verify_gemm(const GemmRunner& runner, const GemmShape& shape) {
   const auto w_host = download<std::uint16_t>(w.data(), w_count);
   const auto c_host = download<std::uint16_t>(c.data(), c_count);
 
-  // Every entry of small outputs; otherwise a spread sample that includes the corners.
-  constexpr std::size_t kSamples = 2048;
-  std::vector<std::size_t> entries;
-  if (c_count <= kSamples) {
-    for (std::size_t i = 0; i < c_count; ++i)
-      entries.push_back(i);
-  } else {
-    for (std::size_t i = 0; i < kSamples; ++i)
-      entries.push_back(i * 7919 % c_count);
-    entries.push_back(0);
-    entries.push_back(c_count - 1);
-  }
+  const std::vector<std::size_t> entries = sampled_entries(c_count);
   std::vector<float> expected;
   std::vector<float> actual;
   for (const std::size_t entry : entries) {

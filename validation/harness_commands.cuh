@@ -4,6 +4,7 @@
 
 #include "validation/harness_options.h"
 #include "validation/harness_plan.h"
+#include "validation/harness_record.h"
 #include "validation/measurement.h"
 
 namespace servesim::validation {
@@ -15,6 +16,12 @@ std::vector<Measurement> measure_gemms(const HarnessOptions& options, const Gemm
 std::vector<Measurement> measure_attention(const HarnessOptions& options,
                                            const AttentionPlan& plan);
 std::vector<Measurement> replay_iterations(const HarnessOptions& options, const ReplayPlan& plan);
+// The records of these two carry fields the simulator's Measurement does not hold (the kernel,
+// the routing): harness_record.h.
+std::vector<HarnessRecord> measure_quant_gemms(const HarnessOptions& options,
+                                               const QuantGemmPlan& plan);
+std::vector<HarnessRecord> measure_moe_gemms(const HarnessOptions& options,
+                                             const MoeGemmPlan& plan);
 
 // Timed calls are preceded by this many untimed ones (clocks up, caches and cuBLAS
 // heuristics warm).

@@ -12,6 +12,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/config/catalog.h"
@@ -36,6 +37,8 @@ struct Plans {
   sv::GemmPlan gemm;
   sv::AttentionPlan attention;
   sv::ReplayPlan replay;
+  sv::QuantGemmPlan quant_gemm;
+  sv::MoeGemmPlan moe_gemm;
 };
 
 Plans plan(const sv::HarnessOptions& options, const std::filesystem::path& data_root) {
@@ -55,6 +58,12 @@ Plans plan(const sv::HarnessOptions& options, const std::filesystem::path& data_
                      "token counts (see validation/README.md)\n";
       }
       break;
+    case sv::HarnessCommand::QuantGemm:
+      plans.quant_gemm = sv::plan_quant_gemms(options, data_root);
+      break;
+    case sv::HarnessCommand::MoeGemm:
+      plans.moe_gemm = sv::plan_moe_gemms(options, data_root);
+      break;
     case sv::HarnessCommand::Bandwidth:
     case sv::HarnessCommand::Help:
       break;
@@ -62,16 +71,27 @@ Plans plan(const sv::HarnessOptions& options, const std::filesystem::path& data_
   return plans;
 }
 
-std::vector<sv::Measurement> measure(const sv::HarnessOptions& options, const Plans& plans) {
+std::vector<sv::HarnessRecord> records_of(std::vector<sv::Measurement> measurements) {
+  std::vector<sv::HarnessRecord> records;
+  for (sv::Measurement& m : measurements)
+    records.push_back({std::move(m), nlohmann::json::object()});
+  return records;
+}
+
+std::vector<sv::HarnessRecord> measure(const sv::HarnessOptions& options, const Plans& plans) {
   switch (options.command) {
     case sv::HarnessCommand::Bandwidth:
-      return sv::measure_bandwidth(options);
+      return records_of(sv::measure_bandwidth(options));
     case sv::HarnessCommand::Gemm:
-      return sv::measure_gemms(options, plans.gemm);
+      return records_of(sv::measure_gemms(options, plans.gemm));
     case sv::HarnessCommand::Attention:
-      return sv::measure_attention(options, plans.attention);
+      return records_of(sv::measure_attention(options, plans.attention));
     case sv::HarnessCommand::Replay:
-      return sv::replay_iterations(options, plans.replay);
+      return records_of(sv::replay_iterations(options, plans.replay));
+    case sv::HarnessCommand::QuantGemm:
+      return sv::measure_quant_gemms(options, plans.quant_gemm);
+    case sv::HarnessCommand::MoeGemm:
+      return sv::measure_moe_gemms(options, plans.moe_gemm);
     case sv::HarnessCommand::Help:
       break;
   }
@@ -114,8 +134,8 @@ int main(int argc, char** argv) {
       if (!file) throw sv::HarnessFailure("cannot open " + options.out_path + " for writing");
     }
     std::ostream& out = options.out_path.empty() ? std::cout : file;
-    const std::vector<sv::Measurement> measurements = measure(options, plans);
-    sv::write_measurements_json(out, sv::device_name(), measurements);
+    const std::vector<sv::HarnessRecord> records = measure(options, plans);
+    sv::write_harness_json(out, sv::device_name(), records);
     if (!out.flush()) throw sv::HarnessFailure("cannot write the JSON output");
     return kExitOk;
   } catch (const std::exception& error) {

@@ -32,6 +32,15 @@ subcommands:
               [--decode-context-tokens N] [--block-size 16] [--dtype bf16|fp16]
               (--decode-context-tokens: tokens per decoding sequence, only for files
               written before iterations.csv had a decode_context_tokens column)
+  quant-gemm  GEMV-sized GEMMs of one layer with narrow weights on CUDA cores: int4
+              weight-only (packed codes, 16-bit scale per group, 16-bit activations) and
+              fp8 e4m3 weights and activations (per-tensor scales)
+              --model M [--tp T] [--tokens 1,2,4,8,16 (at most 64)] [--formats int4,fp8]
+              [--group-size 128] [--dtype bf16|fp16]
+  moe-gemm    grouped MoE expert GEMM (mlp_up, mlp_down): tokens routed top-k from a seed,
+              one launch over the touched experts, each expert's rows padded to the tile
+              --model M (a mixture of experts) [--tp T] [--tokens 1,4,16,64,256]
+              [--tile-rows 16 (16, 32 or 64; a list)] [--seed 1] [--dtype bf16|fp16]
 
 options for every subcommand:
   --repeats R   timed repeats after warm-up; median, min and max are reported
@@ -42,6 +51,8 @@ options for every subcommand:
 exit codes: 0 ok, 1 CUDA error, failed verification or unwritable output,
             2 usage error, 10 no CUDA device found
 )";
+
+constexpr std::uint64_t kMaxTokens = 1ull << 20;
 
 std::uint64_t parse_integer(std::string_view flag, std::string_view text, std::uint64_t min,
                             std::uint64_t max) {
@@ -69,13 +80,32 @@ std::vector<std::int64_t> parse_list(std::string_view flag, std::string_view tex
   return values;
 }
 
+std::uint64_t max_tokens(HarnessCommand command) {
+  if (command == HarnessCommand::QuantGemm) return kMaxQuantGemmTokens;
+  if (command == HarnessCommand::MoeGemm) return kMaxMoeTokens;
+  return kMaxTokens;
+}
+
+std::vector<WeightFormat> parse_formats(std::string_view flag, std::string_view text) {
+  std::vector<WeightFormat> formats;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const WeightFormat format = parse_weight_format(text.substr(start, comma - start), flag);
+    if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
+      formats.push_back(format);
+    }
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return formats;
+}
+
 struct Subcommand {
   std::string_view name;
   HarnessCommand command;
   std::vector<std::string_view> flags;
 };
-
-constexpr std::uint64_t kMaxTokens = 1ull << 20;
 
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> list = {
@@ -89,6 +119,12 @@ const std::vector<Subcommand>& subcommands() {
        HarnessCommand::Replay,
        {"--model", "--tp", "--pp", "--iterations", "--max-iterations", "--decode-context-tokens",
         "--block-size", "--dtype"}},
+      {"quant-gemm",
+       HarnessCommand::QuantGemm,
+       {"--model", "--tp", "--tokens", "--formats", "--group-size", "--dtype"}},
+      {"moe-gemm",
+       HarnessCommand::MoeGemm,
+       {"--model", "--tp", "--tokens", "--tile-rows", "--seed", "--dtype"}},
   };
   return list;
 }
@@ -101,7 +137,7 @@ void apply(HarnessOptions& o, std::string_view flag, std::string_view value) {
   if (flag == "--tp") o.tp = static_cast<std::int64_t>(parse_integer(flag, value, 1, 1024));
   if (flag == "--pp") o.pp = static_cast<std::int64_t>(parse_integer(flag, value, 1, 1024));
   if (flag == "--dtype") o.dtype = parse_element_type(value, flag);
-  if (flag == "--tokens") o.tokens = parse_list(flag, value, 1, kMaxTokens);
+  if (flag == "--tokens") o.tokens = parse_list(flag, value, 1, max_tokens(o.command));
   if (flag == "--batch") o.batch = parse_list(flag, value, 1, 65536);
   if (flag == "--context") o.context_tokens = parse_list(flag, value, 1, kMaxTokens);
   if (flag == "--block-size") {
@@ -115,24 +151,44 @@ void apply(HarnessOptions& o, std::string_view flag, std::string_view value) {
   if (flag == "--decode-context-tokens") {
     o.decode_context_tokens = static_cast<std::int64_t>(parse_integer(flag, value, 1, kMaxTokens));
   }
+  if (flag == "--formats") o.formats = parse_formats(flag, value);
+  if (flag == "--group-size") {
+    o.group_size = static_cast<std::int64_t>(parse_integer(flag, value, 8, 65536));
+    if (o.group_size % kInt4PerWord != 0) {
+      throw UsageError(std::string(flag) + " expects a multiple of 8, got '" + std::string(value) +
+                       "'");
+    }
+  }
+  if (flag == "--tile-rows") {
+    o.tile_rows = parse_list(flag, value, 1, 64);
+    for (const std::int64_t rows : o.tile_rows) {
+      if (rows != 16 && rows != 32 && rows != 64) {
+        throw UsageError(std::string(flag) + " expects 16, 32 or 64, got '" + std::to_string(rows) +
+                         "'");
+      }
+    }
+  }
+  if (flag == "--seed") o.seed = parse_integer(flag, value, 0, ~std::uint64_t{0});
 }
 
 }  // namespace
 
 HarnessOptions parse_harness_args(std::span<const std::string_view> args) {
   HarnessOptions options;
-  if (args.empty())
-    throw UsageError("missing subcommand (expected bandwidth, gemm, attention or replay)");
+  const std::string expected =
+      "(expected bandwidth, gemm, attention, replay, quant-gemm or moe-gemm)";
+  if (args.empty()) throw UsageError("missing subcommand " + expected);
   if (args[0] == "-h" || args[0] == "--help") return options;
   const auto sub = std::find_if(subcommands().begin(), subcommands().end(),
                                 [&](const Subcommand& s) { return s.name == args[0]; });
   if (sub == subcommands().end()) {
-    throw UsageError("unknown subcommand '" + std::string(args[0]) +
-                     "' (expected bandwidth, gemm, attention or replay)");
+    throw UsageError("unknown subcommand '" + std::string(args[0]) + "' " + expected);
   }
   const std::string name(sub->name);
   options.command = sub->command;
   if (options.command == HarnessCommand::Replay) options.repeats = 5;
+  if (options.command == HarnessCommand::QuantGemm) options.tokens = {1, 2, 4, 8, 16};
+  if (options.command == HarnessCommand::MoeGemm) options.tokens = {1, 4, 16, 64, 256};
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string_view flag = args[i];
     if (flag == "-h" || flag == "--help") {

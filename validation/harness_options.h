@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "validation/half_precision.h"
+#include "validation/quantized_formats.h"
 
 namespace servesim::validation {
 
-enum class HarnessCommand { Help, Bandwidth, Gemm, Attention, Replay };
+enum class HarnessCommand { Help, Bandwidth, Gemm, Attention, Replay, QuantGemm, MoeGemm };
 
 // The parsed command line of servesim-harness. Fields a subcommand does not take keep their
 // defaults.
@@ -28,7 +29,8 @@ struct HarnessOptions {
   std::int64_t pp = 1;  // replay
   ElementType dtype = ElementType::BF16;
 
-  std::vector<std::int64_t> tokens{1, 16, 128, 1024};         // gemm
+  // gemm; quant-gemm defaults to 1,2,4,8,16 and moe-gemm to 1,4,16,64,256.
+  std::vector<std::int64_t> tokens{1, 16, 128, 1024};
   std::vector<std::int64_t> batch{1, 8, 32};                  // decode attention
   std::vector<std::int64_t> context_tokens{512, 2048};        // decode attention
   std::int64_t block_size = 16;                               // attention, replay
@@ -38,7 +40,18 @@ struct HarnessOptions {
   std::string iterations_path;  // replay
   std::size_t max_iterations = 50;
   std::optional<std::int64_t> decode_context_tokens;
+
+  std::vector<WeightFormat> formats{WeightFormat::Int4, WeightFormat::Fp8};  // quant-gemm
+  std::int64_t group_size = 128;                                             // quant-gemm, int4
+
+  std::vector<std::int64_t> tile_rows{16};  // moe-gemm
+  std::uint64_t seed = 1;                   // moe-gemm routing
 };
+
+// quant-gemm runs CUDA-core kernels meant for GEMV-sized GEMMs: at most this many tokens.
+inline constexpr std::int64_t kMaxQuantGemmTokens = 64;
+// moe-gemm numbers routed rows with 32-bit integers: at most this many tokens.
+inline constexpr std::int64_t kMaxMoeTokens = 65536;
 
 // Throws servesim::UsageError naming the subcommand, flag and what was expected.
 HarnessOptions parse_harness_args(std::span<const std::string_view> args);

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "validation/expert_routing.h"
 #include "validation/harness_options.h"
 #include "validation/iterations_csv.h"
 #include "validation/layer_shapes.h"
@@ -38,5 +39,31 @@ struct ReplayPlan {
   bool exact_shapes = false;
 };
 ReplayPlan plan_replay(const HarnessOptions& options, const std::filesystem::path& data_root);
+
+// For every weight format and token count, the four GEMMs of one layer (qkv, o, mlp_up,
+// mlp_down; one expert's MLP for a mixture of experts, at the full token count: the kernel's
+// behaviour at m, not a routing, is measured). The LM head is left out: serving engines keep
+// it 16-bit. Throws InputError naming --model, --tp or --group-size when a k does not fit
+// the kernels (int4: a multiple of 32 and of the group size; fp8: of 16).
+struct QuantGemmPlan {
+  ModelShard shard;
+  std::vector<QuantGemmShape> gemms;
+};
+QuantGemmPlan plan_quant_gemms(const HarnessOptions& options,
+                               const std::filesystem::path& data_root);
+
+// For every tile height and token count, the routed experts' mlp_up and mlp_down of one MoE
+// layer of the TP shard, with the routing drawn from options.seed (the same tokens route the
+// same way at every tile height). Throws InputError naming --model for a dense model or an
+// expert width that is not a multiple of 8.
+struct MoeGemmCase {
+  MoeGemmShape shape;
+  ExpertGroups groups;
+};
+struct MoeGemmPlan {
+  ModelShard shard;
+  std::vector<MoeGemmCase> cases;
+};
+MoeGemmPlan plan_moe_gemms(const HarnessOptions& options, const std::filesystem::path& data_root);
 
 }  // namespace servesim::validation

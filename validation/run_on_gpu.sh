@@ -29,9 +29,15 @@ step() {  # step NAME COMMAND...: runs it, logs to $out/NAME.log, records the ex
 }
 
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
+# GCC 12 at -O3 reports false -Wrestrict and -Wfree-nonheap-object warnings in std::string
+# and std::variant code of sim/ and tests/; they stay warnings so that they cannot stop the
+# device check. The harness and the simulator build apart from the unit tests, so a test that
+# does not build cannot keep the measurements from running.
 step configure cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSERVESIM_CUDA=ON \
-  -DSERVESIM_WERROR=ON
-step build cmake --build "$build" -j "$jobs" --target servesim_harness servesim servesim_tests
+  -DSERVESIM_WERROR=ON \
+  "-DCMAKE_CXX_FLAGS=${CXXFLAGS:-} -Wno-error=restrict -Wno-error=free-nonheap-object"
+step build cmake --build "$build" -j "$jobs" --target servesim_harness servesim
+step build_tests cmake --build "$build" -j "$jobs" --target servesim_tests
 harness="$build/validation/servesim-harness"
 
 step unit_tests "$build/tests/servesim_tests" "[validation]"
@@ -46,6 +52,15 @@ step attention "$harness" attention --model "$model" --tp 1 --batch 1,16,64 \
 step attention_fp16 "$harness" attention --model "$model" --dtype fp16 --batch 8 \
   --context 1024 --block-size 32 --chunk 256 --prefill-context 0 --repeats 10 \
   --out "$out/attention_${model}_fp16.json"
+
+# Issue 29's kernel cases: narrow weights at GEMV sizes (int4 weight-only, fp8) and the grouped
+# MoE GEMM at small tokens per expert. Each record names the kernel that ran (`kernel`).
+step quant_gemm "$harness" quant-gemm --model "$model" --tokens 1,2,4,8,16 --formats int4,fp8 \
+  --group-size 128 --repeats 20 --out "$out/quant_gemm_${model}.json"
+step moe_gemm "$harness" moe-gemm --model qwen3-30b-a3b --tokens 1,4,16,64,256 \
+  --tile-rows 16,64 --seed 1 --repeats 20 --out "$out/moe_gemm_qwen3-30b-a3b.json"
+step moe_gemm_gpt_oss "$harness" moe-gemm --model gpt-oss-20b --tokens 1,16,64 --tile-rows 16 \
+  --seed 1 --repeats 10 --out "$out/moe_gemm_gpt-oss-20b.json"
 
 # A short simulated run supplies iterations.csv for the replay; it carries the batch sums the
 # simulator priced, so no --decode-context-tokens assumption is needed.

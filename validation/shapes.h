@@ -4,6 +4,7 @@
 #include <string>
 
 #include "validation/half_precision.h"
+#include "validation/quantized_formats.h"
 
 namespace servesim::validation {
 
@@ -14,6 +15,32 @@ struct GemmShape {
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
+  ElementType dtype = ElementType::BF16;
+};
+
+// One GEMV-sized GEMM with narrow weights (`quant-gemm`), in the layout of GemmShape: gemm.dtype
+// is the 16-bit output format (and, for int4, the activations' and scales' format); fp8 takes
+// e4m3 activations. group_size is int4's scale group along k.
+struct QuantGemmShape {
+  GemmShape gemm;
+  WeightFormat format = WeightFormat::Int4;
+  std::int64_t group_size = 128;
+};
+
+// One grouped MoE GEMM launch (`moe-gemm`): `tokens` tokens routed top_k over `experts` experts
+// of [n x k] weights each; a routed row reads activation row pair / top_k (mlp_up: the token's
+// hidden state) or row pair (mlp_down: the pair's own intermediate activation), and each
+// touched expert's rows are padded to tiles of tile_rows.
+struct MoeGemmShape {
+  std::string op;  // "mlp_up" or "mlp_down"
+  std::int64_t tokens = 0;
+  std::int64_t experts = 0;
+  std::int64_t top_k = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t tile_rows = 16;
+  bool activation_per_pair = false;  // mlp_down
+  std::uint64_t seed = 1;            // routing
   ElementType dtype = ElementType::BF16;
 };
 

@@ -117,3 +117,144 @@ TEST_CASE("harness plans list every shape a subcommand will measure", "[validati
                                   root),
                   servesim::InputError);
 }
+
+TEST_CASE("quant-gemm and moe-gemm parse with their own defaults", "[validation][harness_cli]") {
+  const auto quant = parse({"quant-gemm", "--model", "llama-3-8b"});
+  CHECK(quant.command == sv::HarnessCommand::QuantGemm);
+  CHECK(quant.tokens == std::vector<std::int64_t>{1, 2, 4, 8, 16});
+  CHECK(quant.formats ==
+        std::vector<sv::WeightFormat>{sv::WeightFormat::Int4, sv::WeightFormat::Fp8});
+  CHECK(quant.group_size == 128);
+  CHECK(quant.repeats == 20);
+  const auto fp8 = parse({"quant-gemm", "--model", "m", "--formats", "fp8,FP8", "--group-size",
+                          "64", "--tokens", "3,64", "--dtype", "fp16"});
+  CHECK(fp8.formats == std::vector<sv::WeightFormat>{sv::WeightFormat::Fp8});
+  CHECK(fp8.group_size == 64);
+  CHECK(fp8.tokens == std::vector<std::int64_t>{3, 64});
+  CHECK(fp8.dtype == sv::ElementType::FP16);
+
+  const auto moe = parse({"moe-gemm", "--model", "qwen3-30b-a3b"});
+  CHECK(moe.command == sv::HarnessCommand::MoeGemm);
+  CHECK(moe.tokens == std::vector<std::int64_t>{1, 4, 16, 64, 256});
+  CHECK(moe.tile_rows == std::vector<std::int64_t>{16});
+  CHECK(moe.seed == 1);
+  const auto tiles = parse(
+      {"moe-gemm", "--model", "m", "--tile-rows", "16,32,64", "--seed", "0", "--tokens", "65536"});
+  CHECK(tiles.tile_rows == std::vector<std::int64_t>{16, 32, 64});
+  CHECK(tiles.seed == 0);
+  CHECK(tiles.tokens == std::vector<std::int64_t>{65536});
+  // The gemm subcommand keeps its own defaults and range.
+  CHECK(parse({"gemm", "--model", "m", "--tokens", "4096"}).tokens ==
+        std::vector<std::int64_t>{4096});
+  for (const auto* name : {"quant-gemm", "moe-gemm", "--formats", "--tile-rows", "--group-size"})
+    CHECK(sv::harness_usage().find(name) != std::string_view::npos);
+}
+
+TEST_CASE("quant-gemm and moe-gemm usage errors are one line naming the flag",
+          "[validation][harness_cli]") {
+  using Catch::Contains;
+  CHECK_THROWS_WITH(parse({"quant-gemm"}), "quant-gemm: --model is required");
+  CHECK_THROWS_WITH(parse({"moe-gemm", "--tokens", "4"}), "moe-gemm: --model is required");
+  CHECK_THROWS_WITH(parse({"quant-gemm", "--model", "m", "--tokens", "1,128"}),
+                    "--tokens expects an integer in [1, 64], got '128'");
+  CHECK_THROWS_WITH(parse({"moe-gemm", "--model", "m", "--tokens", "65537"}),
+                    "--tokens expects an integer in [1, 65536], got '65537'");
+  CHECK_THROWS_WITH(parse({"quant-gemm", "--model", "m", "--formats", "int4,int8"}),
+                    "--formats expects int4 or fp8, got 'int8'");
+  CHECK_THROWS_WITH(parse({"quant-gemm", "--model", "m", "--formats", "int4,"}),
+                    "--formats expects int4 or fp8, got ''");
+  CHECK_THROWS_WITH(parse({"quant-gemm", "--model", "m", "--group-size", "100"}),
+                    "--group-size expects a multiple of 8, got '100'");
+  CHECK_THROWS_WITH(parse({"quant-gemm", "--model", "m", "--group-size", "4"}),
+                    Contains("--group-size expects an integer in [8, 65536]"));
+  CHECK_THROWS_WITH(parse({"moe-gemm", "--model", "m", "--tile-rows", "16,48"}),
+                    "--tile-rows expects 16, 32 or 64, got '48'");
+  CHECK_THROWS_WITH(parse({"moe-gemm", "--model", "m", "--tile-rows", "128"}),
+                    Contains("--tile-rows expects an integer in [1, 64]"));
+  CHECK_THROWS_WITH(parse({"moe-gemm", "--model", "m", "--seed", "-1"}),
+                    Contains("--seed expects an integer"));
+  CHECK_THROWS_WITH(parse({"moe-gemm", "--model", "m", "--formats", "int4"}),
+                    "moe-gemm: unknown option '--formats'");
+  CHECK_THROWS_WITH(parse({"quant-gemm", "--model", "m", "--tile-rows", "16"}),
+                    "quant-gemm: unknown option '--tile-rows'");
+  CHECK_THROWS_WITH(parse({"quant-gemm", "--model", "m", "--group-size"}),
+                    "quant-gemm: --group-size needs a value");
+  CHECK_THROWS_WITH(parse({"moe-gem"}),
+                    Contains("unknown subcommand 'moe-gem'") && Contains("quant-gemm or moe-gemm"));
+}
+
+TEST_CASE("quant-gemm plans four layer GEMMs per format and token count",
+          "[validation][harness_cli]") {
+  const auto root = servesim::test::source_dir();
+  const auto plan = sv::plan_quant_gemms(
+      parse({"quant-gemm", "--model", "llama-3-8b", "--tokens", "1,16"}), root);
+  REQUIRE(plan.gemms.size() == 16);  // 2 formats x 2 token counts x qkv, o, mlp_up, mlp_down
+  CHECK(plan.gemms[0].format == sv::WeightFormat::Int4);
+  CHECK(plan.gemms[0].gemm.op == "qkv");
+  CHECK(plan.gemms[0].gemm.m == 1);
+  CHECK(plan.gemms[0].gemm.n == 6144);  // (32 + 2 x 8) x 128
+  CHECK(plan.gemms[0].gemm.k == 4096);
+  CHECK(plan.gemms[3].gemm.op == "mlp_down");
+  CHECK(plan.gemms[3].gemm.k == 14336);
+  CHECK(plan.gemms[4].gemm.m == 16);
+  CHECK(plan.gemms[8].format == sv::WeightFormat::Fp8);
+  CHECK(plan.gemms[10].gemm.n == 28672);  // gate and up fused
+  // A mixture of experts: one expert's MLP at the token count itself, not its routed share.
+  const auto moe = sv::plan_quant_gemms(
+      parse({"quant-gemm", "--model", "qwen3-30b-a3b", "--tokens", "8", "--formats", "int4"}),
+      root);
+  REQUIRE(moe.gemms.size() == 4);
+  CHECK(moe.gemms[2].gemm.m == 8);
+  CHECK(moe.gemms[2].gemm.n == 1536);
+  CHECK(moe.gemms[3].gemm.k == 768);
+  // 96 divides no k of Llama-3-8B's layer (4096 = 2^12).
+  CHECK_THROWS_WITH(sv::plan_quant_gemms(
+                        parse({"quant-gemm", "--model", "llama-3-8b", "--group-size", "96"}), root),
+                    Catch::Contains("--group-size 96") && Catch::Contains("k = 4096"));
+  CHECK_THROWS_AS(sv::plan_quant_gemms(parse({"quant-gemm", "--model", "no-such-model"}), root),
+                  servesim::InputError);
+}
+
+TEST_CASE("moe-gemm plans the expert GEMMs of a routed step", "[validation][harness_cli]") {
+  const auto root = servesim::test::source_dir();
+  const auto plan = sv::plan_moe_gemms(
+      parse({"moe-gemm", "--model", "qwen3-30b-a3b", "--tokens", "1,16", "--tile-rows", "16,64"}),
+      root);
+  REQUIRE(plan.cases.size() == 8);  // 2 tiles x 2 token counts x mlp_up, mlp_down
+  const sv::MoeGemmCase& up = plan.cases[0];
+  CHECK(up.shape.op == "mlp_up");
+  CHECK(up.shape.experts == 128);
+  CHECK(up.shape.top_k == 8);
+  CHECK(up.shape.n == 1536);  // gate and up of 768
+  CHECK(up.shape.k == 2048);
+  CHECK_FALSE(up.shape.activation_per_pair);
+  CHECK(up.groups.experts_touched.size() == 8);  // one token: top_k experts
+  CHECK(up.groups.padded_rows == 128);
+  const sv::MoeGemmCase& down = plan.cases[1];
+  CHECK(down.shape.op == "mlp_down");
+  CHECK(down.shape.n == 2048);
+  CHECK(down.shape.k == 768);
+  CHECK(down.shape.activation_per_pair);
+  // The same tokens route the same way at every tile height; only the padding differs.
+  const sv::MoeGemmCase& up16 = plan.cases[2];
+  const sv::MoeGemmCase& up16_tile64 = plan.cases[6];
+  CHECK(up16.shape.tokens == 16);
+  CHECK(up16_tile64.shape.tile_rows == 64);
+  CHECK(up16.groups.experts_touched == up16_tile64.groups.experts_touched);
+  CHECK(up16.groups.routed_rows == 128);
+  CHECK(up16_tile64.groups.padded_rows ==
+        64 * static_cast<std::int64_t>(up16.groups.experts_touched.size()));
+
+  const auto tp2 =
+      sv::plan_moe_gemms(parse({"moe-gemm", "--model", "qwen3-30b-a3b", "--tp", "2"}), root);
+  CHECK(tp2.cases[0].shape.n == 768);
+  const auto gpt_oss =
+      sv::plan_moe_gemms(parse({"moe-gemm", "--model", "gpt-oss-20b", "--tokens", "4"}), root);
+  CHECK(gpt_oss.cases[0].shape.experts == 32);
+  CHECK(gpt_oss.cases[0].shape.top_k == 4);
+  CHECK(gpt_oss.cases[0].shape.n == 5760);
+  CHECK(gpt_oss.cases[1].shape.k == 2880);
+  CHECK_THROWS_WITH(
+      sv::plan_moe_gemms(parse({"moe-gemm", "--model", "llama-3-8b"}), root),
+      Catch::Contains("--model llama-3-8b") && Catch::Contains("not a mixture-of-experts model"));
+}
