@@ -40,6 +40,25 @@ void read_attention_heads(JsonObjectReader& r, Measurement& m) {
   }
 }
 
+// What the harness's quant-gemm records add (validation/README.md): the activations' and
+// output's formats, the int4 scales' group and the kernel that ran.
+void read_gemm_kernel(JsonObjectReader& r, Measurement& m) {
+  for (const char* key : {"activation_dtype", "output_dtype"}) {
+    if (const auto dtype = r.optional_string(key)) {
+      parse_dtype(*dtype, r.source_name() + ": field \"" + r.key_path(key) + "\"");
+    }
+  }
+  m.group_size = r.optional_positive_integer("group_size").value_or(0);
+  if (auto kernel = r.optional_object("kernel")) {
+    m.kernel = kernel->string("name");
+    kernel->optional_string("kind");
+    kernel->optional_string("cores");
+    kernel->optional_positive_number("tile_m");
+    kernel->optional_positive_number("tile_n");
+    kernel->reject_unknown_keys();
+  }
+}
+
 Measurement read_record(JsonObjectReader& r, const std::string& device) {
   Measurement m;
   const std::string kind = r.string("operator_kind");
@@ -81,6 +100,7 @@ Measurement read_record(JsonObjectReader& r, const std::string& device) {
         }
         m.gemm_operator = *op;
       }
+      read_gemm_kernel(r, m);
       break;
     case MeasurementKind::DecodeAttention:
       m.batch = r.positive_integer("batch");

@@ -46,8 +46,10 @@ struct Measurement {
   std::int64_t tp = 1;
   std::string gemm_operator;  // gemm: qkv, o, mlp_up, mlp_down, lm_head or empty
   DType dtype = DType::FP16;
-  // gemm
+  // gemm; a harness quant-gemm record also names its kernel and the int4 scales' group (0: none)
   std::int64_t m = 0, n = 0, k = 0;
+  std::string kernel;
+  std::int64_t group_size = 0;
   // attention: batch sequences; each decode sequence has context_tokens of KV; each prefill
   // chunk of chunk_tokens follows context_tokens already cached.
   std::int64_t batch = 1, context_tokens = 0, chunk_tokens = 0;

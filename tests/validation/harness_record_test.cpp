@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/calibration/measurement.h"
 #include "validation/expert_routing.h"
 #include "validation/harness_record.h"
 #include "validation/kernel_info.h"
@@ -127,4 +128,29 @@ TEST_CASE("moe-gemm records carry the routing they ran", "[validation][measureme
   CHECK(r.at("kernel").at("kind") == "grouped");
   CHECK(r.at("kernel").at("tile_m") == 4);
   CHECK(r.at("repeats") == 3);
+}
+
+TEST_CASE("the simulator reads the harness's quant-gemm records and prices them",
+          "[validation][measurement]") {
+  const sv::QuantGemmShape int4{
+      {"mlp_up", 4, 28672, 4096, sv::ElementType::BF16}, sv::WeightFormat::Int4, 128};
+  const sv::QuantGemmShape fp8{
+      {"mlp_up", 4, 28672, 4096, sv::ElementType::BF16}, sv::WeightFormat::Fp8, 0};
+  const nlohmann::json document = written({sv::make_record("NVIDIA H200", int4, kSamples_s),
+                                           sv::make_record("NVIDIA H200", fp8, kSamples_s)});
+  const std::vector<servesim::Measurement> read =
+      servesim::measurements_from_json(document, "quant.json");
+  REQUIRE(read.size() == 2);
+  CHECK(read[0].dtype == servesim::DType::INT4);
+  CHECK(read[0].kernel == "int4_gemv");
+  CHECK(read[0].group_size == 128);
+  CHECK(read[1].dtype == servesim::DType::FP8);
+  CHECK(read[1].kernel == "fp8_gemv");
+  CHECK(read[1].group_size == 0);
+  // A misspelt field of the kernel object is still refused, naming it.
+  nlohmann::json bad = document;
+  bad["measurements"][0]["kernel"]["tiles"] = 4;
+  CHECK_THROWS_WITH(
+      servesim::measurements_from_json(bad, "quant.json"),
+      Catch::Matchers::Contains("measurements[0].kernel") && Catch::Matchers::Contains("tiles"));
 }
