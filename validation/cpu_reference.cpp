@@ -6,17 +6,13 @@
 #include <stdexcept>
 
 namespace servesim::validation {
-namespace {
 
-// splitmix64: fast, and good enough to make every element of every buffer differ.
 std::uint64_t next_random(std::uint64_t& state) noexcept {
   std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
-
-}  // namespace
 
 std::vector<std::uint16_t> random_elements(ElementType type, std::size_t count,
                                            std::uint64_t seed) {

@@ -17,6 +17,10 @@ namespace servesim::validation {
 // (raw bits, see half_precision.h). They are slow and simple on purpose: checking a sample
 // of outputs of a large kernel costs a few dot products each.
 
+// splitmix64: the harness's one source of random data (fills, routing), fast and good enough
+// to make every element of every buffer differ. Advances `state`.
+std::uint64_t next_random(std::uint64_t& state) noexcept;
+
 // Row-major fills of `count` values uniform in [-1, 1), rounded to `type`.
 std::vector<std::uint16_t> random_elements(ElementType type, std::size_t count, std::uint64_t seed);
 

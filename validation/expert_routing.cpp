@@ -5,18 +5,9 @@
 #include <string>
 #include <utility>
 
+#include "validation/cpu_reference.h"
+
 namespace servesim::validation {
-namespace {
-
-// splitmix64, as the harness's other random data.
-std::uint64_t next_random(std::uint64_t& state) noexcept {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 std::vector<std::int32_t> route_top_k(std::int64_t tokens, std::int64_t experts, std::int64_t top_k,
                                       std::uint64_t seed) {
