@@ -91,14 +91,15 @@ std::string hardware_term_assignment(const std::string& term, double value) {
   return term + "=" + nlohmann::json(value).dump();
 }
 
-SplitAssignments split_hardware_assignments(const std::vector<std::string>& assignments) {
+SplitAssignments split_hardware_assignments(const std::vector<ConfigOverride>& overrides) {
   SplitAssignments out;
-  for (const std::string& a : assignments) {
+  for (const ConfigOverride& o : overrides) {
+    const std::string& a = o.assignment;
     const auto eq = a.find('=');
     if (eq != std::string::npos && is_hardware_term(a.substr(0, eq))) {
       out.hardware_terms[a.substr(0, eq)] = std::strtod(a.c_str() + eq + 1, nullptr);
     } else {
-      out.others.push_back(a);
+      out.others.push_back(o);
     }
   }
   return out;

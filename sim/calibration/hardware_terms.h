@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/app/app.h"
+
 namespace servesim {
 
 // Terms of a hardware profile that a fit to measured serving points may set, named by their
@@ -30,13 +32,13 @@ double hardware_term(const nlohmann::json& profile, const std::string& term);
 nlohmann::json hardware_with_terms(nlohmann::json profile,
                                    const std::map<std::string, double>& terms);
 
-// The hardware terms among a fit's assignments ("hardware.<path>=<value>", as
-// hardware_term_assignment writes them) and the other assignments, apart.
+// The hardware terms among a fit's overrides ("hardware.<path>=<value>", as
+// hardware_term_assignment writes them) and the other overrides, apart.
 struct SplitAssignments {
   std::map<std::string, double> hardware_terms;
-  std::vector<std::string> others;
+  std::vector<ConfigOverride> others;
 };
-SplitAssignments split_hardware_assignments(const std::vector<std::string>& assignments);
+SplitAssignments split_hardware_assignments(const std::vector<ConfigOverride>& overrides);
 
 std::string hardware_term_assignment(const std::string& term, double value);
 

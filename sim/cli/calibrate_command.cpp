@@ -186,15 +186,8 @@ int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
                                            const std::vector<ConfigOverride>& terms) {
     ServingRunOptions run_options = loaded.run_options;
     // Hardware terms run every point on a profile written with them.
-    std::vector<std::string> assignments;
-    for (const ConfigOverride& o : terms)
-      assignments.push_back(o.assignment);
-    const SplitAssignments split = split_hardware_assignments(assignments);
-    for (const ConfigOverride& o : terms) {
-      if (std::find(split.others.begin(), split.others.end(), o.assignment) != split.others.end()) {
-        run_options.extra_overrides.push_back(o);
-      }
-    }
+    const SplitAssignments split = split_hardware_assignments(terms);
+    run_options.extra_overrides = split.others;
     if (!split.hardware_terms.empty()) {
       const auto path =
           scratch.path() / ("hardware_" + std::to_string(++profiles_written) + ".json");

@@ -56,11 +56,14 @@ TEST_CASE("hardware terms: which, their ranges, reading and setting them", "[har
   CHECK(&p.kernels.decode_attention_for(DType::BF16) == &p.kernels.decode_attention);
 
   const SplitAssignments split = split_hardware_assignments(
-      {hardware_term_assignment("hardware.kernels.gemm.fixed_s", 3.25e-6), "engine.host.step_s=1",
-       "hardware=x.json"});
+      {{"f", hardware_term_assignment("hardware.kernels.gemm.fixed_s", 3.25e-6)},
+       {"f", "engine.host.step_s=1"},
+       {"f", "hardware=x.json"}});
   CHECK(split.hardware_terms ==
         std::map<std::string, double>{{"hardware.kernels.gemm.fixed_s", 3.25e-6}});
-  CHECK(split.others == std::vector<std::string>{"engine.host.step_s=1", "hardware=x.json"});
+  REQUIRE(split.others.size() == 2);
+  CHECK(split.others[0].assignment == "engine.host.step_s=1");
+  CHECK(split.others[1].assignment == "hardware=x.json");
 }
 
 namespace {
@@ -90,10 +93,7 @@ std::map<std::string, double> hardware_of(const nlohmann::json& base,
   std::map<std::string, double> hw;
   for (const auto& [term, name] : kShort)
     hw[name] = hardware_term(base, term);
-  std::vector<std::string> assignments;
-  for (const ConfigOverride& o : overrides)
-    assignments.push_back(o.assignment);
-  const SplitAssignments split = split_hardware_assignments(assignments);
+  const SplitAssignments split = split_hardware_assignments(overrides);
   CHECK(split.others.empty());  // hardware terms only: no engine override
   for (const auto& [term, value] : split.hardware_terms)
     hw[kShort.at(term)] = value;
