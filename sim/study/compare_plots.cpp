@@ -4,7 +4,9 @@
 
 #include "sim/metrics/csv_format.h"
 #include "sim/metrics/output_file.h"
+#include "sim/study/gnuplot.h"
 #include "sim/study/summary_columns.h"
+#include "sim/study/sweep_plots.h"
 
 namespace servesim {
 namespace {
@@ -72,10 +74,13 @@ Figure latency_bars(const std::vector<ComparedSummary>& runs, const std::filesys
   const auto data = dir / "latency_bars.dat";
   auto out = open_output_file(data);
   out << "# index policy mean_ttft_ms mean_tpot_ms normalized_latency_ms_per_token\n";
+  std::vector<std::vector<double>> values(std::size(panels));
   for (std::size_t i = 0; i < runs.size(); ++i) {
     out << i << ' ' << data_label(runs[i].label);
-    for (const auto& panel : panels)
-      out << ' ' << format_9_digits(summary_value(runs[i].summary, panel.metric) * 1e3);
+    for (std::size_t p = 0; p < std::size(panels); ++p) {
+      values[p].push_back(summary_value(runs[i].summary, panels[p].metric) * 1e3);
+      out << ' ' << format_9_digits(values[p].back());
+    }
     out << '\n';
   }
   close_output_file(out, data);
@@ -83,11 +88,22 @@ Figure latency_bars(const std::vector<ComparedSummary>& runs, const std::filesys
                      gnuplot_quote(title.empty() ? "Mean latency per policy"
                                                  : "Mean latency per policy, " + title) +
                      "\nset style fill solid 0.85 border -1\nset boxwidth 0.6\nset grid ytics\n"
-                     "set yrange [0:*]\nset xtics rotate by -30\nunset key\n";
+                     "set xtics rotate by -30\nunset key\n";
   for (std::size_t p = 0; p < std::size(panels); ++p) {
-    body += "set title \"" + std::string(panels[p].title) + "\"\nset ylabel \"" + panels[p].ylabel +
-            "\"\nplot \"latency_bars.dat\" using 1:" + std::to_string(p + 3) +
-            ":xtic(2) with boxes lc " + std::to_string(p + 1) + "\n";
+    // Bars whose values span more than kLogSpan: a log axis, and each bar's value written on
+    // it, since a log axis makes differences hard to read off.
+    const bool log = spans_log_range(values[p]);
+    const std::string column = std::to_string(p + 3);
+    body += std::string(log ? "set logscale y\nset yrange [*:*]\n"
+                            : "unset logscale y\nset yrange [0:*]\n") +
+            "set title \"" + panels[p].title + "\"\nset ylabel \"" + panels[p].ylabel +
+            "\"\nplot \"latency_bars.dat\" using 1:" + column + ":xtic(2) with boxes " +
+            series_colour(p) +
+            (log ? ", \\\n     \"\" using 1:" + column + ":($" + column +
+                       " >= 1000 ? sprintf(\"%.0f\", $" + column + ") : sprintf(\"%.3g\", $" +
+                       column + ")) with labels offset 0,0.7 font \",12\""
+                 : "") +
+            "\n";
   }
   return Figure{"latency_bars", body, 1800, 640};
 }

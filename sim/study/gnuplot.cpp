@@ -102,15 +102,23 @@ bool render_figures(const std::filesystem::path& dir, const std::vector<Figure>&
   return true;
 }
 
+namespace {
+
+// Okabe-Ito, the faint yellow last; filled circle, square, triangles and diamond, then open.
+constexpr std::array<const char*, 8> kColours = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                                 "#E69F00", "#56B4E9", "#000000", "#F0E442"};
+constexpr std::array<int, 7> kPoints = {7, 5, 9, 11, 13, 6, 4};
+constexpr int kDashes = 5;
+
+}  // namespace
+
+std::string series_colour(std::size_t s) {
+  return "lc rgb \"" + std::string(kColours[s % kColours.size()]) + "\"";
+}
+
 std::string series_style(std::size_t s) {
-  // Okabe-Ito, the faint yellow last; filled circle, square, triangles and diamond, then open.
-  static constexpr std::array<const char*, 8> kColours = {
-      "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"};
-  static constexpr std::array<int, 7> kPoints = {7, 5, 9, 11, 13, 6, 4};
-  static constexpr int kDashes = 5;
-  return "lw 2 lc rgb \"" + std::string(kColours[s % kColours.size()]) + "\" dt " +
-         std::to_string(1 + s % kDashes) + " pt " + std::to_string(kPoints[s % kPoints.size()]) +
-         " ps 1.2";
+  return "lw 2 " + series_colour(s) + " dt " + std::to_string(1 + s % kDashes) + " pt " +
+         std::to_string(kPoints[s % kPoints.size()]) + " ps 1.2";
 }
 
 }  // namespace servesim

@@ -28,6 +28,8 @@ bool render_figures(const std::filesystem::path& dir, const std::vector<Figure>&
 // from Okabe and Ito's palette (distinct under the common colour blindnesses), and each series
 // also its own point shape and dash pattern, so that curves stay apart in greyscale print.
 std::string series_style(std::size_t s);
+// Its colour alone: "lc rgb \"#0072B2\"".
+std::string series_colour(std::size_t s);
 
 // A string as a gnuplot double-quoted literal.
 std::string gnuplot_quote(const std::string& text);
