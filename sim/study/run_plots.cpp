@@ -10,6 +10,8 @@
 #include "sim/metrics/csv_format.h"
 #include "sim/metrics/output_file.h"
 #include "sim/metrics/run_summary.h"
+#include "sim/study/gnuplot.h"
+#include "sim/study/sweep_plots.h"
 #include "sim/workload/csv_cursor.h"
 
 namespace servesim {
@@ -60,6 +62,47 @@ void write_cdf_block(std::ostream& out, std::vector<double> values, double scale
   out << "\n\n";
 }
 
+// How a CDF panel shows its latencies: in ms, or in seconds once the slowest reaches 10 s
+// (no tick of 5 or more digits), on a log axis when they span more than kLogSpan.
+struct CdfAxis {
+  double scale = 1e3;
+  const char* unit = "ms";
+  bool log = false;
+  double tick = 0;  // linear axes: a 1, 2 or 5 x 10^k step giving 4 to 10 ticks (0: gnuplot's)
+};
+
+// The 1, 2 or 5 x 10^k at or above `span` / 5.
+double nice_tick(double span) {
+  if (!(span > 0)) return 0;
+  const double raw = span / 5;
+  const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+  for (const double m : {1.0, 2.0, 5.0}) {
+    if (m * decade >= raw) return m * decade;
+  }
+  return 10 * decade;
+}
+
+CdfAxis cdf_axis(const std::vector<double>& seconds) {
+  CdfAxis axis;
+  double low = 0, high = 0;
+  for (const double v : seconds) {
+    if (!(v > 0)) continue;
+    low = low == 0 ? v : std::min(low, v);
+    high = std::max(high, v);
+  }
+  if (high >= 10) axis = {1, "s", false, 0};
+  axis.log = low > 0 && high > kLogSpan * low;
+  if (!axis.log) axis.tick = nice_tick((high - low) * axis.scale);
+  return axis;
+}
+
+std::string cdf_panel(const CdfAxis& axis, const char* name, const char* title) {
+  return std::string(axis.log ? "set logscale x\nset xtics autofreq\n" : "unset logscale x\n") +
+         (axis.tick > 0 ? "set xtics " + format_9_digits(axis.tick) + "\n" : "") + "set xlabel \"" +
+         name + " (" + axis.unit + (axis.log ? ", log scale" : "") + ")\"\nset title \"" + title +
+         "\"\n";
+}
+
 std::optional<Figure> latency_cdf(const std::filesystem::path& dir) {
   const auto path = dir / "requests.csv";
   if (!std::filesystem::exists(path)) return std::nullopt;
@@ -76,20 +119,22 @@ std::optional<Figure> latency_cdf(const std::filesystem::path& dir) {
   if (ttft_s.empty()) return std::nullopt;
   const auto data = dir / "latency_cdf.dat";
   auto out = open_output_file(data);
-  out << "# TTFT (ms) and cumulative share of completed requests, then TPOT (ms)\n";
-  write_cdf_block(out, ttft_s, 1e3);
-  write_cdf_block(out, tpot_s, 1e3);
+  const CdfAxis ttft_axis = cdf_axis(ttft_s), tpot_axis = cdf_axis(tpot_s);
+  out << "# TTFT (" << ttft_axis.unit << ") and cumulative share of completed requests, then TPOT ("
+      << tpot_axis.unit << ")\n";
+  write_cdf_block(out, ttft_s, ttft_axis.scale);
+  write_cdf_block(out, tpot_s, tpot_axis.scale);
   close_output_file(out, data);
   std::string body =
       "set multiplot layout 1,2 title \"Latency distribution over completed requests\"\n"
-      "set grid\nset key bottom right\nset yrange [0:1]\n"
-      "set ylabel \"fraction of requests\"\n"
-      "set xlabel \"TTFT (ms)\"\nset title \"Time to first token\"\n"
-      "plot \"latency_cdf.dat\" index 0 using 1:2 with lines lw 2 title \"TTFT\"\n"
-      "set xlabel \"TPOT (ms)\"\nset title \"Time per output token\"\n";
+      "set grid\nset key top left\nset yrange [0:1]\n"
+      "set ylabel \"fraction of requests\"\n" +
+      cdf_panel(ttft_axis, "TTFT", "Time to first token") +
+      "plot \"latency_cdf.dat\" index 0 using 1:2 with lines lw 2 " + series_colour(0) +
+      " title \"TTFT\"\n" + cdf_panel(tpot_axis, "TPOT", "Time per output token");
   body += tpot_s.empty() ? "plot NaN title \"no request had 2+ output tokens\"\n"
-                         : "plot \"latency_cdf.dat\" index 1 using 1:2 with lines lw 2 lc 2 "
-                           "title \"TPOT\"\n";
+                         : "plot \"latency_cdf.dat\" index 1 using 1:2 with lines lw 2 " +
+                               series_colour(1) + " title \"TPOT\"\n";
   return Figure{"latency_cdf", body, 1100, 480};
 }
 
