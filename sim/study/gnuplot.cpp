@@ -76,8 +76,10 @@ void write_figure_script(const std::filesystem::path& dir, const Figure& figure)
   } formats[] = {{"pngcairo noenhanced font \"sans,15\" linewidth 1.5", "png"},
                  {"svg dynamic noenhanced font \"sans,15\" linewidth 1.5", "svg"}};
   for (const auto& format : formats) {
+    // Ticks in plain digits up to 10 significant ones (1000000, not gnuplot's 1e+06).
     out << "reset\nset terminal " << format.terminal << " size " << size << "\nset output \""
         << figure.name << '.' << format.extension << "\"\n"
+        << "set format x \"%.10g\"\nset format y \"%.10g\"\n"
         << figure.body << "unset multiplot\nunset output\n";
   }
   close_output_file(out, path);

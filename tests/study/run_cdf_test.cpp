@@ -25,6 +25,8 @@ TEST_CASE("the latency CDF switches to seconds, a log axis and round tick steps 
   const std::string tpot_panel = png.substr(png.rfind("unset logscale x", tpot));
   CHECK_THAT(ttft_panel, Contains("set logscale x") && Contains("TTFT (s, log scale)"));
   CHECK_THAT(tpot_panel, Contains("TPOT (ms)") && Contains("set xtics 0.0"));
+  // Every figure's ticks in plain digits (1000000, not gnuplot's 1e+06).
+  CHECK_THAT(png, Contains("set format x \"%.10g\"\nset format y \"%.10g\""));
   CHECK_THAT(servesim::test::read_file(out / "latency_cdf.dat"),
              Contains("# TTFT (s) and cumulative share of completed requests, then TPOT (ms)"));
 }
