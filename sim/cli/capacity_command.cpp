@@ -285,6 +285,7 @@ int run_capacity(CommandContext& context) {
   add_jobs_option(options);
   add_resume_option(options);
   add_run_options(options);
+  add_plot_format_option(options);
   const auto vm = parse_options(
       context, options, "servesim capacity --slo TERM [--slo ...] [run options]",
       "Finds the highest arrival rate that meets latency SLOs (bracketing by doubling, then\n"
@@ -294,6 +295,7 @@ int run_capacity(CommandContext& context) {
       "          servesim capacity --target-rate 50 --shapes h100-sxm:1,a100-80gb:2 \\\n"
       "            --slo-ttft 1 --slo-tpot 0.1 --slo attainment=0.9");
   if (!vm) return 0;
+  plot_formats_from(*vm);  // a bad list is a usage error before anything runs
 
   SloTarget slo;
   if (vm->count("slo") != 0) {

@@ -211,7 +211,7 @@ void publish_capacity(const CapacityStudy& study, const po::variables_map& vm,
     const std::string title = "Capacity search, SLO: " + terms;
     if (auto figure = write_capacity_figure(staging, plotted, points.x_label, title);
         figure && vm.count("no-plots") == 0) {
-      render_figures(staging, {*figure}, study.context.err);
+      render_figures(staging, {*figure}, study.context.err, plot_formats_from(vm));
     }
     for (const auto& [name, text] : files) {
       std::filesystem::create_directories((staging / name).parent_path());

@@ -116,6 +116,7 @@ int run_compare(CommandContext& context) {
                         "comma-separated SCHEDULER:ALLOCATOR[:PARAM[:PLACEMENT]] combinations, "
                         "e.g. orca:contiguous:max,vllm:paged:16");
   add_run_options(options);
+  add_plot_format_option(options);
   options.add_options()("out", po::value<std::string>()->value_name("DIR"),
                         "write one folder per combination, compare.csv and the comparison's "
                         "plots (kv_breakdown, latency_bars .png/.svg) here")(
@@ -131,6 +132,7 @@ int run_compare(CommandContext& context) {
       "Example: servesim compare --config workloads/scenarios/vllm-paper-opt13b.json \\\n"
       "  --policies orca:contiguous:max,orca:contiguous:pow2,orca:contiguous:oracle,vllm:paged:16");
   if (!vm) return 0;
+  const PlotFormats plot_formats = plot_formats_from(*vm);
 
   const auto policies = parse_policy_list((*vm)["policies"].as<std::string>());
   const ConfigSources base = run_config_sources(*vm);
@@ -182,7 +184,8 @@ int run_compare(CommandContext& context) {
       out << combined.dump(2) << '\n';
       close_output_file(out, marker);
       if (plots)
-        render_figures(staging, write_compare_figures(compared, staging, title), context.err);
+        render_figures(staging, write_compare_figures(compared, staging, title), context.err,
+                       plot_formats);
     });
   }
   if (vm->count("json") != 0) {

@@ -167,4 +167,15 @@ DType kv_dtype_from(const po::variables_map& vm, const ModelSpec& model) {
   return parse_kv_dtype(text, "--" + flag);
 }
 
+void add_plot_format_option(po::options_description& options) {
+  options.add_options()("plot-format", po::value<std::string>()->value_name("LIST"),
+                        "the files each figure renders to: png, svg, pdf, comma-separated "
+                        "(default png,svg; the HTML report inlines the SVG)");
+}
+
+PlotFormats plot_formats_from(const po::variables_map& vm) {
+  if (vm.count("plot-format") == 0) return kDefaultPlotFormats;
+  return parse_plot_formats(vm["plot-format"].as<std::string>(), "--plot-format");
+}
+
 }  // namespace servesim::cli

@@ -10,6 +10,7 @@
 #include "sim/model/dtype.h"
 #include "sim/model/model_spec.h"
 #include "sim/model/sharding.h"
+#include "sim/study/gnuplot.h"
 
 namespace servesim::cli {
 
@@ -26,6 +27,10 @@ std::optional<po::variables_map> parse_options(
 // (--tensor-parallel-size, --pipeline-parallel-size, --quantization, --kv-cache-dtype).
 void add_parallelism_options(po::options_description& options);
 void add_dtype_options(po::options_description& options);
+
+// --plot-format LIST of the commands that draw figures: png, svg and pdf (default png,svg).
+void add_plot_format_option(po::options_description& options);
+PlotFormats plot_formats_from(const po::variables_map& vm);
 
 ModelSpec load_model(const std::string& name_or_path, const CommandContext& context);
 HardwareProfile load_hardware(const std::string& name_or_path, const CommandContext& context);

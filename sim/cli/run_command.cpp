@@ -118,6 +118,7 @@ nlohmann::json vllm_setup(const SimulationOutcome& outcome, const po::variables_
 int run_run(CommandContext& context) {
   po::options_description options("Options", 100, 50);
   add_run_options(options);
+  add_plot_format_option(options);
   options.add_options()("out", po::value<std::string>()->value_name("DIR"),
                         "write summary.json, requests.csv, requests.jsonl, iterations.csv "
                         "and resolved_config.json here")(
@@ -148,6 +149,7 @@ int run_run(CommandContext& context) {
       "names too (below), each the same run as the servesim flag it names.\n"
       "Example: servesim run --model llama-2-70b --hw a100-80gb --tp 4 --rate 2 --out out/");
   if (!vm) return 0;
+  const PlotFormats plot_formats = plot_formats_from(*vm);
 
   VllmResultOptions result_options;
   result_options.percentiles = metric_percentiles((*vm)["metric-percentiles"].as<std::string>());
@@ -181,7 +183,7 @@ int run_run(CommandContext& context) {
       write_run_outputs(outcome, staging);
       write_command_record(staging, context);
       if (vm->count("no-plots") == 0) {
-        render_figures(staging, write_run_figures(staging), context.err);
+        render_figures(staging, write_run_figures(staging), context.err, plot_formats);
       }
     });
   }

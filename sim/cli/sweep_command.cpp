@@ -91,7 +91,8 @@ void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
 // without a load axis.
 std::string write_sweep_outputs(const SweepResult& sweep, const SweepResult* per_seed,
                                 const std::filesystem::path& dir, bool plots,
-                                const CurveOptions& curves, std::ostream& warnings) {
+                                const PlotFormats& formats, const CurveOptions& curves,
+                                std::ostream& warnings) {
   write_sweep_csv(sweep, dir / "sweep.csv");
   if (per_seed) write_sweep_csv(*per_seed, dir / "sweep_seeds.csv");
   const auto json_path = dir / "summary.json";
@@ -105,7 +106,7 @@ std::string write_sweep_outputs(const SweepResult& sweep, const SweepResult* per
   close_output_file(out, json_path);
   const auto figure = write_curve_figure(sweep, dir, curves);
   if (!figure) return "";
-  if (plots && render_figures(dir, {*figure}, warnings)) {
+  if (plots && render_figures(dir, {*figure}, warnings, formats)) {
     return ", latency_throughput.png/.svg";
   }
   return ", curves.dat, latency_throughput.gp (not rendered)";
@@ -135,6 +136,7 @@ int run_sweep(CommandContext& context) {
   add_jobs_option(options);
   add_resume_option(options);
   add_run_options(options);
+  add_plot_format_option(options);
   const auto vm = parse_options(
       context, options, "servesim sweep --grid KEY=V1,V2,... [--grid ...] [run options]",
       "Runs every combination of the grid's values (the last axis varying fastest), each with\n"
@@ -143,6 +145,7 @@ int run_sweep(CommandContext& context) {
       "Example: servesim sweep --grid rate=2,4,8,16 \\\n"
       "  --grid policy=orca:contiguous:max,orca:paged,vllm:paged -j 2 --out sweep/");
   if (!vm) return 0;
+  const PlotFormats plot_formats = plot_formats_from(*vm);
 
   std::vector<GridAxis> axes;
   if (vm->count("grid-file") != 0) axes = load_grid_file((*vm)["grid-file"].as<std::string>());
@@ -194,8 +197,9 @@ int run_sweep(CommandContext& context) {
   std::string curve_files;
   if (out_dir) {
     publish_output(*out_dir, [&](const std::filesystem::path& staging) {
-      curve_files = write_sweep_outputs(sweep, seeds > 1 ? &per_seed : nullptr, staging,
-                                        vm->count("no-plots") == 0, curves, context.err);
+      curve_files =
+          write_sweep_outputs(sweep, seeds > 1 ? &per_seed : nullptr, staging,
+                              vm->count("no-plots") == 0, plot_formats, curves, context.err);
       write_command_record(staging, context);
     });
   }

@@ -4,12 +4,15 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <array>
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "sim/core/error.h"
+#include "sim/metrics/csv_format.h"
 #include "sim/metrics/output_file.h"
 
 extern char** environ;
@@ -65,20 +68,48 @@ std::string gnuplot_quote(const std::string& text) {
   return quoted + "\"";
 }
 
-void write_figure_script(const std::filesystem::path& dir, const Figure& figure) {
+PlotFormats parse_plot_formats(const std::string& list, const std::string& flag) {
+  PlotFormats formats;
+  std::vector<std::string> names;
+  std::stringstream items(list);
+  for (std::string item; std::getline(items, item, ',');)
+    names.push_back(item);
+  for (const std::string& name : names) {
+    const std::optional<PlotFormat> format = name == "png"   ? std::optional(PlotFormat::Png)
+                                             : name == "svg" ? std::optional(PlotFormat::Svg)
+                                             : name == "pdf" ? std::optional(PlotFormat::Pdf)
+                                                             : std::nullopt;
+    if (!format || std::find(formats.begin(), formats.end(), *format) != formats.end()) {
+      throw UsageError(flag + ": expected a list of png, svg and pdf, each once, got \"" + list +
+                       "\"");
+    }
+    formats.push_back(*format);
+  }
+  if (formats.empty()) throw UsageError(flag + ": expected png, svg or pdf");
+  return formats;
+}
+
+void write_figure_script(const std::filesystem::path& dir, const Figure& figure,
+                         const PlotFormats& formats) {
   const auto path = dir / (figure.name + ".gp");
   auto out = open_output_file(path);
   out << "# Written by servesim. Render from this folder with: gnuplot " << figure.name << ".gp\n";
-  const std::string size = std::to_string(figure.width_px) + "," + std::to_string(figure.height_px);
-  const struct {
-    const char* terminal;
-    const char* extension;
-  } formats[] = {{"pngcairo noenhanced font \"sans,15\" linewidth 1.5", "png"},
-                 {"svg dynamic noenhanced font \"sans,15\" linewidth 1.5", "svg"}};
-  for (const auto& format : formats) {
+  const std::string pixels =
+      std::to_string(figure.width_px) + "," + std::to_string(figure.height_px);
+  // A PDF page of the PNG's proportions: 72 pixels to the inch, as cairo sets its fonts.
+  const std::string inches = format_9_digits(figure.width_px / 72.0) + "in," +
+                             format_9_digits(figure.height_px / 72.0) + "in";
+  for (const PlotFormat format : formats) {
+    const char* terminal = format == PlotFormat::Png   ? "pngcairo noenhanced"
+                           : format == PlotFormat::Svg ? "svg dynamic noenhanced"
+                                                       : "pdfcairo noenhanced";
+    const char* extension = format == PlotFormat::Png   ? "png"
+                            : format == PlotFormat::Svg ? "svg"
+                                                        : "pdf";
     // Ticks in plain digits up to 10 significant ones (1000000, not gnuplot's 1e+06).
-    out << "reset\nset terminal " << format.terminal << " size " << size << "\nset output \""
-        << figure.name << '.' << format.extension << "\"\n"
+    out << "reset\nset terminal " << terminal << " font \"sans,15\" linewidth 1.5 size "
+        << (format == PlotFormat::Pdf ? inches : pixels) << "\nset output \"" << figure.name << '.'
+        << extension << "\"\n"
         << "set format x \"%.10g\"\nset format y \"%.10g\"\n"
         << figure.body << "unset multiplot\nunset output\n";
   }
@@ -86,7 +117,11 @@ void write_figure_script(const std::filesystem::path& dir, const Figure& figure)
 }
 
 bool render_figures(const std::filesystem::path& dir, const std::vector<Figure>& figures,
-                    std::ostream& warnings) {
+                    std::ostream& warnings, const PlotFormats& formats) {
+  if (formats != kDefaultPlotFormats) {
+    for (const auto& figure : figures)
+      write_figure_script(dir, figure, formats);
+  }
   const auto gnuplot = find_gnuplot();
   if (gnuplot.empty()) {
     warnings << "servesim: warning: gnuplot not found, so no PNG/SVG plots were drawn; their "

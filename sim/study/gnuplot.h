@@ -15,14 +15,24 @@ struct Figure {
   int height_px = 620;
 };
 
-// Writes DIR/NAME.gp, a script that renders DIR/NAME.png and DIR/NAME.svg when run from DIR
-// (`cd DIR && gnuplot NAME.gp`).
-void write_figure_script(const std::filesystem::path& dir, const Figure& figure);
+// The files a figure renders to. PNG and SVG by default (the HTML report inlines the SVG);
+// PDF for papers, when asked (--plot-format).
+enum class PlotFormat { Png, Svg, Pdf };
+using PlotFormats = std::vector<PlotFormat>;
+inline const PlotFormats kDefaultPlotFormats{PlotFormat::Png, PlotFormat::Svg};
+// "png,svg,pdf": any non-empty list of the three, each once; UsageError naming `flag` else.
+PlotFormats parse_plot_formats(const std::string& list, const std::string& flag);
 
-// Renders the figures' scripts with gnuplot. When gnuplot is not installed, prints one
-// warning saying how to render them later and returns false; the data and scripts stay.
+// Writes DIR/NAME.gp, a script that renders DIR/NAME.<format> of each format when run from DIR
+// (`cd DIR && gnuplot NAME.gp`).
+void write_figure_script(const std::filesystem::path& dir, const Figure& figure,
+                         const PlotFormats& formats = kDefaultPlotFormats);
+
+// Renders the figures' scripts with gnuplot, rewritten for `formats` when they are not the
+// default pair. When gnuplot is not installed, prints one warning saying how to render them
+// later and returns false; the data and scripts stay.
 bool render_figures(const std::filesystem::path& dir, const std::vector<Figure>& figures,
-                    std::ostream& warnings);
+                    std::ostream& warnings, const PlotFormats& formats = kDefaultPlotFormats);
 
 // The style of the s-th series of a figure: "lw 2 lc rgb ... dt ... pt ... ps 1.2". Colours
 // from Okabe and Ito's palette (distinct under the common colour blindnesses), and each series
