@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 namespace servesim::validation {
 
@@ -149,6 +150,14 @@ ToleranceReport compare_to_reference(std::span<const float> expected, std::span<
     }
   }
   return report;
+}
+
+std::string matrix_mismatch(const ToleranceReport& report, std::span<const std::size_t> entries,
+                            std::size_t columns) {
+  const std::size_t entry = entries[report.worst_index];
+  return "verification failed at C[" + std::to_string(entry / columns) + "][" +
+         std::to_string(entry % columns) + "]: expected " + std::to_string(report.expected) +
+         ", got " + std::to_string(report.actual);
 }
 
 }  // namespace servesim::validation

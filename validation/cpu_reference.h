@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "validation/attention_batch.h"
@@ -75,5 +76,10 @@ struct ToleranceReport {
 };
 ToleranceReport compare_to_reference(std::span<const float> expected, std::span<const float> actual,
                                      double rtol);
+
+// "verification failed at C[row][col]: expected X, got Y" for a failed report over the sampled
+// `entries` of a row-major output with `columns` columns.
+std::string matrix_mismatch(const ToleranceReport& report, std::span<const std::size_t> entries,
+                            std::size_t columns);
 
 }  // namespace servesim::validation

@@ -74,12 +74,8 @@ void verify_gemm(const GemmRunner& runner, const GemmShape& shape) {
   const ToleranceReport report =
       compare_to_reference(expected, actual, relative_tolerance(shape.dtype));
   if (!report.passed()) {
-    const std::size_t entry = entries[report.worst_index];
-    throw HarnessFailure(describe(shape) + ": verification failed at C[" +
-                         std::to_string(entry / static_cast<std::size_t>(shape.n)) + "][" +
-                         std::to_string(entry % static_cast<std::size_t>(shape.n)) +
-                         "]: expected " + std::to_string(report.expected) + ", got " +
-                         std::to_string(report.actual));
+    throw HarnessFailure(describe(shape) + ": " +
+                         matrix_mismatch(report, entries, static_cast<std::size_t>(shape.n)));
   }
 }
 

@@ -120,11 +120,7 @@ void verify(const QuantGemmShape& shape) {
   const ToleranceReport report =
       compare_to_reference(expected, actual, relative_tolerance(g.dtype));
   if (!report.passed()) {
-    const std::size_t entry = entries[report.worst_index];
-    throw HarnessFailure(describe(shape) + ": verification failed at C[" +
-                         std::to_string(entry / n) + "][" + std::to_string(entry % n) +
-                         "]: expected " + std::to_string(report.expected) + ", got " +
-                         std::to_string(report.actual));
+    throw HarnessFailure(describe(shape) + ": " + matrix_mismatch(report, entries, n));
   }
 }
 

@@ -143,3 +143,14 @@ TEST_CASE("reference norm and activation match their formulas", "[validation][re
   CHECK(sv::reference_silu_mul(2.0f, 3.0f) == Approx(2.0 / (1.0 + std::exp(-2.0)) * 3.0));
   CHECK(sv::reference_silu_mul(-20.0f, 1.0f) == Approx(0.0).margin(1e-6));
 }
+
+TEST_CASE("a failed matrix check names the sampled entry's row and column",
+          "[validation][reference]") {
+  servesim::validation::ToleranceReport report;
+  report.worst_index = 1;
+  report.expected = 2.5;
+  report.actual = 3.0;
+  const std::vector<std::size_t> entries{5, 13};
+  CHECK(servesim::validation::matrix_mismatch(report, entries, 4) ==
+        "verification failed at C[3][1]: expected 2.500000, got 3.000000");
+}
