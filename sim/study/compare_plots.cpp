@@ -6,7 +6,6 @@
 #include "sim/metrics/output_file.h"
 #include "sim/study/gnuplot.h"
 #include "sim/study/summary_columns.h"
-#include "sim/study/sweep_plots.h"
 
 namespace servesim {
 namespace {

@@ -158,4 +158,14 @@ std::string series_style(std::size_t s) {
          std::to_string(kPoints[s % kPoints.size()]) + " ps 1.2";
 }
 
+bool spans_log_range(const std::vector<double>& values) {
+  double low = 0, high = 0;
+  for (const double v : values) {
+    if (!(v > 0)) continue;
+    low = low == 0 ? v : std::min(low, v);
+    high = std::max(high, v);
+  }
+  return low > 0 && high > kLogSpan * low;
+}
+
 }  // namespace servesim

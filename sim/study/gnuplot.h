@@ -41,6 +41,13 @@ std::string series_style(std::size_t s);
 // Its colour alone: "lc rgb \"#0072B2\"".
 std::string series_colour(std::size_t s);
 
+// An axis whose positive values span more than this factor is drawn log-scaled (the sweep's
+// curve panels, compare's bars, the run's CDFs).
+inline constexpr double kLogSpan = 30.0;
+
+// Whether `values` (positive ones only) span more than kLogSpan.
+bool spans_log_range(const std::vector<double>& values);
+
 // A string as a gnuplot double-quoted literal.
 std::string gnuplot_quote(const std::string& text);
 

@@ -11,7 +11,6 @@
 #include "sim/metrics/output_file.h"
 #include "sim/metrics/run_summary.h"
 #include "sim/study/gnuplot.h"
-#include "sim/study/sweep_plots.h"
 #include "sim/workload/csv_cursor.h"
 
 namespace servesim {
@@ -84,15 +83,11 @@ double nice_tick(double span) {
 
 CdfAxis cdf_axis(const std::vector<double>& seconds) {
   CdfAxis axis;
-  double low = 0, high = 0;
-  for (const double v : seconds) {
-    if (!(v > 0)) continue;
-    low = low == 0 ? v : std::min(low, v);
-    high = std::max(high, v);
-  }
-  if (high >= 10) axis = {1, "s", false, 0};
-  axis.log = low > 0 && high > kLogSpan * low;
-  if (!axis.log) axis.tick = nice_tick((high - low) * axis.scale);
+  if (seconds.empty()) return axis;
+  const auto [low, high] = std::minmax_element(seconds.begin(), seconds.end());
+  if (*high >= 10) axis = {1, "s", false, 0};
+  axis.log = spans_log_range(seconds);
+  if (!axis.log) axis.tick = nice_tick((*high - *low) * axis.scale);
   return axis;
 }
 

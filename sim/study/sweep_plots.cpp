@@ -29,16 +29,6 @@ double steady_throughput(const nlohmann::json& summary) {
 
 }  // namespace
 
-bool spans_log_range(const std::vector<double>& values) {
-  double low = 0, high = 0;
-  for (const double v : values) {
-    if (!(v > 0)) continue;
-    low = low == 0 ? v : std::min(low, v);
-    high = std::max(high, v);
-  }
-  return low > 0 && high > kLogSpan * low;
-}
-
 std::optional<Figure> write_curve_figure(const SweepResult& sweep, const std::filesystem::path& dir,
                                          const CurveOptions& options) {
   const auto load = sweep.load_axis();

@@ -25,12 +25,6 @@ struct CurveOptions {
   std::string title;         // what was held fixed (plot_title.h); empty: none
 };
 
-// A panel whose positive values span more than this factor gets a log y axis.
-inline constexpr double kLogSpan = 30.0;
-
-// Whether `values` (positive ones only) span more than kLogSpan.
-bool spans_log_range(const std::vector<double>& values);
-
 // With a rate axis: curves.dat and the latency_throughput figure, one curve per combination
 // of the other axes (a "policy"): normalized latency, P99 TTFT and P99 TPOT against the
 // achieved throughput or the offered rate, legend below the panels. Returns nothing when the
