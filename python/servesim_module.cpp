@@ -6,6 +6,7 @@
 #include <string>
 
 #include "python/calculators.h"
+#include "python/capacity.h"
 #include "python/errors.h"
 #include "python/run.h"
 #include "python/studies.h"

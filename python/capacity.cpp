@@ -1,0 +1,332 @@
+#include "python/capacity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "python/conversions.h"
+#include "python/settings.h"
+#include "python/study_support.h"
+#include "sim/config/catalog.h"
+#include "sim/core/error.h"
+#include "sim/hardware/hardware_profile.h"
+#include "sim/metrics/csv_format.h"
+#include "sim/study/point_simulation.h"
+#include "sim/study/rate_search.h"
+#include "sim/study/replica_search.h"
+#include "sim/study/serving_prices.h"
+#include "sim/study/slo.h"
+
+namespace servesim::python {
+namespace {
+
+// The SLO terms: a dict {"ttft_p99": 0.5}, one term "ttft_p99=0.5" or a list of terms.
+SloTarget slo_target(const py::object& slo) {
+  SloTarget target;
+  if (py::isinstance<py::dict>(slo)) {
+    for (const auto& [key, value] : slo.cast<py::dict>()) {
+      const std::string name = py::str(key).cast<std::string>();
+      add_slo_term(target, name + "=" + to_json(value, "slo." + name).dump(), "slo");
+    }
+  } else if (py::isinstance<py::str>(slo)) {
+    add_slo_term(target, slo.cast<std::string>(), "slo");
+  } else if (!slo.is_none()) {
+    for (const auto& term : values_of(slo, "slo")) {
+      if (!term.is_string()) throw UsageError("slo: expected terms such as \"ttft_p99=0.5\"");
+      add_slo_term(target, term.get<std::string>(), "slo");
+    }
+  }
+  if (target.empty()) throw UsageError("slo: give at least one term (e.g. {\"ttft_p99\": 0.5})");
+  return target;
+}
+
+py::list slo_texts(const SloTarget& slo) {
+  py::list terms;
+  for (const auto& limit : slo.limits)
+    terms.append(limit.text());
+  if (slo.attainment) terms.append("attainment >= " + format_9_digits(*slo.attainment));
+  return terms;
+}
+
+std::string violations_text(const SloVerdict& verdict) {
+  std::string text;
+  for (const auto& v : verdict.violations)
+    text += (text.empty() ? "" : "; ") + v;
+  return text;
+}
+
+// The price per GPU-hour of `hardware`: the option, else the profile's (none when it has none).
+std::optional<double> gpu_price(const CapacityOptions& options, const std::filesystem::path& root,
+                                const std::string& hardware) {
+  if (options.gpu_cost_per_hour) return options.gpu_cost_per_hour;
+  return load_hardware_file(
+             Catalog(root / "hw_profiles", "hardware profile", "hardware").resolve(hardware))
+      .price_per_gpu_hour_usd;
+}
+
+// The prices' keys, each None when there is no price.
+constexpr const char* kPriceKeys[] = {"usd_per_gpu_hour",
+                                      "usd_per_hour",
+                                      "usd_per_million_input_tokens",
+                                      "usd_per_million_output_tokens",
+                                      "usd_per_million_tokens",
+                                      "usd_per_thousand_requests"};
+
+py::object price_value(const std::optional<ServingPrices>& prices, const char* key) {
+  if (!prices) return py::none();
+  return py::float_(serving_prices_json(*prices)[key].get<double>());
+}
+
+ConfigOverride rate_override(double rate_per_s) {
+  return {"capacity", "workload.arrival.rate_per_s=" + nlohmann::json(rate_per_s).dump()};
+}
+
+// "h100-sxm", "h100-sxm:2", "h100-sxm:2:1", ("h100-sxm", 2) or ("h100-sxm", 2, 1).
+ReplicaShape shape_of(const py::handle& item) {
+  const std::string text = py::repr(item).cast<std::string>();
+  const auto fail = [&text]() -> ReplicaShape {
+    throw UsageError("shapes: " + text +
+                     ": expected \"HARDWARE[:TP[:PP]]\" or (HARDWARE, TP[, PP]) with degrees >= 1");
+  };
+  std::vector<nlohmann::json> parts;
+  if (py::isinstance<py::str>(item)) {
+    const std::string s = item.cast<std::string>();
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t colon = s.find(':', start);
+      const std::string part = s.substr(start, colon - start);
+      if (parts.empty()) {
+        parts.emplace_back(part);
+      } else {
+        try {
+          std::size_t end = 0;
+          const long long value = std::stoll(part, &end);
+          if (end != part.size()) return fail();
+          parts.emplace_back(value);
+        } catch (const std::exception&) {
+          return fail();
+        }
+      }
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+  } else {
+    parts = values_of(item, "shapes");
+  }
+  if (parts.empty() || parts.size() > 3 || !parts[0].is_string() ||
+      parts[0].get<std::string>().empty()) {
+    return fail();
+  }
+  ReplicaShape shape{parts[0].get<std::string>(), 1, 1, std::nullopt};
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    if (!parts[i].is_number_integer() || parts[i].get<std::int64_t>() < 1) return fail();
+    (i == 1 ? shape.tp : shape.pp) = parts[i].get<std::int64_t>();
+  }
+  return shape;
+}
+
+py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
+                     const CapacityOptions& options) {
+  RateSearchOptions search;
+  search.relative_precision = options.precision;
+  search.points_per_round = options.points_per_round;
+  search.max_points = options.max_points;
+  search.min_rate_per_s = options.min_rate_per_s;
+  search.max_rate_per_s = options.max_rate_per_s;
+  const std::filesystem::path root = data_root();
+  const std::filesystem::path working_dir = std::filesystem::current_path();
+  const auto executor = executor_for(options.jobs);
+  RateSearchResult result;
+  {
+    const py::gil_scoped_release release;
+    const double configured = configured_rate(study_point_config(base, {}, root, "capacity"),
+                                              "set arrival=\"poisson\"", "start_rate");
+    search.start_rate_per_s = options.start_rate_per_s.value_or(configured);
+    result = search_highest_rate(slo, search, [&](const std::vector<double>& rates) {
+      std::vector<std::vector<ConfigOverride>> overrides;
+      std::vector<std::string> names;
+      for (const double rate : rates) {
+        overrides.push_back({rate_override(rate)});
+        names.push_back("capacity point (rate=" + format_9_digits(rate) + ")");
+      }
+      return simulate_points(base, overrides, names, *executor, root, working_dir, nullptr,
+                             PointMeasure{true, completions_needed(slo), {}, &slo});
+    });
+  }
+
+  py::dict data;
+  py::list names;
+  py::list rates, met, violations;
+  std::vector<const nlohmann::json*> summaries;
+  for (const auto& point : result.points) {
+    rates.append(point.rate_per_s);
+    met.append(point.verdict.met);
+    violations.append(violations_text(point.verdict));
+    summaries.push_back(&point.summary);
+  }
+  for (const auto& [name, column] : {std::pair{"rate_per_s", rates}, std::pair{"met", met},
+                                     std::pair{"violations", violations}}) {
+    data[name] = column;
+    names.append(name);
+  }
+  add_metric_columns(data, names, summaries);
+
+  py::dict document;
+  document["mode"] = "rate";
+  document["slo"] = slo_texts(slo);
+  document["outcome"] = std::string(outcome_name(result.outcome));
+  const bool never_met = result.outcome == RateSearchResult::Outcome::NeverMet;
+  document["rate_per_s"] =
+      never_met ? py::object(py::none()) : py::float_(result.passing_rate_per_s);
+  document["failing_rate_per_s"] = result.failing_rate_per_s > 0
+                                       ? py::object(py::float_(result.failing_rate_per_s))
+                                       : py::object(py::none());
+  document["relative_precision"] = options.precision;
+  std::optional<ServingPrices> prices;
+  const RatePoint* best = result.best();
+  if (!never_met && best != nullptr) {
+    const nlohmann::json config = study_point_config(base, {}, root, "capacity");
+    const std::int64_t gpus = config.value("replicas", std::int64_t{1}) *
+                              config["tp"].get<std::int64_t>() * config["pp"].get<std::int64_t>();
+    document["gpus"] = gpus;
+    if (const auto price = gpu_price(options, root, config["hardware"].get<std::string>())) {
+      prices = serving_prices(*price, gpus, result.passing_rate_per_s, best->summary);
+    }
+  }
+  for (const char* key : kPriceKeys)
+    document[key] = price_value(prices, key);
+  document["points"] = frame(data, names);
+  return document;
+}
+
+py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
+                         const CapacityOptions& options) {
+  const double rate = *options.target_rate_per_s;
+  if (!(rate > 0) || !std::isfinite(rate)) {
+    throw UsageError("target_rate: expected a positive number of requests/s");
+  }
+  std::vector<ReplicaShape> shapes;
+  if (!options.shapes.is_none()) {
+    if (py::isinstance<py::str>(options.shapes)) {
+      shapes.push_back(shape_of(options.shapes));
+    } else {
+      for (const auto& item : options.shapes)
+        shapes.push_back(shape_of(item));
+    }
+  }
+  const std::filesystem::path root = data_root();
+  const std::filesystem::path working_dir = std::filesystem::current_path();
+  const auto executor = executor_for(options.jobs);
+  std::vector<ReplicaSearchResult> results;
+  {
+    const py::gil_scoped_release release;
+    const nlohmann::json config = study_point_config(base, {}, root, "capacity");
+    (void)configured_rate(config, "set arrival=\"poisson\"", "start_rate");
+    if (shapes.empty()) {
+      shapes.push_back({config["hardware"].get<std::string>(), config["tp"].get<std::int64_t>(),
+                        config["pp"].get<std::int64_t>(), std::nullopt});
+    }
+    results = search_fewest_replicas(
+        slo, shapes, options.max_replicas, [&](const std::vector<ReplicaTrial>& trials) {
+          std::vector<std::vector<ConfigOverride>> overrides;
+          std::vector<std::string> names;
+          for (const auto& trial : trials) {
+            const auto& shape = shapes[trial.shape];
+            overrides.push_back({rate_override(rate),
+                                 {"shapes", "hardware=" + nlohmann::json(shape.hardware).dump()},
+                                 {"shapes", "tp=" + std::to_string(shape.tp)},
+                                 {"shapes", "pp=" + std::to_string(shape.pp)},
+                                 {"capacity", "replicas=" + std::to_string(trial.replicas)}});
+            names.push_back("capacity point (" + shape.label() + ", " +
+                            std::to_string(trial.replicas) + " replicas)");
+          }
+          return simulate_points(base, overrides, names, *executor, root, working_dir, nullptr,
+                                 PointMeasure{true, completions_needed(slo), {}, &slo});
+        });
+  }
+
+  py::list hardware, tp, pp, replicas, gpus, unfit;
+  std::vector<py::list> price_columns(std::size(kPriceKeys));
+  py::list point_hardware, point_tp, point_pp, point_replicas, met, violations;
+  std::vector<const nlohmann::json*> summaries;
+  for (const auto& result : results) {
+    const ReplicaShape& shape = result.shape;
+    for (const auto& point : result.points) {
+      point_hardware.append(shape.hardware);
+      point_tp.append(shape.tp);
+      point_pp.append(shape.pp);
+      point_replicas.append(point.replicas);
+      met.append(point.verdict.met);
+      violations.append(violations_text(point.verdict));
+      summaries.push_back(&point.summary);
+    }
+    hardware.append(shape.hardware);
+    tp.append(shape.tp);
+    pp.append(shape.pp);
+    const ReplicaPoint* answer = result.answer();
+    replicas.append(answer != nullptr ? py::object(py::int_(answer->replicas))
+                                      : py::object(py::none()));
+    gpus.append(answer != nullptr
+                    ? py::object(py::int_(answer->replicas * shape.gpus_per_replica()))
+                    : py::object(py::none()));
+    const auto reason =
+        result.points.empty() ? std::nullopt : does_not_fit(result.points.back().summary);
+    unfit.append(answer == nullptr && reason ? py::object(py::str(*reason))
+                                             : py::object(py::none()));
+    std::optional<ServingPrices> prices;
+    if (answer != nullptr) {
+      if (const auto price = gpu_price(options, root, shape.hardware)) {
+        prices = serving_prices(*price, answer->replicas * shape.gpus_per_replica(), rate,
+                                answer->summary);
+      }
+    }
+    for (std::size_t k = 0; k < price_columns.size(); ++k)
+      price_columns[k].append(price_value(prices, kPriceKeys[k]));
+  }
+  py::dict shape_data;
+  py::list shape_names;
+  for (const auto& [name, column] : {std::pair{"hardware", hardware}, std::pair{"tp", tp},
+                                     std::pair{"pp", pp}, std::pair{"replicas", replicas},
+                                     std::pair{"gpus", gpus}, std::pair{"does_not_fit", unfit}}) {
+    shape_data[name] = column;
+    shape_names.append(name);
+  }
+  for (std::size_t k = 0; k < price_columns.size(); ++k) {
+    shape_data[kPriceKeys[k]] = price_columns[k];
+    shape_names.append(kPriceKeys[k]);
+  }
+  py::dict data;
+  py::list names;
+  for (const auto& [name, column] :
+       {std::pair{"hardware", point_hardware}, std::pair{"tp", point_tp}, std::pair{"pp", point_pp},
+        std::pair{"replicas", point_replicas}, std::pair{"met", met},
+        std::pair{"violations", violations}}) {
+    data[name] = column;
+    names.append(name);
+  }
+  add_metric_columns(data, names, summaries);
+
+  py::dict document;
+  document["mode"] = "replicas";
+  document["slo"] = slo_texts(slo);
+  document["target_rate_per_s"] = rate;
+  document["max_replicas"] = options.max_replicas;
+  document["shapes"] = frame(shape_data, shape_names);
+  document["points"] = frame(data, names);
+  return document;
+}
+
+}  // namespace
+
+py::dict capacity(const py::object& config, const CapacityOptions& options,
+                  const py::kwargs& settings) {
+  const ConfigSources base = config_sources(config, settings);
+  const SloTarget slo = slo_target(options.slo);
+  return options.target_rate_per_s ? search_replicas(base, slo, options)
+                                   : search_rate(base, slo, options);
+}
+
+}  // namespace servesim::python
