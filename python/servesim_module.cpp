@@ -9,6 +9,7 @@
 #include "python/capacity.h"
 #include "python/errors.h"
 #include "python/run.h"
+#include "python/settings.h"
 #include "python/studies.h"
 #include "python/usage_fallback.h"
 #include "sim/core/version.h"
@@ -190,6 +191,12 @@ PYBIND11_MODULE(servesim, m) {
       "is a DataFrame (name, flops, bytes, intensity, balance, bound, time_s), with the\n"
       "totals and the dominant bound; with `generate`, generating that many tokens with and\n"
       "without a KV cache.");
+  m.def(
+      "data_dir", [] { return data_root().string(); },
+      "data_dir() -> str\n\n"
+      "The folder the module reads models/, hw_profiles/, engines/ and workloads/ from:\n"
+      "$SERVESIM_DATA_DIR when set, else the environment's share/servesim after `pip install .`,\n"
+      "else the source tree the module was built from.");
   // Wrong arguments raise servesim.UsageError, not pybind11's TypeError.
   for (const char* name : {"run", "sweep", "capacity", "kv", "roofline"})
     add_usage_fallback(m, name);

@@ -104,9 +104,21 @@ AxisOverrides python_axis_overrides() {
 
 std::filesystem::path data_root() {
   const py::object file = py::module_::import("servesim").attr("__file__");
-  const py::object environment =
-      py::module_::import("os").attr("environ").attr("get")("SERVESIM_DATA_DIR", "");
-  const std::string directory = environment.cast<std::string>();
+  const py::module_ os = py::module_::import("os");
+  const std::string directory =
+      os.attr("environ").attr("get")("SERVESIM_DATA_DIR", "").cast<std::string>();
+  if (directory.empty()) {
+    // `pip install .` puts the data in <prefix>/share/servesim of the environment it installs
+    // the module into (setup.py's data_files); a module built in a checkout is not under it.
+    const std::filesystem::path module = file.cast<std::string>();
+    const std::filesystem::path prefix =
+        py::module_::import("sys").attr("prefix").cast<std::string>();
+    const auto installed = prefix / "share" / "servesim";
+    std::error_code ec;
+    const auto relative = std::filesystem::relative(module, prefix, ec);
+    const bool inside = !ec && !relative.empty() && *relative.begin() != "..";
+    if (inside && std::filesystem::is_directory(installed / "models", ec)) return installed;
+  }
   return locate_data_root(directory.c_str(), file.cast<std::string>());
 }
 

@@ -24,8 +24,10 @@ ConfigSources config_sources(const py::object& config, const py::dict& settings)
 // ("num_requests" -> num-requests), anything else as given.
 AxisOverrides python_axis_overrides();
 
-// The folder holding models/, hw_profiles/ and workloads/: $SERVESIM_DATA_DIR when set, else
-// as for the CLI, beside the module or in the source tree it was built from.
+// The folder holding models/, hw_profiles/, engines/ and workloads/: $SERVESIM_DATA_DIR when
+// set; else <sys.prefix>/share/servesim when the module is installed in that environment
+// (`pip install .`); else as for the CLI, beside the module or in the source tree it was
+// built from.
 std::filesystem::path data_root();
 
 }  // namespace servesim::python
