@@ -6,7 +6,14 @@
 
 namespace servesim {
 
-// Writes summary.json, requests.csv, iterations.csv and resolved_config.json of one run.
-void write_run_outputs(const SimulationOutcome& outcome, const std::filesystem::path& dir);
+// The files of a run's output that are written only when asked for.
+struct RunOutputFiles {
+  bool requests_jsonl = false;  // requests.csv again as JSON lines (run --requests-jsonl)
+};
+
+// Writes summary.json, requests.csv, iterations.csv and resolved_config.json of one run, and
+// the optional files `files` asks for.
+void write_run_outputs(const SimulationOutcome& outcome, const std::filesystem::path& dir,
+                       const RunOutputFiles& files = {});
 
 }  // namespace servesim

@@ -31,7 +31,11 @@ class SimTime {
   static constexpr SimTime max() { return SimTime(std::numeric_limits<std::int64_t>::max()); }
 
   constexpr std::int64_t ns() const { return ns_; }
-  constexpr double seconds() const { return static_cast<double>(ns_) * 1e-9; }
+  // The double nearest the exact decimal ns_ / 10^9 (a correctly rounded division; ns * 1e-9
+  // is not, and prints as 0.010630638000000001): so a time prints, shortest round trip, as
+  // its nanoseconds in decimal (0.010630638), exactly below 10^15 ns (11.6 days), where a
+  // decimal of 15 significant digits is the shortest text of its double.
+  constexpr double seconds() const { return static_cast<double>(ns_) / 1e9; }
 
   constexpr auto operator<=>(const SimTime&) const = default;
   constexpr SimTime operator+(SimTime other) const { return SimTime(ns_ + other.ns_); }

@@ -76,7 +76,7 @@ TEST_CASE("max_len_policy cut serves longer outputs cut at max_len and records t
   const auto trace = dir.write("trace.csv", kTrace);
   const auto out = dir.path() / "out";
   const auto r = test::run_servesim({"run", "--workload", trace.string(), "--max-len", "1024",
-                                     "--no-plots", "--out", out.string()});
+                                     "--no-plots", "--requests-jsonl", "--out", out.string()});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto summary = nlohmann::json::parse(test::read_file(out / "summary.json"));

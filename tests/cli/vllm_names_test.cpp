@@ -303,10 +303,10 @@ TEST_CASE("run --save-result holds vLLM's keys and agrees with summary.json to t
   test::ScratchDir dir("vllm_save_result");
   const auto out = dir.path() / "out";
   const auto save = dir.path() / "result.json";
-  const auto r =
-      run({"run", "--num-requests", "200", "--rate", "12", "--no-plots", "--out", out.string(),
-           "--save-result", save.string(), "--goodput", "ttft:40", "tpot:7", "--percentile-metrics",
-           "ttft,tpot,itl,e2el", "--metric-percentiles", "50,90,95,99,99.9"});
+  const auto r = run({"run", "--num-requests", "200", "--rate", "12", "--no-plots",
+                      "--requests-jsonl", "--out", out.string(), "--save-result", save.string(),
+                      "--goodput", "ttft:40", "tpot:7", "--percentile-metrics",
+                      "ttft,tpot,itl,e2el", "--metric-percentiles", "50,90,95,99,99.9"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto s = nlohmann::json::parse(test::read_file(out / "summary.json"));
@@ -402,11 +402,27 @@ TEST_CASE("vLLM's --goodput sets the same SLO as --slo-ttft, --slo-tpot and --sl
 TEST_CASE("requests.jsonl holds requests.csv's rows as JSON objects", "[cli][vllm]") {
   test::ScratchDir dir("vllm_requests_jsonl");
   const auto out = dir.path() / "out";
+  // Written only when asked for: it repeats requests.csv.
+  const Args args = {"run",    "--num-requests", "80",   "--max-len", "600", "--max-len-policy",
+                     "reject", "--no-plots",     "--out"};
+  const auto plain = dir.path() / "plain";
+  Args without = args;
+  without.push_back(plain.string());
+  const auto p = run(without);
+  REQUIRE(p.exit_code == 0);
+  CHECK(std::filesystem::exists(plain / "requests.csv"));
+  CHECK_FALSE(std::filesystem::exists(plain / "requests.jsonl"));
+  CHECK_THAT(p.out, !Contains("requests.jsonl"));
+  test::require_error(run({"run", "--num-requests", "5", "--requests-jsonl"}), 2,
+                      "--requests-jsonl: only with --out");
   // Some requests rejected (prompt + output over max-len), some of a single token.
-  const auto r = run({"run", "--num-requests", "80", "--max-len", "600", "--max-len-policy",
-                      "reject", "--no-plots", "--out", out.string()});
+  Args with = args;
+  with.push_back(out.string());
+  with.push_back("--requests-jsonl");
+  const auto r = run(with);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("requests.csv, requests.jsonl, "));
   const auto rows = csv_rows(out / "requests.csv");
   std::ifstream in(out / "requests.jsonl");
   std::vector<nlohmann::json> objects;

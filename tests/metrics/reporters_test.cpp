@@ -1,3 +1,5 @@
+#include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -13,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/error.h"
+#include "sim/core/sim_time.h"
+#include "sim/metrics/csv_format.h"
 #include "sim/metrics/impl/console_reporter.h"
 #include "sim/metrics/impl/csv_reporter.h"
 #include "sim/metrics/impl/json_reporter.h"
@@ -199,6 +203,47 @@ TEST_CASE("CSV timestamps read back exactly", "[metrics]") {
   REQUIRE(rows.size() == 2);
   CHECK(std::stod(rows[1][2]) == arrival_s);
   CHECK(std::stod(rows[1][5]) == completion_s);
+}
+
+TEST_CASE("A simulated time prints as its nanoseconds in decimal", "[metrics]") {
+  // The exact decimal of ns / 10^9, trailing zeros dropped: what the CSV should read.
+  const auto decimal = [](std::int64_t ns) {
+    std::string fraction = std::to_string(ns % 1000000000);
+    fraction.insert(0, 9 - fraction.size(), '0');
+    while (!fraction.empty() && fraction.back() == '0')
+      fraction.pop_back();
+    return std::to_string(ns / 1000000000) + (fraction.empty() ? "" : "." + fraction);
+  };
+  // 10630638 ns printed 0.010630638000000001 when seconds() multiplied by 1e-9.
+  CHECK(servesim::format_round_trip(servesim::SimTime::from_ns(10630638).seconds()) ==
+        "0.010630638");
+  std::uint64_t state = 12345;
+  for (int i = 0; i < 200000; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    // Spread over every magnitude from 1 ns to 10^15 ns (11.6 days).
+    const int digits = 1 + static_cast<int>((state >> 33) % 15);
+    std::int64_t ns =
+        static_cast<std::int64_t>(state >> 4) % static_cast<std::int64_t>(std::pow(10.0, digits));
+    INFO(ns);
+    // The shortest digits that read back as the double, in fixed notation (the files print the
+    // same digits, in scientific notation below 10^-4 s where that is shorter: 1.7349e-05).
+    std::array<char, 64> buffer{};
+    const double seconds = servesim::SimTime::from_ns(ns).seconds();
+    const auto end = std::to_chars(buffer.data(), buffer.data() + buffer.size(), seconds,
+                                   std::chars_format::fixed)
+                         .ptr;
+    REQUIRE(std::string(buffer.data(), end) == decimal(ns));
+  }
+}
+
+TEST_CASE("requests.jsonl is written only when asked for", "[metrics]") {
+  servesim::test::ScratchDir dir("metrics_jsonl");
+  const auto result = scripted_result();
+  servesim::CsvReporter().write(result, dir.path() / "plain");
+  CHECK(std::filesystem::exists(dir.path() / "plain" / "requests.csv"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "plain" / "requests.jsonl"));
+  servesim::CsvReporter(true).write(result, dir.path() / "asked");
+  CHECK(std::filesystem::exists(dir.path() / "asked" / "requests.jsonl"));
 }
 
 TEST_CASE("Identical collectors give byte-identical files", "[metrics]") {

@@ -106,7 +106,7 @@ void CsvReporter::write(const RunResult& result, const std::filesystem::path& ou
   const auto& options = result.collector.options();
   if (options.keep_request_records) {
     write_requests_csv(result.collector, out_dir / "requests.csv");
-    write_requests_jsonl(result.collector, out_dir / "requests.jsonl");
+    if (requests_jsonl_) write_requests_jsonl(result.collector, out_dir / "requests.jsonl");
   }
   if (options.keep_iteration_records) {
     write_iterations_csv(result.collector, out_dir / "iterations.csv");

@@ -18,11 +18,15 @@ void write_requests_jsonl(const MetricsCollector& collector, const std::filesyst
 // iterations.csv: one row per iteration of every replica, by start time, then replica.
 void write_iterations_csv(const MetricsCollector& collector, const std::filesystem::path& path);
 
-// Writes requests.csv, requests.jsonl and iterations.csv, each only when the collector kept
-// those records: a header without rows would read as a run with no requests.
+// Writes requests.csv and iterations.csv, and requests.jsonl when asked for, each only when
+// the collector kept those records: a header without rows would read as a run with no requests.
 class CsvReporter final : public IReporter {
  public:
+  explicit CsvReporter(bool requests_jsonl = false) : requests_jsonl_(requests_jsonl) {}
   void write(const RunResult& result, const std::filesystem::path& out_dir) const override;
+
+ private:
+  bool requests_jsonl_;
 };
 
 }  // namespace servesim
