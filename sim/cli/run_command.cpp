@@ -120,9 +120,11 @@ int run_run(CommandContext& context) {
   add_run_options(options);
   add_plot_format_option(options);
   options.add_options()("out", po::value<std::string>()->value_name("DIR"),
-                        "write summary.json, requests.csv, requests.jsonl, iterations.csv "
-                        "and resolved_config.json here")(
-      "json", "print summary.json to stdout instead of the table")(
+                        "write summary.json, requests.csv, iterations.csv, "
+                        "resolved_config.json and plots here")(
+      "requests-jsonl",
+      "with --out: also write requests.jsonl (requests.csv's rows as JSON "
+      "lines)")("json", "print summary.json to stdout instead of the table")(
       "no-plots",
       "with --out: skip the PNG/SVG plots (TTFT/TPOT CDFs, KV memory and batch "
       "size over time)")("save-result", po::value<std::string>()->value_name("FILE.json"),
@@ -161,6 +163,8 @@ int run_run(CommandContext& context) {
         throw UsageError("--" + std::string(flag) + ": only with --save-result");
     }
   }
+  if (vm->count("requests-jsonl") != 0 && vm->count("out") == 0)
+    throw UsageError("--requests-jsonl: only with --out");
   const ConfigSources sources = run_config_sources(*vm);
   nlohmann::json document = assemble_config(sources, context.data_root);
   if (const auto warning = platform_warning(document, context.data_root)) {
@@ -180,10 +184,11 @@ int run_run(CommandContext& context) {
   if (vm->count("out") != 0) {
     const std::filesystem::path out_dir = (*vm)["out"].as<std::string>();
     publish_output(out_dir, [&](const std::filesystem::path& staging) {
-      write_run_outputs(outcome, staging);
+      write_run_outputs(outcome, staging, {.requests_jsonl = vm->count("requests-jsonl") != 0});
       write_command_record(staging, context);
       if (vm->count("no-plots") == 0) {
-        render_figures(staging, write_run_figures(staging), context.err, plot_formats);
+        render_figures(staging, write_run_figures(staging, outcome.result.collector), context.err,
+                       plot_formats);
       }
     });
   }
@@ -204,7 +209,10 @@ int run_run(CommandContext& context) {
       // The record files are written only when their records were kept.
       const MetricsOptions& kept = outcome.result.collector.options();
       context.out << "Wrote " << (*vm)["out"].as<std::string>() << "/{summary.json, "
-                  << (kept.keep_request_records ? "requests.csv, requests.jsonl, " : "")
+                  << (kept.keep_request_records ? "requests.csv, " : "")
+                  << (kept.keep_request_records && vm->count("requests-jsonl") != 0
+                          ? "requests.jsonl, "
+                          : "")
                   << (kept.keep_iteration_records ? "iterations.csv, " : "")
                   << "resolved_config.json" << (vm->count("no-plots") == 0 ? ", plots" : "")
                   << "}\n";

@@ -3,12 +3,18 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <variant>
 
+#include "sim/core/error.h"
 #include "sim/metrics/csv_format.h"
 #include "sim/metrics/output_file.h"
+#include "sim/metrics/record_columns.h"
 #include "sim/metrics/run_summary.h"
 #include "sim/study/gnuplot.h"
 #include "sim/workload/csv_cursor.h"
@@ -19,8 +25,20 @@ namespace {
 constexpr std::size_t kMaxBins = 400;
 constexpr std::size_t kMaxQuantiles = 500;
 
+// The rows of requests.csv or iterations.csv, one at a time, columns by header name: read
+// from the file, or from the records a run kept in memory (the same numbers either way).
+class RowSource {
+ public:
+  virtual ~RowSource() = default;
+  virtual bool next() = 0;
+  virtual bool has(const std::string& name) const = 0;
+  virtual std::size_t column(const std::string& name) const = 0;
+  virtual bool empty_at(std::size_t index) const = 0;
+  virtual double number(std::size_t index, std::string_view name) const = 0;
+};
+
 // The columns of a CSV file that servesim wrote, by header name.
-class CsvTable {
+class CsvTable final : public RowSource {
  public:
   explicit CsvTable(const std::filesystem::path& path)
       : text_(read_text_file(path)), cursor_(text_, path.string()) {
@@ -28,17 +46,17 @@ class CsvTable {
     for (std::size_t i = 0; i < cursor_.fields().size(); ++i)
       columns_[std::string(cursor_.fields()[i])] = i;
   }
-  bool next() { return cursor_.next_line(); }
-  bool has(const std::string& name) const { return columns_.contains(name); }
-  std::size_t column(const std::string& name) const {
+  bool next() override { return cursor_.next_line(); }
+  bool has(const std::string& name) const override { return columns_.contains(name); }
+  std::size_t column(const std::string& name) const override {
     const auto it = columns_.find(name);
     if (it == columns_.end()) cursor_.fail("no column \"" + name + "\" in the header");
     return it->second;
   }
-  bool empty_at(std::size_t index) const {
+  bool empty_at(std::size_t index) const override {
     return index >= cursor_.fields().size() || cursor_.fields()[index].empty();
   }
-  double number(std::size_t index, std::string_view name) const {
+  double number(std::size_t index, std::string_view name) const override {
     return cursor_.finite_number(index, name);
   }
 
@@ -46,6 +64,66 @@ class CsvTable {
   std::string text_;
   CsvCursor cursor_;
   std::map<std::string, std::size_t> columns_;
+};
+
+// The records a run kept, as the file that lists them would read back: rows in the file's
+// order, each cell the value reading it gives (written_value: 9-digit columns rounded), so
+// that figures drawn from memory equal those drawn from the files, without writing and
+// parsing them (a million iterations are 100 MB of CSV). `extra` adds columns after the
+// record's own, as requests.csv's TTFT parts.
+template <class Record>
+class RecordRows final : public RowSource {
+ public:
+  using Extra = std::function<Cell(const Record&, std::size_t)>;
+  RecordRows(const std::vector<Record>& records, std::vector<std::size_t> order,
+             std::span<const RecordColumn<Record>> columns,
+             std::vector<std::string> extra_names = {}, Extra extra = {})
+      : records_(records),
+        order_(std::move(order)),
+        columns_(columns),
+        extra_names_(std::move(extra_names)),
+        extra_(std::move(extra)) {}
+  bool next() override { return ++row_ < order_.size(); }
+  bool has(const std::string& name) const override { return find(name).has_value(); }
+  std::size_t column(const std::string& name) const override {
+    const auto index = find(name);
+    if (!index) throw InvariantError("run figures: no column \"" + name + "\" in the records");
+    return *index;
+  }
+  bool empty_at(std::size_t index) const override {
+    return std::holds_alternative<std::monostate>(cell(index));
+  }
+  double number(std::size_t index, std::string_view) const override {
+    const Cell value = cell(index);
+    if (const auto* integer = std::get_if<std::int64_t>(&value))
+      return static_cast<double>(*integer);
+    const CellFormat format =
+        index < columns_.size() ? columns_[index].format : CellFormat::NineDigits;
+    return written_value(std::get<double>(value), format);
+  }
+
+ private:
+  std::optional<std::size_t> find(const std::string& name) const {
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+      if (name == columns_[i].name) return i;
+    }
+    for (std::size_t i = 0; i < extra_names_.size(); ++i) {
+      if (name == extra_names_[i]) return columns_.size() + i;
+    }
+    return std::nullopt;
+  }
+  Cell cell(std::size_t index) const {
+    const Record& record = records_[order_[row_]];
+    return index < columns_.size() ? columns_[index].cell(record)
+                                   : extra_(record, index - columns_.size());
+  }
+
+  const std::vector<Record>& records_;
+  std::vector<std::size_t> order_;
+  std::span<const RecordColumn<Record>> columns_;
+  std::vector<std::string> extra_names_;
+  Extra extra_;
+  std::size_t row_ = static_cast<std::size_t>(-1);  // before the first row
 };
 
 // (value, cumulative share) pairs of a sorted sample, at most kMaxQuantiles of them.
@@ -98,10 +176,7 @@ std::string cdf_panel(const CdfAxis& axis, const char* name, const char* title) 
          "\"\n";
 }
 
-std::optional<Figure> latency_cdf(const std::filesystem::path& dir) {
-  const auto path = dir / "requests.csv";
-  if (!std::filesystem::exists(path)) return std::nullopt;
-  CsvTable table(path);
+std::optional<Figure> latency_cdf(const std::filesystem::path& dir, RowSource& table) {
   const auto ttft = table.column("ttft_s");
   const auto tpot = table.column("tpot_s");
   const auto rejected = table.column("rejected");
@@ -135,10 +210,7 @@ std::optional<Figure> latency_cdf(const std::filesystem::path& dir) {
 
 // A disaggregated run's TTFT in its parts (requests.csv's ttft_PART_s columns), stacked, as
 // means over requests grouped by prompt length: ten groups of equal count, shortest first.
-std::optional<Figure> ttft_breakdown(const std::filesystem::path& dir) {
-  const auto path = dir / "requests.csv";
-  if (!std::filesystem::exists(path)) return std::nullopt;
-  CsvTable table(path);
+std::optional<Figure> ttft_breakdown(const std::filesystem::path& dir, RowSource& table) {
   if (!table.has("ttft_prefill_queue_s")) return std::nullopt;
   std::array<std::size_t, kTtftParts> columns{};
   for (std::size_t i = 0; i < kTtftParts; ++i)
@@ -204,16 +276,13 @@ struct Bin {
   double seconds = 0;
 };
 
-std::vector<Figure> time_series(const std::filesystem::path& dir) {
-  const auto path = dir / "iterations.csv";
-  if (!std::filesystem::exists(path)) return {};
+std::vector<Figure> time_series(const std::filesystem::path& dir, RowSource& table) {
   struct Row {
     double start_s, duration_s, batch, capacity, cached, prefill;
     std::array<double, 6> kv;
   };
   std::vector<Row> rows;
   {
-    CsvTable table(path);
     const std::array<const char*, 6> names{
         "kv_token_states",           "kv_reserved", "kv_internal_fragmentation",
         "kv_external_fragmentation", "kv_free",     "kv_cached"};
@@ -311,17 +380,61 @@ std::vector<Figure> time_series(const std::filesystem::path& dir) {
   return figures;
 }
 
-}  // namespace
-
-std::vector<Figure> write_run_figures(const std::filesystem::path& run_dir) {
+// The figures of a run from its requests' and iterations' rows (either may be absent).
+std::vector<Figure> run_figures(const std::filesystem::path& run_dir,
+                                const std::function<std::unique_ptr<RowSource>()>& requests,
+                                const std::function<std::unique_ptr<RowSource>()>& iterations) {
   std::vector<Figure> figures;
-  if (auto cdf = latency_cdf(run_dir)) figures.push_back(*cdf);
-  if (auto parts = ttft_breakdown(run_dir)) figures.push_back(*parts);
-  for (auto& figure : time_series(run_dir))
-    figures.push_back(std::move(figure));
+  if (auto table = requests()) {
+    if (auto cdf = latency_cdf(run_dir, *table)) figures.push_back(*cdf);
+  }
+  if (auto table = requests()) {
+    if (auto parts = ttft_breakdown(run_dir, *table)) figures.push_back(*parts);
+  }
+  if (auto table = iterations()) {
+    for (auto& figure : time_series(run_dir, *table))
+      figures.push_back(std::move(figure));
+  }
   for (const auto& figure : figures)
     write_figure_script(run_dir, figure);
   return figures;
+}
+
+}  // namespace
+
+std::vector<Figure> write_run_figures(const std::filesystem::path& run_dir) {
+  const auto file = [&](const char* name) {
+    return [path = run_dir / name]() -> std::unique_ptr<RowSource> {
+      if (!std::filesystem::exists(path)) return nullptr;
+      return std::make_unique<CsvTable>(path);
+    };
+  };
+  return run_figures(run_dir, file("requests.csv"), file("iterations.csv"));
+}
+
+std::vector<Figure> write_run_figures(const std::filesystem::path& run_dir,
+                                      const MetricsCollector& collector) {
+  const MetricsOptions& kept = collector.options();
+  const auto requests = [&]() -> std::unique_ptr<RowSource> {
+    if (!kept.keep_request_records) return nullptr;
+    const auto& records = collector.request_records();
+    std::vector<std::string> parts;
+    for (std::size_t i = 0; collector.has_ttft_parts() && i < kTtftParts; ++i)
+      parts.push_back(ttft_part_column(i));
+    return std::make_unique<RecordRows<RequestRecord>>(
+        records, request_file_order(records), request_columns(), std::move(parts),
+        [&collector](const RequestRecord& r, std::size_t part) -> Cell {
+          const auto* values = collector.ttft_parts(r.id);
+          return values != nullptr ? Cell((*values)[part]) : Cell();
+        });
+  };
+  const auto iterations = [&]() -> std::unique_ptr<RowSource> {
+    if (!kept.keep_iteration_records) return nullptr;
+    const auto& records = collector.iteration_records();
+    return std::make_unique<RecordRows<IterationRecord>>(records, iteration_file_order(records),
+                                                         iteration_columns());
+  };
+  return run_figures(run_dir, requests, iterations);
 }
 
 }  // namespace servesim

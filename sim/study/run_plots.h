@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "sim/metrics/metrics_collector.h"
 #include "sim/study/gnuplot.h"
 
 namespace servesim {
@@ -13,5 +14,11 @@ namespace servesim {
 // a few hundred time bins and quantiles, so plots stay small. Returns the figures written
 // (none for a file that is missing or holds no rows).
 std::vector<Figure> write_run_figures(const std::filesystem::path& run_dir);
+
+// The same figures, byte for byte, from the records a run kept in memory rather than from the
+// files (run --out draws them without reading back what it wrote); `run_dir` gets the data
+// files and scripts. Tested equal to the files' version.
+std::vector<Figure> write_run_figures(const std::filesystem::path& run_dir,
+                                      const MetricsCollector& collector);
 
 }  // namespace servesim
