@@ -157,8 +157,6 @@ py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
     });
   }
 
-  py::dict data;
-  py::list names;
   py::list rates, met, violations;
   std::vector<const nlohmann::json*> summaries;
   for (const auto& point : result.points) {
@@ -167,12 +165,6 @@ py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
     violations.append(violations_text(point.verdict));
     summaries.push_back(&point.summary);
   }
-  for (const auto& [name, column] : {std::pair{"rate_per_s", rates}, std::pair{"met", met},
-                                     std::pair{"violations", violations}}) {
-    data[name] = column;
-    names.append(name);
-  }
-  add_metric_columns(data, names, summaries);
 
   py::dict document;
   document["mode"] = "rate";
@@ -198,7 +190,8 @@ py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
   }
   for (const char* key : kPriceKeys)
     document[key] = price_value(prices, key);
-  document["points"] = frame(data, names);
+  document["points"] =
+      points_frame({{"rate_per_s", rates}, {"met", met}, {"violations", violations}}, summaries);
   return document;
 }
 
@@ -298,16 +291,6 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
     shape_data[kPriceKeys[k]] = price_columns[k];
     shape_names.append(kPriceKeys[k]);
   }
-  py::dict data;
-  py::list names;
-  for (const auto& [name, column] :
-       {std::pair{"hardware", point_hardware}, std::pair{"tp", point_tp}, std::pair{"pp", point_pp},
-        std::pair{"replicas", point_replicas}, std::pair{"met", met},
-        std::pair{"violations", violations}}) {
-    data[name] = column;
-    names.append(name);
-  }
-  add_metric_columns(data, names, summaries);
 
   py::dict document;
   document["mode"] = "replicas";
@@ -315,7 +298,13 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
   document["target_rate_per_s"] = rate;
   document["max_replicas"] = options.max_replicas;
   document["shapes"] = frame(shape_data, shape_names);
-  document["points"] = frame(data, names);
+  document["points"] = points_frame({{"hardware", point_hardware},
+                                     {"tp", point_tp},
+                                     {"pp", point_pp},
+                                     {"replicas", point_replicas},
+                                     {"met", met},
+                                     {"violations", violations}},
+                                    summaries);
   return document;
 }
 

@@ -84,4 +84,16 @@ py::object frame(const py::dict& data, const py::list& names) {
   return py::module_::import("pandas").attr("DataFrame")(data, py::arg("columns") = names);
 }
 
+py::object points_frame(const std::vector<std::pair<const char*, py::list>>& columns,
+                        const std::vector<const nlohmann::json*>& summaries) {
+  py::dict data;
+  py::list names;
+  for (const auto& [name, column] : columns) {
+    data[name] = column;
+    names.append(name);
+  }
+  add_metric_columns(data, names, summaries);
+  return frame(data, names);
+}
+
 }  // namespace servesim::python

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <pybind11/pybind11.h>
@@ -30,5 +31,10 @@ void add_metric_columns(py::dict& data, py::list& names,
 
 // pandas.DataFrame(data, columns=names).
 py::object frame(const py::dict& data, const py::list& names);
+
+// The frame of a study's points: `columns` (name, values), in order, then the summaries'
+// metric columns (add_metric_columns).
+py::object points_frame(const std::vector<std::pair<const char*, py::list>>& columns,
+                        const std::vector<const nlohmann::json*>& summaries);
 
 }  // namespace servesim::python
