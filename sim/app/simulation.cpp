@@ -67,7 +67,8 @@ RunConfig role_config(const nlohmann::json& document, const nlohmann::json& role
 
 SimulationOutcome run_simulation(const nlohmann::json& config_document,
                                  const std::filesystem::path& data_root,
-                                 const std::filesystem::path& working_dir) {
+                                 const std::filesystem::path& working_dir,
+                                 const SimulationOptions& options) {
   const RunConfig config = run_config_from_json(config_document, "configuration", policy_menus());
   check_simulation_limits(config);  // before anything is built
   const ModelSpec model = load_catalog_model(data_root, config.model, "model");
@@ -77,6 +78,7 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   MetricsOptions metrics;
   metrics.keep_request_records = config.output.request_records;
   metrics.keep_iteration_records = config.output.iteration_records;
+  metrics.keep_request_timings = options.keep_request_timings;
   metrics.slo_ttft_s = config.slo.ttft_s;
   metrics.slo_tpot_s = config.slo.tpot_s;
   metrics.slo_e2e_s = config.slo.e2e_s;

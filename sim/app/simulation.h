@@ -18,12 +18,20 @@ struct SimulationOutcome {
   std::int64_t kv_capacity_tokens_per_replica = 0;
 };
 
+// What a caller needs kept beyond the summary and the records the configuration asks for.
+struct SimulationOptions {
+  // Each request's arrival, start and completion (MetricsCollector::request_timings), for
+  // the steady-state analysis of studies and compare: 40 bytes a request.
+  bool keep_request_timings = true;
+};
+
 // Builds one serving run from a configuration document (see assemble_config) and runs it to
 // the end. The only place the simulator's objects are wired together. Relative file paths
 // in the workload resolve against `working_dir`.
 SimulationOutcome run_simulation(const nlohmann::json& config_document,
                                  const std::filesystem::path& data_root,
-                                 const std::filesystem::path& working_dir);
+                                 const std::filesystem::path& working_dir,
+                                 const SimulationOptions& options = {});
 
 // Throws InfeasibleError when requests arrived but every one was rejected, naming how many
 // for each reason: such a run measured nothing, so `run` writes no output and exits with the

@@ -58,7 +58,12 @@ std::string reason_class(const std::string& reason) {
 
 }  // namespace
 
-MetricsCollector::MetricsCollector(MetricsOptions options) : options_(options) {
+MetricsCollector::MetricsCollector(MetricsOptions options)
+    : options_(options),
+      ttft_s_(options.exact_latency_limit, options.latency_relative_error),
+      tpot_s_(options.exact_latency_limit, options.latency_relative_error),
+      e2e_s_(options.exact_latency_limit, options.latency_relative_error),
+      normalized_s_per_token_(options.exact_latency_limit, options.latency_relative_error) {
   static_cast<void>(LogHistogram(options_.itl_relative_error));  // throws when out of range
   check_slo(options_.slo_ttft_s, "slo_ttft_s");
   check_slo(options_.slo_tpot_s, "slo_tpot_s");
@@ -85,11 +90,11 @@ void MetricsCollector::on_request_finished(const RequestRecord& record) {
   if (record.output_tokens > 1) {
     tpot_s = (record.completion_s - record.first_token_s) /
              static_cast<double>(record.output_tokens - 1);
-    tpot_s_.push_back(*tpot_s);
+    tpot_s_.add(*tpot_s);
   }
-  ttft_s_.push_back(ttft_s);
-  e2e_s_.push_back(e2e_s);
-  normalized_s_per_token_.push_back(e2e_s / static_cast<double>(record.output_tokens));
+  ttft_s_.add(ttft_s);
+  e2e_s_.add(e2e_s);
+  normalized_s_per_token_.add(e2e_s / static_cast<double>(record.output_tokens));
   prompt_tokens_ += record.prompt_tokens;
   cached_prompt_tokens_ += record.cached_tokens;
   host_cached_prompt_tokens_ += record.host_cached_tokens;
@@ -100,8 +105,10 @@ void MetricsCollector::on_request_finished(const RequestRecord& record) {
     cut_output_tokens_ += record.cut_output_tokens;
   }
   if (meets_slo(ttft_s, tpot_s, e2e_s)) ++slo_met_;
-  request_times_.push_back({record.arrival_s, record.first_scheduled_s, record.completion_s,
-                            record.prompt_tokens, record.output_tokens});
+  if (options_.keep_request_timings) {
+    request_times_.push_back({record.arrival_s, record.first_scheduled_s, record.completion_s,
+                              record.prompt_tokens, record.output_tokens});
+  }
   if (options_.keep_request_records) requests_.push_back(record);
 }
 
@@ -116,8 +123,10 @@ void MetricsCollector::on_request_rejected(const RequestRecord& record) {
   } else {
     ++counted->second;
   }
-  request_times_.push_back(
-      {record.arrival_s, std::nan(""), std::nan(""), record.prompt_tokens, record.output_tokens});
+  if (options_.keep_request_timings) {
+    request_times_.push_back(
+        {record.arrival_s, std::nan(""), std::nan(""), record.prompt_tokens, record.output_tokens});
+  }
   if (options_.keep_request_records) requests_.push_back(record);
 }
 
@@ -171,7 +180,7 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
   if (!(std::isfinite(duration_s) && duration_s >= 0)) {
     throw InvariantError("run duration must be finite and >= 0, got " + std::to_string(duration_s));
   }
-  const auto completed = static_cast<std::int64_t>(ttft_s_.size());
+  const std::int64_t completed = ttft_s_.count();
   const ReplicaRangeUse use = replica_range_use(0, static_cast<std::int32_t>(replicas_.size()));
   const LogHistogram itl = itl_histogram();
   const auto per_s = [duration_s](double amount) {
@@ -189,11 +198,13 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
   s.throughput_total_tokens_per_s = per_s(static_cast<double>(prompt_tokens_ + output_tokens_));
   s.prompt_tokens = prompt_tokens_;
   s.output_tokens = output_tokens_;
-  s.ttft_s = exact_latency_stats(ttft_s_);
-  s.tpot_s = exact_latency_stats(tpot_s_);
+  s.ttft_s = ttft_s_.stats();
+  s.tpot_s = tpot_s_.stats();
   s.itl_s = histogram_latency_stats(itl);
-  s.e2e_s = exact_latency_stats(e2e_s_);
-  s.normalized_latency_s_per_token = exact_latency_stats(normalized_s_per_token_).mean;
+  s.e2e_s = e2e_s_.stats();
+  s.normalized_latency_s_per_token = normalized_s_per_token_.stats().mean;
+  s.latency_relative_error = std::max(
+      {ttft_s_.relative_error(), tpot_s_.relative_error(), e2e_s_.relative_error()});
   s.itl_relative_error = itl.relative_error();
   s.mean_batch_size = use.mean_batch_size();
   s.kv_utilization = use.kv_utilization();
@@ -224,13 +235,10 @@ std::vector<double> MetricsCollector::latency_quantiles(Latency latency,
       quantiles.push_back(itl.quantile(q));
     return quantiles;
   }
-  std::vector<double> sorted = latency == Latency::Ttft   ? ttft_s_
-                               : latency == Latency::Tpot ? tpot_s_
-                                                          : e2e_s_;
-  std::sort(sorted.begin(), sorted.end());
-  for (double q : qs)
-    quantiles.push_back(percentile_of_sorted(sorted, q));
-  return quantiles;
+  const LatencySample& sample = latency == Latency::Ttft   ? ttft_s_
+                                : latency == Latency::Tpot ? tpot_s_
+                                                           : e2e_s_;
+  return sample.quantiles(qs);
 }
 
 SteadyStateThroughput MetricsCollector::steady_state() const {

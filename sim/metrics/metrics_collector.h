@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/metrics/latency_sample.h"
 #include "sim/metrics/log_histogram.h"
 #include "sim/metrics/records.h"
 #include "sim/metrics/run_summary.h"
@@ -21,10 +22,17 @@ struct MetricsOptions {
   // (it keeps a few doubles per request either way), only requests.csv and iterations.csv.
   bool keep_request_records = true;
   bool keep_iteration_records = true;
+  // When each request arrived, started and finished (RequestTiming, 40 bytes a request), for
+  // the studies' steady-state analysis.
+  bool keep_request_timings = true;
   std::optional<double> slo_ttft_s;  // a request meets its SLO when ttft <= slo_ttft_s,
   std::optional<double> slo_tpot_s;  // tpot <= slo_tpot_s and e2e <= slo_e2e_s; a target
   std::optional<double> slo_e2e_s;   // that is not set always passes
   double itl_relative_error = LogHistogram::kDefaultRelativeError;
+  // TTFT, TPOT and E2E are exact for up to this many requests, then kept in histograms of
+  // relative error `latency_relative_error` (LatencySample).
+  std::int64_t exact_latency_limit = LatencySample::kDefaultExactLimit;
+  double latency_relative_error = LatencySample::kDefaultRelativeError;
 };
 
 // When one request arrived, started and finished, kept for every request whatever the
@@ -91,7 +99,8 @@ class MetricsCollector final {
   // Offered and achieved throughputs over the steady-state window (see the struct).
   SteadyStateThroughput steady_state() const;
   // Every request, completed or rejected, in the order reported (studies judge stability
-  // and the steady state from them; sim/study/steady_state.h).
+  // and the steady state from them; sim/study/steady_state.h). Empty unless
+  // keep_request_timings.
   const std::vector<RequestTiming>& request_timings() const noexcept { return request_times_; }
 
   const MetricsOptions& options() const noexcept { return options_; }
@@ -137,8 +146,9 @@ class MetricsCollector final {
 
   enum class Latency { Ttft, Tpot, Itl, E2e };
   // The q-quantiles (each q in [0, 1]) of one latency distribution, in seconds, computed as
-  // summarize() computes its percentiles, so that the same q gives the same value: exact for
-  // TTFT, TPOT and E2E, within the histogram's relative error for ITL.
+  // summarize() computes its percentiles, so that the same q gives the same value: for TTFT,
+  // TPOT and E2E exact up to exact_latency_limit requests, else within
+  // latency_relative_error; within the histogram's relative error for ITL.
   std::vector<double> latency_quantiles(Latency latency, const std::vector<double>& qs) const;
 
  private:
@@ -203,10 +213,10 @@ class MetricsCollector final {
   std::vector<IterationRecord> iterations_;
 
   // One value per completed request (tpot: per request with more than one output token).
-  std::vector<double> ttft_s_;
-  std::vector<double> tpot_s_;
-  std::vector<double> e2e_s_;
-  std::vector<double> normalized_s_per_token_;
+  LatencySample ttft_s_;
+  LatencySample tpot_s_;
+  LatencySample e2e_s_;
+  LatencySample normalized_s_per_token_;
   std::vector<ReplicaSums> replicas_;
   std::vector<RequestTiming> request_times_;
 

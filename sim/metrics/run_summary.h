@@ -109,12 +109,15 @@ struct RunSummary {
   std::int64_t prompt_tokens = 0;            // of completed requests (not in summary.json)
   std::int64_t output_tokens = 0;            // of completed requests (not in summary.json)
 
-  LatencyStats ttft_s;  // exact, over completed requests
-  LatencyStats tpot_s;  // exact, over completed requests with more than one output token
+  // TTFT, TPOT and E2E percentiles are exact up to MetricsOptions::exact_latency_limit
+  // completed requests, else within latency_relative_error (LatencySample).
+  LatencyStats ttft_s;  // over completed requests
+  LatencyStats tpot_s;  // over completed requests with more than one output token
   LatencyStats itl_s;   // every inter-token gap; percentiles within itl_relative_error
-  LatencyStats e2e_s;   // exact, over completed requests
+  LatencyStats e2e_s;   // over completed requests
   double normalized_latency_s_per_token = 0;  // mean over completed requests of e2e / output
   double itl_relative_error = 0;
+  double latency_relative_error = 0;  // 0: TTFT, TPOT and E2E percentiles are exact
 
   double mean_batch_size = 0;  // mean over iterations
   double kv_utilization = 0;   // mean over iterations weighted by their duration

@@ -51,6 +51,7 @@ nlohmann::json summary_to_json(const RunSummary& s) {
   j["itl_s"] = stats_to_json(s.itl_s, "itl_s");
   j["e2e_s"] = stats_to_json(s.e2e_s, "e2e_s");
   j["itl_relative_error"] = finite(s.itl_relative_error, "itl_relative_error");
+  j["latency_relative_error"] = finite(s.latency_relative_error, "latency_relative_error");
   j["normalized_latency_s_per_token"] =
       finite(s.normalized_latency_s_per_token, "normalized_latency_s_per_token");
   j["mean_batch_size"] = finite(s.mean_batch_size, "mean_batch_size");

@@ -89,7 +89,8 @@ const std::set<std::string> kSummaryKeys{"requests_completed",
                                          "preemptions",
                                          "prefix_cache_hit_rate",
                                          "prefix_cache_host_hit_rate",
-                                         "itl_relative_error"};
+                                         "itl_relative_error",
+                                         "latency_relative_error"};
 
 std::set<std::string> keys_of(const nlohmann::json& object) {
   std::set<std::string> keys;

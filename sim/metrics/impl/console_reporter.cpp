@@ -67,12 +67,17 @@ void print_summary(std::ostream& out, const RunSummary& s, const RejectionCounts
   }
   line(out, "Output token throughput (tok/s):", fixed(s.throughput_output_tokens_per_s, 2));
   line(out, "Total token throughput (tok/s):", fixed(s.throughput_total_tokens_per_s, 2));
-  latency_section(out, "Time to First Token", "TTFT", s.ttft_s);
-  latency_section(out, "Time per Output Token (excl. 1st token)", "TPOT", s.tpot_s);
+  // Past MetricsOptions::exact_latency_limit requests, percentiles come from a histogram.
+  const std::string sketched =
+      s.latency_relative_error > 0
+          ? " (percentiles +-" + fixed(s.latency_relative_error * 100, 1) + "%)"
+          : "";
+  latency_section(out, "Time to First Token" + sketched, "TTFT", s.ttft_s);
+  latency_section(out, "Time per Output Token (excl. 1st token)" + sketched, "TPOT", s.tpot_s);
   latency_section(
       out, "Inter-token Latency (percentiles +-" + fixed(s.itl_relative_error * 100, 1) + "%)",
       "ITL", s.itl_s);
-  latency_section(out, "End-to-end Latency", "E2EL", s.e2e_s);
+  latency_section(out, "End-to-end Latency" + sketched, "E2EL", s.e2e_s);
   title(out, "Serving and KV memory", '-');
   if (s.slo_attainment) line(out, "SLO attainment (%):", fixed(*s.slo_attainment * 100, 1));
   line(out, "Normalized latency (ms/token):", fixed(s.normalized_latency_s_per_token * 1e3, 3));
