@@ -31,6 +31,9 @@ class MetricsObserver final : public IServingObserver {
   }
   void on_request_rejected(const RequestSpec& request, const std::string& reason,
                            SimTime now) override;
+  void on_iterations_reported_before(SimTime start) override {
+    collector_.iterations_reported_before(start.seconds());
+  }
 
  private:
   MetricsCollector& collector_;

@@ -11,7 +11,7 @@ namespace servesim {
 void write_run_outputs(const SimulationOutcome& outcome, const std::filesystem::path& dir,
                        const RunOutputFiles& files) {
   JsonReporter().write(outcome.result, dir);
-  CsvReporter(files.requests_jsonl).write(outcome.result, dir);
+  if (files.records) CsvReporter(files.requests_jsonl).write(outcome.result, dir);
   const auto path = dir / "resolved_config.json";
   std::ofstream out = open_output_file(path);
   out << outcome.resolved_config.dump(2) << '\n';

@@ -14,6 +14,7 @@
 #include "sim/config/model_catalog.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
+#include "sim/metrics/impl/record_order.h"
 #include "sim/model/model_loader.h"
 #include "sim/workload/workload_spec.h"
 
@@ -76,9 +77,10 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   const RngStreams streams(config.seed);
 
   MetricsOptions metrics;
-  metrics.keep_request_records = config.output.request_records;
-  metrics.keep_iteration_records = config.output.iteration_records;
+  metrics.keep_request_records = config.output.request_records && options.keep_records;
+  metrics.keep_iteration_records = config.output.iteration_records && options.keep_records;
   metrics.keep_request_timings = options.keep_request_timings;
+  metrics.ttft_parts = config.disaggregation.has_value();
   metrics.slo_ttft_s = config.slo.ttft_s;
   metrics.slo_tpot_s = config.slo.tpot_s;
   metrics.slo_e2e_s = config.slo.e2e_s;
@@ -138,7 +140,19 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   Cluster cluster(std::move(replicas), std::move(pools[0].router), *source, observer,
                   SimTime::duration_from_seconds(config.engine.costs.host.frontend_latency_s),
                   std::move(roles));
+  std::optional<RecordOrder> record_order;
+  if (!options.record_sinks.empty()) {
+    record_order.emplace(options.record_sinks);
+    record_order->begin({.requests = config.output.request_records,
+                         .iterations = config.output.iteration_records,
+                         .ttft_parts = metrics.ttft_parts});
+    collector.set_record_sink(&*record_order);
+  }
   const ClusterRunStats stats = cluster.run();
+  if (record_order) {
+    record_order->finish();
+    collector.set_record_sink(nullptr);
+  }
 
   nlohmann::json resolved = run_config_to_json(config);
   // An engine that cuts the maximum length to its KV cache (MaxLenBeyondKv::Clip) ran with

@@ -2,10 +2,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/cluster/cluster.h"
+#include "sim/metrics/record_sink.h"
 #include "sim/metrics/run_result.h"
 
 namespace servesim {
@@ -23,6 +25,12 @@ struct SimulationOptions {
   // Each request's arrival, start and completion (MetricsCollector::request_timings), for
   // the steady-state analysis of studies and compare: 40 bytes a request.
   bool keep_request_timings = true;
+  // false: keep no records in memory whatever the configuration's output.*_records say
+  // (record_sinks still get them).
+  bool keep_records = true;
+  // Sinks that take the run's records as it goes, in the files' order (RecordOrder):
+  // requests by id, iterations by start time, then replica. They must outlive the call.
+  std::vector<IRecordSink*> record_sinks;
 };
 
 // Builds one serving run from a configuration document (see assemble_config) and runs it to

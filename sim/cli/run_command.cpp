@@ -14,6 +14,7 @@
 #include "sim/cli/run_options.h"
 #include "sim/core/error.h"
 #include "sim/metrics/impl/console_reporter.h"
+#include "sim/metrics/impl/csv_reporter.h"
 #include "sim/metrics/output_file.h"
 #include "sim/metrics/summary_json.h"
 #include "sim/metrics/vllm_result.h"
@@ -171,35 +172,44 @@ int run_run(CommandContext& context) {
     context.err << "servesim: warning: " << *warning << '\n';
   }
   // Records cost memory and time per request and per iteration (a million requests hold
-  // 1.6 GB of them): only --out and --save-result read them.
-  const bool writes_records = vm->count("out") != 0 || vm->count("save-result") != 0;
-  nlohmann::json run_document = document;
-  if (!writes_records) {
-    run_document["output"]["request_records"] = false;
-    run_document["output"]["iteration_records"] = false;
-  }
-  const SimulationOutcome outcome =
-      run_simulation(run_document, context.data_root, std::filesystem::current_path(),
-                     {.keep_request_timings = false});
-  require_served(outcome.result);
-
-  // The result file's figures first, so that one the run cannot give fails before --out.
+  // 1.6 GB of them): --out writes its files and draws its figures as the run goes, and only
+  // --save-result keeps them.
+  const bool save_result = vm->count("save-result") != 0;
+  const bool plots = vm->count("no-plots") == 0;
+  std::optional<SimulationOutcome> outcome;
   std::optional<nlohmann::json> result;
-  if (vm->count("save-result") != 0) {
-    result = vllm_setup(outcome, *vm);
-    result->update(
-        vllm_bench_result(outcome.result.summary, outcome.result.collector, result_options));
-  }
+  // The run, its check and the result file's figures, so that one the run cannot give fails
+  // before --out is published.
+  const auto simulate = [&](const SimulationOptions& run_options) {
+    outcome.emplace(run_simulation(document, context.data_root, std::filesystem::current_path(),
+                                   run_options));
+    require_served(outcome->result);
+    if (save_result) {
+      result = vllm_setup(*outcome, *vm);
+      result->update(
+          vllm_bench_result(outcome->result.summary, outcome->result.collector, result_options));
+    }
+  };
+  SimulationOptions keep;
+  keep.keep_request_timings = false;
+  keep.keep_records = save_result;
   if (vm->count("out") != 0) {
     const std::filesystem::path out_dir = (*vm)["out"].as<std::string>();
     publish_output(out_dir, [&](const std::filesystem::path& staging) {
-      write_run_outputs(outcome, staging, {.requests_jsonl = vm->count("requests-jsonl") != 0});
+      CsvRecordWriter writer(RecordFiles::in(staging, vm->count("requests-jsonl") != 0));
+      RunFigureData figures;
+      SimulationOptions streamed = keep;
+      streamed.record_sinks.push_back(&writer);
+      if (plots) streamed.record_sinks.push_back(&figures);
+      simulate(streamed);
+      write_run_outputs(*outcome, staging, {.records = false});
       write_command_record(staging, context);
-      if (vm->count("no-plots") == 0) {
-        render_figures(staging, write_run_figures(staging, outcome.result.collector), context.err,
-                       plot_formats);
+      if (plots) {
+        render_figures(staging, write_run_figures(staging, figures), context.err, plot_formats);
       }
     });
+  } else {
+    simulate(keep);
   }
   if (result) {
     const std::filesystem::path path = (*vm)["save-result"].as<std::string>();
@@ -208,21 +218,21 @@ int run_run(CommandContext& context) {
     close_output_file(out, path);
   }
   if (vm->count("json") != 0) {
-    context.out << summary_to_json(outcome.result.summary).dump(2) << '\n';
+    context.out << summary_to_json(outcome->result.summary).dump(2) << '\n';
   } else {
-    print_summary(context.out, outcome.result.summary,
-                  outcome.result.collector.rejections_by_reason());
-    context.out << "Simulated " << outcome.stats.events << " events; KV capacity "
-                << outcome.kv_capacity_tokens_per_replica << " tokens per replica.\n";
+    print_summary(context.out, outcome->result.summary,
+                  outcome->result.collector.rejections_by_reason());
+    context.out << "Simulated " << outcome->stats.events << " events; KV capacity "
+                << outcome->kv_capacity_tokens_per_replica << " tokens per replica.\n";
     if (vm->count("out") != 0) {
-      // The record files are written only when their records were kept.
-      const MetricsOptions& kept = outcome.result.collector.options();
+      // The record files are written only for the records the configuration reports.
+      const nlohmann::json& output = outcome->resolved_config.at("output");
+      const bool requests = output.at("request_records").get<bool>();
+      const bool iterations = output.at("iteration_records").get<bool>();
       context.out << "Wrote " << (*vm)["out"].as<std::string>() << "/{summary.json, "
-                  << (kept.keep_request_records ? "requests.csv, " : "")
-                  << (kept.keep_request_records && vm->count("requests-jsonl") != 0
-                          ? "requests.jsonl, "
-                          : "")
-                  << (kept.keep_iteration_records ? "iterations.csv, " : "")
+                  << (requests ? "requests.csv, " : "")
+                  << (requests && vm->count("requests-jsonl") != 0 ? "requests.jsonl, " : "")
+                  << (iterations ? "iterations.csv, " : "")
                   << "resolved_config.json" << (vm->count("no-plots") == 0 ? ", plots" : "")
                   << "}\n";
     }

@@ -57,7 +57,10 @@ Cluster::Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr
 ClusterRunStats Cluster::run() {
   try {
     schedule_next_arrival();
+    std::uint32_t events = 0;
     while (!queue_.empty()) {
+      // Now and then, between events, the observer hears how far iterations are reported.
+      if (++events % kReportBoundEvents == 0) report_iteration_bound(queue_.now());
       const auto event = queue_.pop();
       switch (event.payload.kind) {
         case EventPhase::Arrival:
@@ -79,6 +82,7 @@ ClusterRunStats Cluster::run() {
           break;
       }
     }
+    report_iteration_bound(queue_.now());
     if (requests_.live() != 0 || stats_.finished + stats_.rejected != stats_.arrived ||
         (pools_ && (pools_->handoff->in_flight() != 0 || reservations_->held() != 0 ||
                     reservations_->waiting() != 0 || !expired_.empty())) ||
@@ -100,6 +104,13 @@ ClusterRunStats Cluster::run() {
   for (const auto& replica : replicas_)
     stats_.iterations += replica->iterations();
   return stats_;
+}
+
+void Cluster::report_iteration_bound(SimTime now) {
+  SimTime bound = now;
+  for (const auto& replica : replicas_)
+    bound = std::min(bound, replica->unreported_iterations_from(now));
+  observer_.on_iterations_reported_before(bound);
 }
 
 EventQueue<Cluster::Event>::EventId Cluster::push(SimTime time, const Event& event) {

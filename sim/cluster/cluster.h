@@ -90,6 +90,12 @@ class Cluster {
   // Events are ordered by (time, phase, replica, push order): the queue's phase number is
   // the phase times kReplicaSlots plus the replica index.
   static constexpr int kReplicaSlots = 1 << 28;
+  // Every this many events the observer hears how far iterations are reported
+  // (report_iteration_bound: a pass over the replicas).
+  static constexpr std::uint32_t kReportBoundEvents = 1024;
+  // Tells the observer that no iteration reported after `now` (between events) starts
+  // before the earliest of the replicas' unreported iterations.
+  void report_iteration_bound(SimTime now);
   EventQueue<Event>::EventId push(SimTime time, const Event& event);
   void schedule_next_arrival();
   void on_arrival(const RequestSpec& spec);

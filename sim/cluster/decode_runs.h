@@ -46,6 +46,7 @@ class DecodeRuns {
                 std::int64_t next_final_tokens);
 
   bool is_run(std::int64_t batch) const { return batch_ == batch; }
+  bool in_flight() const { return batch_ >= 0; }
   // A request arrives at `now` while a run is in flight: the run ends after the iteration
   // in flight at `now` (or ending at `now`). Returns its new end, or nullopt when no run
   // is in flight or it ends then anyway.

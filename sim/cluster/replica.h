@@ -79,6 +79,11 @@ class Replica {
   void release_reserved_kv(std::int64_t request) { allocator_->release(kReservedKv + request); }
   // Whether a launched batch has not completed yet.
   bool batch_in_flight() const { return !in_flight_.empty(); }
+  // Between events at `now`: no iteration this replica reports from here on starts before
+  // the time returned (a decode run in flight reports its later iterations when it ends).
+  SimTime unreported_iterations_from(SimTime now) const {
+    return runs_ && runs_->in_flight() ? std::min(now, runs_->first_end()) : now;
+  }
   // Speculative decoding from now on (`speculation` outlives the replica): the scheduler
   // plans drafts, steps are priced with their proposing and completed by `speculation`, and
   // bulk decoding is off. Throws InputError when the scheduler cannot speculate.

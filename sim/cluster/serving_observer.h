@@ -64,6 +64,9 @@ class IServingObserver {
   }
   virtual void on_request_rejected(const RequestSpec& request, const std::string& reason,
                                    SimTime now) = 0;
+  // Every iteration starting before `start` has been reported: said now and then between
+  // events, so that a listener that orders iterations can let the earlier ones go.
+  virtual void on_iterations_reported_before(SimTime start) { (void)start; }
 };
 
 inline void IServingObserver::on_decode_run(const DecodeRunIterations& run) {

@@ -26,6 +26,33 @@ LatencyStats LatencySample::stats() const {
   return sketch_ ? histogram_latency_stats(*sketch_) : exact_latency_stats(exact_);
 }
 
+double LatencySample::min() const {
+  if (sketch_) return sketch_->min();
+  return exact_.empty() ? 0.0 : *std::min_element(exact_.begin(), exact_.end());
+}
+
+double LatencySample::max() const {
+  if (sketch_) return sketch_->max();
+  return exact_.empty() ? 0.0 : *std::max_element(exact_.begin(), exact_.end());
+}
+
+std::vector<double> LatencySample::values_at_ranks(const std::vector<std::int64_t>& ranks) const {
+  for (const std::int64_t rank : ranks) {
+    if (rank < 0 || rank >= count()) {
+      throw InvariantError("LatencySample: rank " + std::to_string(rank) + " outside [0, " +
+                           std::to_string(count()) + ")");
+    }
+  }
+  if (sketch_) return sketch_->values_at_ranks(ranks);
+  std::vector<double> sorted = exact_;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<double> values;
+  values.reserve(ranks.size());
+  for (const std::int64_t rank : ranks)
+    values.push_back(sorted[static_cast<std::size_t>(rank)]);
+  return values;
+}
+
 std::vector<double> LatencySample::quantiles(const std::vector<double>& qs) const {
   std::vector<double> result;
   result.reserve(qs.size());

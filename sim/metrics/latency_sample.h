@@ -40,7 +40,12 @@ class LatencySample final {
   bool exact() const noexcept { return !sketch_; }
   // 0 while exact, else the sketch's relative error.
   double relative_error() const noexcept { return sketch_ ? sketch_->relative_error() : 0.0; }
+  double min() const;  // 0 when empty
+  double max() const;  // 0 when empty
   LatencyStats stats() const;
+  // The values of 0-based ranks `ranks` in ascending order of value (each in [0, count)):
+  // exact while exact, else within relative_error() (LogHistogram::value_at_rank).
+  std::vector<double> values_at_ranks(const std::vector<std::int64_t>& ranks) const;
   // The q-quantiles (each q in [0, 1]) as stats() computes its percentiles.
   std::vector<double> quantiles(const std::vector<double>& qs) const;
 

@@ -146,6 +146,15 @@ double LogHistogram::value_at_rank(
   return max_;  // unreachable while the counts add up
 }
 
+std::vector<double> LogHistogram::values_at_ranks(const std::vector<std::int64_t>& ranks) const {
+  const auto buckets = sorted_buckets();
+  std::vector<double> values;
+  values.reserve(ranks.size());
+  for (const std::int64_t rank : ranks)
+    values.push_back(value_at_rank(buckets, rank));
+  return values;
+}
+
 double LogHistogram::quantile(double q) const {
   if (!(q >= 0 && q <= 1)) {
     throw InvariantError("LogHistogram::quantile: q must be in [0, 1], got " + std::to_string(q));

@@ -67,6 +67,9 @@ class LogHistogram final {
   // factor relative_error() of the exact value. q = 0 and q = 1 give min() and max()
   // exactly. 0 when empty. O(buckets log buckets).
   double quantile(double q) const;
+  // The estimated values of the samples of 0-based `ranks` in ascending order (each in
+  // [0, count)): rank 0 and count - 1 exactly (min and max), others within relative_error().
+  std::vector<double> values_at_ranks(const std::vector<std::int64_t>& ranks) const;
 
  private:
   [[noreturn, gnu::noinline, gnu::cold]] static void bad_add(double value);

@@ -109,7 +109,15 @@ void MetricsCollector::on_request_finished(const RequestRecord& record) {
     request_times_.push_back({record.arrival_s, record.first_scheduled_s, record.completion_s,
                               record.prompt_tokens, record.output_tokens});
   }
+  pass_request(record);
+}
+
+void MetricsCollector::pass_request(const RequestRecord& record) {
   if (options_.keep_request_records) requests_.push_back(record);
+  if (sink_ == nullptr) return;
+  const auto parts = ttft_parts_.find(record.id);
+  sink_->on_request(record, parts == ttft_parts_.end() ? nullptr : &parts->second);
+  if (!options_.keep_request_records && parts != ttft_parts_.end()) ttft_parts_.erase(parts);
 }
 
 void MetricsCollector::on_request_rejected(const RequestRecord& record) {
@@ -127,7 +135,7 @@ void MetricsCollector::on_request_rejected(const RequestRecord& record) {
     request_times_.push_back(
         {record.arrival_s, std::nan(""), std::nan(""), record.prompt_tokens, record.output_tokens});
   }
-  if (options_.keep_request_records) requests_.push_back(record);
+  pass_request(record);
 }
 
 MetricsCollector::ReplicaSums& MetricsCollector::add_replica_sums(std::int32_t replica) {

@@ -12,6 +12,7 @@
 
 #include "sim/metrics/latency_sample.h"
 #include "sim/metrics/log_histogram.h"
+#include "sim/metrics/record_sink.h"
 #include "sim/metrics/records.h"
 #include "sim/metrics/run_summary.h"
 
@@ -25,6 +26,9 @@ struct MetricsOptions {
   // When each request arrived, started and finished (RequestTiming, 40 bytes a request), for
   // the studies' steady-state analysis.
   bool keep_request_timings = true;
+  // A disaggregated run: requests report their TTFT in parts (requests.csv's ttft_PART_s
+  // columns, empty for a request without parts).
+  bool ttft_parts = false;
   std::optional<double> slo_ttft_s;  // a request meets its SLO when ttft <= slo_ttft_s,
   std::optional<double> slo_tpot_s;  // tpot <= slo_tpot_s and e2e <= slo_e2e_s; a target
   std::optional<double> slo_e2e_s;   // that is not set always passes
@@ -60,16 +64,25 @@ class MetricsCollector final {
   void on_request_finished(const RequestRecord& record);
   // A request was turned away without being served. `record.rejected` must be true.
   void on_request_rejected(const RequestRecord& record);
-  // Disaggregation: a request's TTFT parts, kept with its record (requests.csv).
+  // Disaggregation: a request's TTFT parts, kept with its record (requests.csv), reported
+  // before the request finishes.
   void on_ttft_parts(std::int64_t request, const std::array<double, kTtftParts>& parts) {
-    if (options_.keep_request_records) ttft_parts_.emplace(request, parts);
+    if (options_.keep_request_records || sink_ != nullptr) ttft_parts_.emplace(request, parts);
   }
-  // The TTFT parts of request `id`, if it has them.
+  // The TTFT parts of request `id`, if it has them (and the records are kept).
   const std::array<double, kTtftParts>* ttft_parts(std::int64_t id) const {
     const auto it = ttft_parts_.find(id);
     return it == ttft_parts_.end() ? nullptr : &it->second;
   }
-  bool has_ttft_parts() const noexcept { return !ttft_parts_.empty(); }
+  bool has_ttft_parts() const noexcept { return options_.ttft_parts; }
+  // Every record from here on also goes to `sink` (nullptr: none), as it is reported, and
+  // iterations_reported_before() is passed on to it; the collector keeps only the records its
+  // options ask for. The sink must outlive the reports.
+  void set_record_sink(IRecordSink* sink) noexcept { sink_ = sink; }
+  // Every iteration starting before `start_s` has been reported.
+  void iterations_reported_before(double start_s) {
+    if (sink_ != nullptr) sink_->iterations_reported_before(start_s);
+  }
   // `count` consecutive inter-token gaps of `gap_s` seconds each (count >= 0) on replica
   // `replica` (>= 0), so that a run of identical gaps is reported in one call rather than
   // one per token.
@@ -84,6 +97,7 @@ class MetricsCollector final {
     ReplicaSums& sums = replica_sums(record.replica);
     sums.time.add(record);
     if (options_.keep_iteration_records) iterations_.push_back(record);
+    if (sink_ != nullptr) sink_->on_iteration(record);
   }
   // `count` iterations of one replica, each as `first` with the fields that
   // `set_iteration(k, record)` sets for k = 1 .. count (times and KV memory, say), reported
@@ -207,7 +221,12 @@ class MetricsCollector final {
   [[noreturn, gnu::noinline, gnu::cold]] static void gap_broken(double gap_s);
   bool meets_slo(double ttft_s, std::optional<double> tpot_s, double e2e_s) const noexcept;
 
+  // A request's record, to the records kept and the sink; its TTFT parts leave the map
+  // unless the records are kept.
+  void pass_request(const RequestRecord& record);
+
   MetricsOptions options_;
+  IRecordSink* sink_ = nullptr;
   std::vector<RequestRecord> requests_;
   std::unordered_map<std::int64_t, std::array<double, kTtftParts>> ttft_parts_;
   std::vector<IterationRecord> iterations_;
@@ -246,7 +265,7 @@ void MetricsCollector::on_token_gaps(std::int32_t replica, std::size_t gaps, std
 template <class SetIteration>
 void MetricsCollector::on_iterations(const IterationRecord& first, std::size_t count,
                                      const SetIteration& set_iteration) {
-  if (options_.keep_iteration_records) {
+  if (options_.keep_iteration_records || sink_ != nullptr) {
     IterationRecord record = first;  // the fields the iterations share are set once
     for (std::size_t k = 1; k <= count; ++k) {
       set_iteration(k, record);

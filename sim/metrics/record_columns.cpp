@@ -1,6 +1,7 @@
 #include "sim/metrics/record_columns.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <limits>
 #include <numeric>
@@ -238,6 +239,23 @@ std::string cell_text(const Cell& cell, CellFormat format) {
   }
   if (const auto* text = std::get_if<std::string>(&cell)) return *text;
   return {};
+}
+
+void append_cell_text(std::string& out, const Cell& cell, CellFormat format) {
+  std::array<char, 32> buffer{};  // any int64 or double in either format
+  std::to_chars_result result{buffer.data(), {}};
+  if (const auto* integer = std::get_if<std::int64_t>(&cell)) {
+    result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), *integer);
+  } else if (const auto* real = std::get_if<double>(&cell)) {
+    result = format == CellFormat::NineDigits
+                 ? std::to_chars(buffer.data(), buffer.data() + buffer.size(), *real,
+                                 std::chars_format::general, 9)
+                 : std::to_chars(buffer.data(), buffer.data() + buffer.size(), *real);
+  } else if (const auto* text = std::get_if<std::string>(&cell)) {
+    out += *text;
+    return;
+  }
+  out.append(buffer.data(), result.ptr);
 }
 
 double written_value(double value, CellFormat format) {

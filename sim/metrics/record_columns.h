@@ -46,6 +46,8 @@ std::vector<std::size_t> iteration_file_order(const std::vector<IterationRecord>
 
 // The cell as the CSV writes it: empty text for an empty cell, a text unquoted.
 std::string cell_text(const Cell& cell, CellFormat format);
+// Appends cell_text(cell, format) to `out`, without a string of its own.
+void append_cell_text(std::string& out, const Cell& cell, CellFormat format);
 
 // The double that reading the written cell back gives: `value` itself, except that
 // NineDigits rounds it to 9 significant digits.

@@ -22,23 +22,10 @@
 namespace servesim {
 namespace {
 
-constexpr std::size_t kMaxBins = 400;
 constexpr std::size_t kMaxQuantiles = 500;
 
-// The rows of requests.csv or iterations.csv, one at a time, columns by header name: read
-// from the file, or from the records a run kept in memory (the same numbers either way).
-class RowSource {
- public:
-  virtual ~RowSource() = default;
-  virtual bool next() = 0;
-  virtual bool has(const std::string& name) const = 0;
-  virtual std::size_t column(const std::string& name) const = 0;
-  virtual bool empty_at(std::size_t index) const = 0;
-  virtual double number(std::size_t index, std::string_view name) const = 0;
-};
-
 // The columns of a CSV file that servesim wrote, by header name.
-class CsvTable final : public RowSource {
+class CsvTable final {
  public:
   explicit CsvTable(const std::filesystem::path& path)
       : text_(read_text_file(path)), cursor_(text_, path.string()) {
@@ -46,18 +33,22 @@ class CsvTable final : public RowSource {
     for (std::size_t i = 0; i < cursor_.fields().size(); ++i)
       columns_[std::string(cursor_.fields()[i])] = i;
   }
-  bool next() override { return cursor_.next_line(); }
-  bool has(const std::string& name) const override { return columns_.contains(name); }
-  std::size_t column(const std::string& name) const override {
+  bool next() { return cursor_.next_line(); }
+  bool has(const std::string& name) const { return columns_.contains(name); }
+  std::size_t column(const std::string& name) const {
     const auto it = columns_.find(name);
     if (it == columns_.end()) cursor_.fail("no column \"" + name + "\" in the header");
     return it->second;
   }
-  bool empty_at(std::size_t index) const override {
+  bool empty_at(std::size_t index) const {
     return index >= cursor_.fields().size() || cursor_.fields()[index].empty();
   }
-  double number(std::size_t index, std::string_view name) const override {
+  double number(std::size_t index, std::string_view name) const {
     return cursor_.finite_number(index, name);
+  }
+  std::optional<double> optional_number(std::size_t index, std::string_view name) const {
+    if (empty_at(index)) return std::nullopt;
+    return number(index, name);
   }
 
  private:
@@ -66,76 +57,117 @@ class CsvTable final : public RowSource {
   std::map<std::string, std::size_t> columns_;
 };
 
-// The records a run kept, as the file that lists them would read back: rows in the file's
-// order, each cell the value reading it gives (written_value: 9-digit columns rounded), so
-// that figures drawn from memory equal those drawn from the files, without writing and
-// parsing them (a million iterations are 100 MB of CSV). `extra` adds columns after the
-// record's own, as requests.csv's TTFT parts.
+constexpr std::array<const char*, 6> kKvColumns{
+    "kv_token_states",           "kv_reserved", "kv_internal_fragmentation",
+    "kv_external_fragmentation", "kv_free",     "kv_cached"};
+
+// requests.csv's rows into `data`.
+void read_requests(CsvTable& table, RunFigureData& data) {
+  const auto ttft = table.column("ttft_s");
+  const auto tpot = table.column("tpot_s");
+  const auto rejected = table.column("rejected");
+  const auto prompt = table.column("prompt_tokens");
+  const bool parts = table.has("ttft_prefill_queue_s");
+  std::array<std::size_t, kTtftParts> part_columns{};
+  for (std::size_t i = 0; parts && i < kTtftParts; ++i)
+    part_columns[i] = table.column(std::string("ttft_") + kTtftPartNames[i] + "_s");
+  while (table.next()) {
+    if (!table.empty_at(rejected) && table.number(rejected, "rejected") != 0) continue;
+    data.add_latencies(table.optional_number(ttft, "ttft_s"),
+                       table.optional_number(tpot, "tpot_s"));
+    if (!parts || table.empty_at(part_columns[0])) continue;  // prefilled where decoded
+    std::array<double, kTtftParts> values{};
+    for (std::size_t i = 0; i < kTtftParts; ++i)
+      values[i] = table.number(part_columns[i], kTtftPartNames[i]);
+    data.add_ttft_parts(table.number(prompt, "prompt_tokens"), values);
+  }
+}
+
+// iterations.csv's rows into `data`.
+void read_iterations(CsvTable& table, RunFigureData& data) {
+  // A file written before prefix caching has no cached column (nor hits).
+  const bool caching = table.has("kv_cached") && table.has("cached_tokens");
+  const std::size_t kv_count = caching ? 6 : 5;
+  std::array<std::size_t, 6> kv{};
+  for (std::size_t c = 0; c < kv_count; ++c)
+    kv[c] = table.column(kKvColumns[c]);
+  const auto cached = caching ? table.column("cached_tokens") : 0;
+  const auto prefill = table.column("prefill_tokens");
+  const auto start = table.column("start_s");
+  const auto duration = table.column("duration_s");
+  const auto batch = table.column("batch_size");
+  const auto capacity = table.column("kv_capacity_tokens");
+  while (table.next()) {
+    TimelineRow row{table.number(start, "start_s"),
+                    table.number(duration, "duration_s"),
+                    table.number(batch, "batch_size"),
+                    table.number(capacity, "kv_capacity_tokens"),
+                    caching ? table.number(cached, "cached_tokens") : 0.0,
+                    table.number(prefill, "prefill_tokens"),
+                    {}};
+    for (std::size_t c = 0; c < kv_count; ++c)
+      row.kv[c] = table.number(kv[c], kKvColumns[c]);
+    data.add_iteration(row);
+  }
+}
+
+// The column of `columns` named `name`.
 template <class Record>
-class RecordRows final : public RowSource {
- public:
-  using Extra = std::function<Cell(const Record&, std::size_t)>;
-  RecordRows(const std::vector<Record>& records, std::vector<std::size_t> order,
-             std::span<const RecordColumn<Record>> columns,
-             std::vector<std::string> extra_names = {}, Extra extra = {})
-      : records_(records),
-        order_(std::move(order)),
-        columns_(columns),
-        extra_names_(std::move(extra_names)),
-        extra_(std::move(extra)) {}
-  bool next() override { return ++row_ < order_.size(); }
-  bool has(const std::string& name) const override { return find(name).has_value(); }
-  std::size_t column(const std::string& name) const override {
-    const auto index = find(name);
-    if (!index) throw InvariantError("run figures: no column \"" + name + "\" in the records");
-    return *index;
+const RecordColumn<Record>& column_named(std::span<const RecordColumn<Record>> columns,
+                                         std::string_view name) {
+  for (const auto& column : columns) {
+    if (name == column.name) return column;
   }
-  bool empty_at(std::size_t index) const override {
-    return std::holds_alternative<std::monostate>(cell(index));
-  }
-  double number(std::size_t index, std::string_view) const override {
-    const Cell value = cell(index);
-    if (const auto* integer = std::get_if<std::int64_t>(&value))
-      return static_cast<double>(*integer);
-    const CellFormat format =
-        index < columns_.size() ? columns_[index].format : CellFormat::NineDigits;
-    return written_value(std::get<double>(value), format);
-  }
+  throw InvariantError("run figures: no column \"" + std::string(name) + "\" in the records");
+}
 
- private:
-  std::optional<std::size_t> find(const std::string& name) const {
-    for (std::size_t i = 0; i < columns_.size(); ++i) {
-      if (name == columns_[i].name) return i;
-    }
-    for (std::size_t i = 0; i < extra_names_.size(); ++i) {
-      if (name == extra_names_[i]) return columns_.size() + i;
-    }
-    return std::nullopt;
-  }
-  Cell cell(std::size_t index) const {
-    const Record& record = records_[order_[row_]];
-    return index < columns_.size() ? columns_[index].cell(record)
-                                   : extra_(record, index - columns_.size());
-  }
-
-  const std::vector<Record>& records_;
-  std::vector<std::size_t> order_;
-  std::span<const RecordColumn<Record>> columns_;
-  std::vector<std::string> extra_names_;
-  Extra extra_;
-  std::size_t row_ = static_cast<std::size_t>(-1);  // before the first row
+// The record columns the figures read, found once.
+struct FigureColumns {
+  const RecordColumn<RequestRecord>* ttft = nullptr;
+  const RecordColumn<RequestRecord>* tpot = nullptr;
+  // TimelineRow's fields in order, then kKvColumns.
+  std::array<const RecordColumn<IterationRecord>*, 12> iteration{};
 };
 
-// (value, cumulative share) pairs of a sorted sample, at most kMaxQuantiles of them.
-void write_cdf_block(std::ostream& out, std::vector<double> values, double scale) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
+const FigureColumns& figure_columns() {
+  static const FigureColumns columns = [] {
+    FigureColumns found;
+    found.ttft = &column_named(request_columns(), "ttft_s");
+    found.tpot = &column_named(request_columns(), "tpot_s");
+    const std::array<const char*, 6> fields{"start_s",           "duration_s",
+                                            "batch_size",        "kv_capacity_tokens",
+                                            "cached_tokens",     "prefill_tokens"};
+    for (std::size_t c = 0; c < fields.size(); ++c)
+      found.iteration[c] = &column_named(iteration_columns(), fields[c]);
+    for (std::size_t c = 0; c < kKvColumns.size(); ++c)
+      found.iteration[6 + c] = &column_named(iteration_columns(), kKvColumns[c]);
+    return found;
+  }();
+  return columns;
+}
+
+// A record's cell as reading the file gives it back: nullopt when empty.
+template <class Record>
+std::optional<double> read_back(const RecordColumn<Record>& column, const Record& record) {
+  const Cell cell = column.cell(record);
+  if (const auto* integer = std::get_if<std::int64_t>(&cell)) return static_cast<double>(*integer);
+  if (const auto* real = std::get_if<double>(&cell)) return written_value(*real, column.format);
+  return std::nullopt;
+}
+
+// (value, cumulative share) pairs of a sample in ascending order, at most kMaxQuantiles of them.
+void write_cdf_block(std::ostream& out, const LatencySample& sample, double scale) {
+  const auto n = static_cast<std::size_t>(sample.count());
   const std::size_t step = std::max<std::size_t>(1, n / kMaxQuantiles);
-  for (std::size_t i = 0; i < n; i += step) {
-    out << format_9_digits(values[i] * scale) << ' '
-        << format_9_digits(static_cast<double>(i + 1) / static_cast<double>(n)) << '\n';
+  std::vector<std::int64_t> ranks;
+  for (std::size_t i = 0; i < n; i += step)
+    ranks.push_back(static_cast<std::int64_t>(i));
+  const std::vector<double> values = sample.values_at_ranks(ranks);
+  for (std::size_t k = 0; k < ranks.size(); ++k) {
+    out << format_9_digits(values[k] * scale) << ' '
+        << format_9_digits(static_cast<double>(ranks[k] + 1) / static_cast<double>(n)) << '\n';
   }
-  if (n > 0 && (n - 1) % step != 0) out << format_9_digits(values.back() * scale) << " 1\n";
+  if (n > 0 && (n - 1) % step != 0) out << format_9_digits(sample.max() * scale) << " 1\n";
   out << "\n\n";
 }
 
@@ -159,13 +191,13 @@ double nice_tick(double span) {
   return 10 * decade;
 }
 
-CdfAxis cdf_axis(const std::vector<double>& seconds) {
+CdfAxis cdf_axis(const LatencySample& seconds) {
   CdfAxis axis;
-  if (seconds.empty()) return axis;
-  const auto [low, high] = std::minmax_element(seconds.begin(), seconds.end());
-  if (*high >= 10) axis = {1, "s", false, 0};
-  axis.log = spans_log_range(seconds);
-  if (!axis.log) axis.tick = nice_tick((*high - *low) * axis.scale);
+  if (seconds.count() == 0) return axis;
+  const double low = seconds.min(), high = seconds.max();
+  if (high >= 10) axis = {1, "s", false, 0};
+  axis.log = low > 0 && high > kLogSpan * low;
+  if (!axis.log) axis.tick = nice_tick((high - low) * axis.scale);
   return axis;
 }
 
@@ -176,25 +208,18 @@ std::string cdf_panel(const CdfAxis& axis, const char* name, const char* title) 
          "\"\n";
 }
 
-std::optional<Figure> latency_cdf(const std::filesystem::path& dir, RowSource& table) {
-  const auto ttft = table.column("ttft_s");
-  const auto tpot = table.column("tpot_s");
-  const auto rejected = table.column("rejected");
-  std::vector<double> ttft_s, tpot_s;
-  while (table.next()) {
-    if (!table.empty_at(rejected) && table.number(rejected, "rejected") != 0) continue;
-    if (!table.empty_at(ttft)) ttft_s.push_back(table.number(ttft, "ttft_s"));
-    if (!table.empty_at(tpot)) tpot_s.push_back(table.number(tpot, "tpot_s"));
-  }
-  if (ttft_s.empty()) return std::nullopt;
-  const auto data = dir / "latency_cdf.dat";
-  auto out = open_output_file(data);
+std::optional<Figure> latency_cdf(const std::filesystem::path& dir, const RunFigureData& data) {
+  const LatencySample& ttft_s = data.ttft_s();
+  const LatencySample& tpot_s = data.tpot_s();
+  if (ttft_s.count() == 0) return std::nullopt;
+  const auto path = dir / "latency_cdf.dat";
+  auto out = open_output_file(path);
   const CdfAxis ttft_axis = cdf_axis(ttft_s), tpot_axis = cdf_axis(tpot_s);
   out << "# TTFT (" << ttft_axis.unit << ") and cumulative share of completed requests, then TPOT ("
       << tpot_axis.unit << ")\n";
   write_cdf_block(out, ttft_s, ttft_axis.scale);
   write_cdf_block(out, tpot_s, tpot_axis.scale);
-  close_output_file(out, data);
+  close_output_file(out, path);
   std::string body =
       "set multiplot layout 1,2 title \"Latency distribution over completed requests\"\n"
       "set grid\nset key top left\nset yrange [0:1]\n"
@@ -202,7 +227,7 @@ std::optional<Figure> latency_cdf(const std::filesystem::path& dir, RowSource& t
       cdf_panel(ttft_axis, "TTFT", "Time to first token") +
       "plot \"latency_cdf.dat\" index 0 using 1:2 with lines lw 2 " + series_colour(0) +
       " title \"TTFT\"\n" + cdf_panel(tpot_axis, "TPOT", "Time per output token");
-  body += tpot_s.empty() ? "plot NaN title \"no request had 2+ output tokens\"\n"
+  body += tpot_s.count() == 0 ? "plot NaN title \"no request had 2+ output tokens\"\n"
                          : "plot \"latency_cdf.dat\" index 1 using 1:2 with lines lw 2 " +
                                series_colour(1) + " title \"TPOT\"\n";
   return Figure{"latency_cdf", body, 1100, 480};
@@ -210,20 +235,9 @@ std::optional<Figure> latency_cdf(const std::filesystem::path& dir, RowSource& t
 
 // A disaggregated run's TTFT in its parts (requests.csv's ttft_PART_s columns), stacked, as
 // means over requests grouped by prompt length: ten groups of equal count, shortest first.
-std::optional<Figure> ttft_breakdown(const std::filesystem::path& dir, RowSource& table) {
-  if (!table.has("ttft_prefill_queue_s")) return std::nullopt;
-  std::array<std::size_t, kTtftParts> columns{};
-  for (std::size_t i = 0; i < kTtftParts; ++i)
-    columns[i] = table.column(std::string("ttft_") + kTtftPartNames[i] + "_s");
-  const auto prompt = table.column("prompt_tokens");
-  std::vector<std::pair<double, std::array<double, kTtftParts>>> rows;
-  while (table.next()) {
-    if (table.empty_at(columns[0])) continue;  // rejected, or prefilled where decoded
-    std::array<double, kTtftParts> parts{};
-    for (std::size_t i = 0; i < kTtftParts; ++i)
-      parts[i] = table.number(columns[i], kTtftPartNames[i]);
-    rows.emplace_back(table.number(prompt, "prompt_tokens"), parts);
-  }
+std::optional<Figure> ttft_breakdown(const std::filesystem::path& dir,
+                                     const RunFigureData& figure_data) {
+  std::vector<std::pair<double, std::array<double, kTtftParts>>> rows = figure_data.ttft_parts();
   if (rows.empty()) return std::nullopt;
   std::stable_sort(rows.begin(), rows.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -265,77 +279,18 @@ std::optional<Figure> ttft_breakdown(const std::filesystem::path& dir, RowSource
   return Figure{"ttft_breakdown", body, 1100, 560};
 }
 
-// Iterations binned by start time; sums weighted by iteration duration.
-struct Bin {
-  // token states, reserved, internal, external, free, cached
-  std::array<double, 6> kv_token_seconds{};
-  double capacity_token_seconds = 0;
-  double cached_tokens = 0;   // prompt tokens admissions found in the prefix cache
-  double prefill_tokens = 0;  // prompt tokens computed
-  double batch_seconds = 0;
-  double seconds = 0;
-};
-
-std::vector<Figure> time_series(const std::filesystem::path& dir, RowSource& table) {
-  struct Row {
-    double start_s, duration_s, batch, capacity, cached, prefill;
-    std::array<double, 6> kv;
-  };
-  std::vector<Row> rows;
-  {
-    const std::array<const char*, 6> names{
-        "kv_token_states",           "kv_reserved", "kv_internal_fragmentation",
-        "kv_external_fragmentation", "kv_free",     "kv_cached"};
-    // A file written before prefix caching has no cached column (nor hits).
-    const bool caching = table.has("kv_cached") && table.has("cached_tokens");
-    std::array<std::size_t, 6> kv{};
-    for (std::size_t c = 0; c < (caching ? 6 : 5); ++c)
-      kv[c] = table.column(names[c]);
-    const auto cached = caching ? table.column("cached_tokens") : 0;
-    const auto prefill = table.column("prefill_tokens");
-    const auto start = table.column("start_s");
-    const auto duration = table.column("duration_s");
-    const auto batch = table.column("batch_size");
-    const auto capacity = table.column("kv_capacity_tokens");
-    while (table.next()) {
-      Row row{table.number(start, "start_s"),
-              table.number(duration, "duration_s"),
-              table.number(batch, "batch_size"),
-              table.number(capacity, "kv_capacity_tokens"),
-              caching ? table.number(cached, "cached_tokens") : 0.0,
-              table.number(prefill, "prefill_tokens"),
-              {}};
-      for (std::size_t c = 0; c < (caching ? 6 : 5); ++c)
-        row.kv[c] = table.number(kv[c], names[c]);
-      rows.push_back(row);
-    }
-  }
-  if (rows.empty()) return {};
-  double end_s = 0;
-  for (const auto& row : rows)
-    end_s = std::max(end_s, row.start_s + row.duration_s);
-  const std::size_t bins = std::min(kMaxBins, rows.size());
-  const double width_s = end_s > 0 ? end_s / static_cast<double>(bins) : 1.0;
-  std::vector<Bin> binned(bins);
-  double cached_total = 0;
-  for (const auto& row : rows) {
-    const auto b = std::min(bins - 1, static_cast<std::size_t>(row.start_s / width_s));
-    Bin& bin = binned[b];
-    for (std::size_t c = 0; c < 6; ++c)
-      bin.kv_token_seconds[c] += row.kv[c] * row.duration_s;
-    bin.cached_tokens += row.cached;
-    bin.prefill_tokens += row.prefill;
-    cached_total += row.cached;
-    bin.capacity_token_seconds += row.capacity * row.duration_s;
-    bin.batch_seconds += row.batch * row.duration_s;
-    bin.seconds += row.duration_s;
-  }
+std::vector<Figure> time_series(const std::filesystem::path& dir, const RunFigureData& figure_data) {
+  if (!figure_data.has_iterations()) return {};
+  const double width_s = figure_data.bin_width_s();
+  const std::vector<RunFigureData::Bin>& binned = figure_data.bins();
+  const std::size_t bins = binned.size();
+  const double cached_total = figure_data.cached_tokens();
   const auto data = dir / "timeline.dat";
   auto out = open_output_file(data);
   out << "# time_s mean_batch_size, then cumulative KV shares (%): token_states +reserved "
          "+internal +external +free +cached, then the prefix-cache hit rate (%)\n";
   for (std::size_t b = 0; b < bins; ++b) {
-    const Bin& bin = binned[b];
+    const RunFigureData::Bin& bin = binned[b];
     if (bin.seconds <= 0) continue;
     out << format_9_digits((static_cast<double>(b) + 0.5) * width_s) << ' '
         << format_9_digits(bin.batch_seconds / bin.seconds);
@@ -380,61 +335,96 @@ std::vector<Figure> time_series(const std::filesystem::path& dir, RowSource& tab
   return figures;
 }
 
-// The figures of a run from its requests' and iterations' rows (either may be absent).
-std::vector<Figure> run_figures(const std::filesystem::path& run_dir,
-                                const std::function<std::unique_ptr<RowSource>()>& requests,
-                                const std::function<std::unique_ptr<RowSource>()>& iterations) {
+}  // namespace
+
+void RunFigureData::add_latencies(std::optional<double> ttft_s, std::optional<double> tpot_s) {
+  if (ttft_s) ttft_s_.add(*ttft_s);
+  if (tpot_s) tpot_s_.add(*tpot_s);
+}
+
+void RunFigureData::add_ttft_parts(double prompt_tokens,
+                                   const std::array<double, kTtftParts>& parts_s) {
+  parts_.emplace_back(prompt_tokens, parts_s);
+}
+
+void RunFigureData::add_iteration(const TimelineRow& row) {
+  while (row.start_s >= bin_width_s_ * static_cast<double>(kTimelineBins)) {
+    for (std::size_t b = 0; b < kTimelineBins; ++b) {
+      Bin merged;
+      if (2 * b < kTimelineBins) {
+        const Bin& low = bins_[2 * b];
+        const Bin& high = bins_[2 * b + 1];
+        for (std::size_t c = 0; c < merged.kv_token_seconds.size(); ++c)
+          merged.kv_token_seconds[c] = low.kv_token_seconds[c] + high.kv_token_seconds[c];
+        merged.capacity_token_seconds = low.capacity_token_seconds + high.capacity_token_seconds;
+        merged.cached_tokens = low.cached_tokens + high.cached_tokens;
+        merged.prefill_tokens = low.prefill_tokens + high.prefill_tokens;
+        merged.batch_seconds = low.batch_seconds + high.batch_seconds;
+        merged.seconds = low.seconds + high.seconds;
+      }
+      bins_[b] = merged;
+    }
+    bin_width_s_ *= 2;
+  }
+  ++iterations_;
+  const auto b = std::min(kTimelineBins - 1, static_cast<std::size_t>(row.start_s / bin_width_s_));
+  Bin& bin = bins_[b];
+  for (std::size_t c = 0; c < row.kv.size(); ++c)
+    bin.kv_token_seconds[c] += row.kv[c] * row.duration_s;
+  bin.cached_tokens += row.cached_tokens;
+  bin.prefill_tokens += row.prefill_tokens;
+  cached_total_ += row.cached_tokens;
+  bin.capacity_token_seconds += row.kv_capacity_tokens * row.duration_s;
+  bin.batch_seconds += row.batch_size * row.duration_s;
+  bin.seconds += row.duration_s;
+}
+
+void RunFigureData::on_request(const RequestRecord& record,
+                               const std::array<double, kTtftParts>* ttft_parts) {
+  if (record.rejected) return;
+  const FigureColumns& columns = figure_columns();
+  add_latencies(read_back(*columns.ttft, record), read_back(*columns.tpot, record));
+  if (ttft_parts == nullptr) return;
+  std::array<double, kTtftParts> parts{};
+  for (std::size_t i = 0; i < kTtftParts; ++i)
+    parts[i] = written_value((*ttft_parts)[i], CellFormat::NineDigits);
+  add_ttft_parts(static_cast<double>(record.prompt_tokens), parts);
+}
+
+void RunFigureData::on_iteration(const IterationRecord& record) {
+  const FigureColumns& columns = figure_columns();
+  const auto value = [&](std::size_t c) {
+    return read_back(*columns.iteration[c], record).value_or(0.0);
+  };
+  TimelineRow row{value(0), value(1), value(2), value(3), value(4), value(5), {}};
+  for (std::size_t c = 0; c < kKvColumns.size(); ++c)
+    row.kv[c] = value(6 + c);
+  add_iteration(row);
+}
+
+std::vector<Figure> write_run_figures(const std::filesystem::path& run_dir,
+                                      const RunFigureData& data) {
   std::vector<Figure> figures;
-  if (auto table = requests()) {
-    if (auto cdf = latency_cdf(run_dir, *table)) figures.push_back(*cdf);
-  }
-  if (auto table = requests()) {
-    if (auto parts = ttft_breakdown(run_dir, *table)) figures.push_back(*parts);
-  }
-  if (auto table = iterations()) {
-    for (auto& figure : time_series(run_dir, *table))
-      figures.push_back(std::move(figure));
-  }
+  if (auto cdf = latency_cdf(run_dir, data)) figures.push_back(*cdf);
+  if (auto parts = ttft_breakdown(run_dir, data)) figures.push_back(*parts);
+  for (auto& figure : time_series(run_dir, data))
+    figures.push_back(std::move(figure));
   for (const auto& figure : figures)
     write_figure_script(run_dir, figure);
   return figures;
 }
 
-}  // namespace
-
 std::vector<Figure> write_run_figures(const std::filesystem::path& run_dir) {
-  const auto file = [&](const char* name) {
-    return [path = run_dir / name]() -> std::unique_ptr<RowSource> {
-      if (!std::filesystem::exists(path)) return nullptr;
-      return std::make_unique<CsvTable>(path);
-    };
-  };
-  return run_figures(run_dir, file("requests.csv"), file("iterations.csv"));
-}
-
-std::vector<Figure> write_run_figures(const std::filesystem::path& run_dir,
-                                      const MetricsCollector& collector) {
-  const MetricsOptions& kept = collector.options();
-  const auto requests = [&]() -> std::unique_ptr<RowSource> {
-    if (!kept.keep_request_records) return nullptr;
-    const auto& records = collector.request_records();
-    std::vector<std::string> parts;
-    for (std::size_t i = 0; collector.has_ttft_parts() && i < kTtftParts; ++i)
-      parts.push_back(ttft_part_column(i));
-    return std::make_unique<RecordRows<RequestRecord>>(
-        records, request_file_order(records), request_columns(), std::move(parts),
-        [&collector](const RequestRecord& r, std::size_t part) -> Cell {
-          const auto* values = collector.ttft_parts(r.id);
-          return values != nullptr ? Cell((*values)[part]) : Cell();
-        });
-  };
-  const auto iterations = [&]() -> std::unique_ptr<RowSource> {
-    if (!kept.keep_iteration_records) return nullptr;
-    const auto& records = collector.iteration_records();
-    return std::make_unique<RecordRows<IterationRecord>>(records, iteration_file_order(records),
-                                                         iteration_columns());
-  };
-  return run_figures(run_dir, requests, iterations);
+  RunFigureData data;
+  if (const auto path = run_dir / "requests.csv"; std::filesystem::exists(path)) {
+    CsvTable table(path);
+    read_requests(table, data);
+  }
+  if (const auto path = run_dir / "iterations.csv"; std::filesystem::exists(path)) {
+    CsvTable table(path);
+    read_iterations(table, data);
+  }
+  return write_run_figures(run_dir, data);
 }
 
 }  // namespace servesim

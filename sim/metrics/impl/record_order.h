@@ -1,0 +1,69 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <queue>
+#include <vector>
+
+#include "sim/metrics/record_sink.h"
+
+namespace servesim {
+
+// Passes a run's records on in the order the files list them (record_columns.h: requests by
+// id, iterations by start time, then replica, ties in the order reported), holding only
+// those that cannot go yet:
+// - a request waits for every request of a lower id (ids are 0, 1, 2, ... in arrival order
+//   and each is reported once, finished or rejected), so what waits is about the requests in
+//   flight;
+// - an iteration waits until iterations_reported_before() passes its start (replicas report
+//   their own iterations in time order, but a decode run's later iterations arrive when the
+//   run ends).
+// A record that arrives after the order has passed it, or a request id missing at finish(), is
+// a simulator bug: InvariantError.
+class RecordOrder final : public IRecordSink {
+ public:
+  explicit RecordOrder(std::vector<IRecordSink*> next) : next_(std::move(next)) {}
+
+  void begin(const RecordLayout& layout) override;
+  void on_request(const RequestRecord& record,
+                  const std::array<double, kTtftParts>* ttft_parts) override;
+  void on_iteration(const IterationRecord& record) override;
+  void iterations_reported_before(double start_s) override;
+  void finish() override;
+
+  // Records held now (for tests of the bound on what waits).
+  std::size_t waiting_requests() const noexcept { return waiting_.size(); }
+  std::size_t waiting_iterations() const noexcept { return iterations_.size(); }
+
+ private:
+  struct Waiting {
+    std::optional<RequestRecord> record;  // empty: not reported yet
+    std::optional<std::array<double, kTtftParts>> parts;
+  };
+  struct Queued {
+    IterationRecord record;
+    std::uint64_t sequence = 0;  // report order, for ties
+  };
+  struct Later {
+    bool operator()(const Queued& a, const Queued& b) const {
+      if (a.record.start_s != b.record.start_s) return a.record.start_s > b.record.start_s;
+      if (a.record.replica != b.record.replica) return a.record.replica > b.record.replica;
+      return a.sequence > b.sequence;
+    }
+  };
+  void pass_request(const RequestRecord& record, const std::array<double, kTtftParts>* parts);
+  void pass_iteration(const IterationRecord& record);
+
+  std::vector<IRecordSink*> next_;
+  std::int64_t next_id_ = 0;      // the id the file lists next
+  std::deque<Waiting> waiting_;   // ids next_id_, next_id_ + 1, ...
+  std::priority_queue<Queued, std::vector<Queued>, Later> iterations_;
+  std::uint64_t reported_ = 0;
+  bool passed_any_ = false;  // the last iteration passed on, for the order check
+  double last_start_s_ = 0;
+  std::int32_t last_replica_ = 0;
+};
+
+}  // namespace servesim
