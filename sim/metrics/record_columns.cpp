@@ -241,21 +241,25 @@ std::string cell_text(const Cell& cell, CellFormat format) {
   return {};
 }
 
+char* write_number_cell(char* first, const Cell& cell, CellFormat format) {
+  char* const last = first + kMaxNumberCellChars;  // any int64 or double in either format
+  if (const auto* integer = std::get_if<std::int64_t>(&cell))
+    return std::to_chars(first, last, *integer).ptr;
+  if (const auto* real = std::get_if<double>(&cell)) {
+    return format == CellFormat::NineDigits
+               ? std::to_chars(first, last, *real, std::chars_format::general, 9).ptr
+               : std::to_chars(first, last, *real).ptr;
+  }
+  return first;  // empty
+}
+
 void append_cell_text(std::string& out, const Cell& cell, CellFormat format) {
-  std::array<char, 32> buffer{};  // any int64 or double in either format
-  std::to_chars_result result{buffer.data(), {}};
-  if (const auto* integer = std::get_if<std::int64_t>(&cell)) {
-    result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), *integer);
-  } else if (const auto* real = std::get_if<double>(&cell)) {
-    result = format == CellFormat::NineDigits
-                 ? std::to_chars(buffer.data(), buffer.data() + buffer.size(), *real,
-                                 std::chars_format::general, 9)
-                 : std::to_chars(buffer.data(), buffer.data() + buffer.size(), *real);
-  } else if (const auto* text = std::get_if<std::string>(&cell)) {
+  if (const auto* text = std::get_if<std::string>(&cell)) {
     out += *text;
     return;
   }
-  out.append(buffer.data(), result.ptr);
+  std::array<char, kMaxNumberCellChars> buffer{};
+  out.append(buffer.data(), write_number_cell(buffer.data(), cell, format));
 }
 
 double written_value(double value, CellFormat format) {

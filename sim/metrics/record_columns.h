@@ -48,6 +48,10 @@ std::vector<std::size_t> iteration_file_order(const std::vector<IterationRecord>
 std::string cell_text(const Cell& cell, CellFormat format);
 // Appends cell_text(cell, format) to `out`, without a string of its own.
 void append_cell_text(std::string& out, const Cell& cell, CellFormat format);
+// Writes cell_text(cell, format) of a cell that is not a text at `first`, which must have
+// kMaxNumberCellChars characters of room; returns the end of what it wrote.
+inline constexpr std::size_t kMaxNumberCellChars = 32;
+char* write_number_cell(char* first, const Cell& cell, CellFormat format);
 
 // The double that reading the written cell back gives: `value` itself, except that
 // NineDigits rounds it to 9 significant digits.

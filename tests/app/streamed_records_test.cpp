@@ -143,13 +143,18 @@ TEST_CASE("record order passes requests by id and iterations by start, then repl
   CHECK_THROWS_AS(order.on_request(request(1), nullptr), servesim::InvariantError);
 
   order.on_iteration(iteration(1.0, 1));
+  order.on_iteration(iteration(1.0, 0));  // another replica's run, reported when it ended
   order.on_iteration(iteration(2.0, 0));
-  order.on_iteration(iteration(1.0, 0));  // a run's later iteration, reported late
   order.iterations_reported_before(1.5);
   CHECK(seen.iterations == std::vector<std::pair<double, std::int32_t>>{{1.0, 0}, {1.0, 1}});
   CHECK(order.waiting_iterations() == 1);
   // An iteration before what was passed on: the bound was wrong, a simulator bug.
-  CHECK_THROWS_AS(order.on_iteration(iteration(0.9, 0)), servesim::InvariantError);
+  CHECK_THROWS_AS(order.on_iteration(iteration(0.9, 2)), servesim::InvariantError);
+  // A replica's iterations out of time order.
+  CHECK_THROWS_AS(order.on_iteration(iteration(1.9, 0)), servesim::InvariantError);
+  order.finish();
+  CHECK(seen.iterations.back() == std::pair<double, std::int32_t>{2.0, 0});
+  CHECK(seen.finished);
 }
 
 TEST_CASE("record order refuses a request that never came", "[metrics]") {

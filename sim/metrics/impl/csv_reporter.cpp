@@ -27,20 +27,28 @@ void append_header(std::string& line, std::span<const RecordColumn<Record>> colu
 }
 
 // One CSV row without its line end: each column's cell as text, texts quoted where RFC 4180
-// asks.
+// asks. Numbers are written straight into room made at the end of `line`.
 template <class Record>
 void append_row(std::string& line, std::span<const RecordColumn<Record>> columns,
                 const Record& record) {
+  constexpr std::size_t kRoom = kMaxNumberCellChars + 1;  // a cell and its comma
+  std::size_t used = line.size();
+  line.resize(used + columns.size() * kRoom);
   for (std::size_t i = 0; i < columns.size(); ++i) {
     const RecordColumn<Record>& column = columns[i];
-    if (i > 0) line += ',';
+    if (i > 0) line[used++] = ',';
     const Cell cell = column.cell(record);
     if (column.format == CellFormat::Text) {
+      line.resize(used);
       line += csv_field(cell_text(cell, column.format));
+      used = line.size();
+      line.resize(used + (columns.size() - i) * kRoom);
     } else {
-      append_cell_text(line, cell, column.format);
+      used = static_cast<std::size_t>(write_number_cell(line.data() + used, cell, column.format) -
+                                      line.data());
     }
   }
+  line.resize(used);
 }
 
 // The same cells as one JSON object: every number cell is already a JSON number as written,

@@ -17,12 +17,18 @@ void RecordOrder::pass_request(const RequestRecord& record,
     sink->on_request(record, parts);
 }
 
-void RecordOrder::pass_iteration(const IterationRecord& record) {
+void RecordOrder::pass_earliest() {
+  const Head head = heads_.top();
+  heads_.pop();
+  std::deque<IterationRecord>& queue = replicas_[static_cast<std::size_t>(head.replica)];
   passed_any_ = true;
-  last_start_s_ = record.start_s;
-  last_replica_ = record.replica;
+  passed_start_s_ = head.start_s;
+  passed_replica_ = head.replica;
   for (IRecordSink* sink : next_)
-    sink->on_iteration(record);
+    sink->on_iteration(queue.front());
+  queue.pop_front();
+  --waiting_iterations_;
+  if (!queue.empty()) heads_.push({queue.front().start_s, head.replica});
 }
 
 void RecordOrder::on_request(const RequestRecord& record,
@@ -52,30 +58,40 @@ void RecordOrder::on_request(const RequestRecord& record,
 }
 
 void RecordOrder::on_iteration(const IterationRecord& record) {
-  // The queue passes iterations on in order as long as none arrives before the last passed.
-  if (passed_any_ && (record.start_s < last_start_s_ ||
-                      (record.start_s == last_start_s_ && record.replica < last_replica_))) {
+  if (record.replica < 0) {
+    throw InvariantError("replica index must be >= 0, got " + std::to_string(record.replica));
+  }
+  const auto r = static_cast<std::size_t>(record.replica);
+  if (replicas_.size() <= r) {
+    replicas_.resize(r + 1);
+    last_start_s_.resize(r + 1, 0.0);
+  }
+  // Each replica's queue is in time order, and the merge passes iterations on in order as
+  // long as none arrives before the last passed.
+  if (record.start_s < last_start_s_[r] ||
+      (passed_any_ && (record.start_s < passed_start_s_ ||
+                       (record.start_s == passed_start_s_ && record.replica < passed_replica_)))) {
     throw InvariantError("iteration of replica " + std::to_string(record.replica) +
                          " starting at " + std::to_string(record.start_s) +
-                         " s reported after later iterations were passed on");
+                         " s reported after later iterations");
   }
-  iterations_.push({record, reported_++});
+  last_start_s_[r] = record.start_s;
+  std::deque<IterationRecord>& queue = replicas_[r];
+  if (queue.empty()) heads_.push({record.start_s, record.replica});
+  queue.push_back(record);
+  ++waiting_iterations_;
 }
 
 void RecordOrder::iterations_reported_before(double start_s) {
-  while (!iterations_.empty() && iterations_.top().record.start_s < start_s) {
-    pass_iteration(iterations_.top().record);
-    iterations_.pop();
-  }
+  while (!heads_.empty() && heads_.top().start_s < start_s)
+    pass_earliest();
   for (IRecordSink* sink : next_)
     sink->iterations_reported_before(start_s);
 }
 
 void RecordOrder::finish() {
-  while (!iterations_.empty()) {
-    pass_iteration(iterations_.top().record);
-    iterations_.pop();
-  }
+  while (!heads_.empty())
+    pass_earliest();
   if (!waiting_.empty()) {
     throw InvariantError("request " + std::to_string(next_id_) +
                          " was never reported, finished or rejected");

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <queue>
 #include <vector>
@@ -35,35 +36,36 @@ class RecordOrder final : public IRecordSink {
 
   // Records held now (for tests of the bound on what waits).
   std::size_t waiting_requests() const noexcept { return waiting_.size(); }
-  std::size_t waiting_iterations() const noexcept { return iterations_.size(); }
+  std::size_t waiting_iterations() const noexcept { return waiting_iterations_; }
 
  private:
   struct Waiting {
     std::optional<RequestRecord> record;  // empty: not reported yet
     std::optional<std::array<double, kTtftParts>> parts;
   };
-  struct Queued {
-    IterationRecord record;
-    std::uint64_t sequence = 0;  // report order, for ties
-  };
-  struct Later {
-    bool operator()(const Queued& a, const Queued& b) const {
-      if (a.record.start_s != b.record.start_s) return a.record.start_s > b.record.start_s;
-      if (a.record.replica != b.record.replica) return a.record.replica > b.record.replica;
-      return a.sequence > b.sequence;
+  // Replicas with iterations waiting, by their earliest (start, replica): a k-way merge of
+  // the replicas' own queues, each already in time order.
+  struct Head {
+    double start_s;
+    std::int32_t replica;
+    bool operator>(const Head& other) const {
+      return start_s != other.start_s ? start_s > other.start_s : replica > other.replica;
     }
   };
   void pass_request(const RequestRecord& record, const std::array<double, kTtftParts>* parts);
-  void pass_iteration(const IterationRecord& record);
 
   std::vector<IRecordSink*> next_;
   std::int64_t next_id_ = 0;      // the id the file lists next
   std::deque<Waiting> waiting_;   // ids next_id_, next_id_ + 1, ...
-  std::priority_queue<Queued, std::vector<Queued>, Later> iterations_;
-  std::uint64_t reported_ = 0;
-  bool passed_any_ = false;  // the last iteration passed on, for the order check
-  double last_start_s_ = 0;
-  std::int32_t last_replica_ = 0;
+  void pass_earliest();
+
+  std::vector<std::deque<IterationRecord>> replicas_;  // each replica's, in report order
+  std::priority_queue<Head, std::vector<Head>, std::greater<>> heads_;
+  std::size_t waiting_iterations_ = 0;
+  std::vector<double> last_start_s_;  // per replica, for the order check
+  bool passed_any_ = false;           // the last iteration passed on, for the order check
+  double passed_start_s_ = 0;
+  std::int32_t passed_replica_ = 0;
 };
 
 }  // namespace servesim
