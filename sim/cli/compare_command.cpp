@@ -1,4 +1,5 @@
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "sim/cli/run_options.h"
 #include "sim/core/error.h"
 #include "sim/metrics/csv_format.h"
+#include "sim/metrics/impl/csv_reporter.h"
 #include "sim/metrics/output_file.h"
 #include "sim/metrics/summary_json.h"
 #include "sim/study/compare_plots.h"
@@ -136,58 +138,80 @@ int run_compare(CommandContext& context) {
 
   const auto policies = parse_policy_list((*vm)["policies"].as<std::string>());
   const ConfigSources base = run_config_sources(*vm);
+  const bool plots = vm->count("no-plots") == 0;
   std::vector<Compared> runs;
   // A policy that cannot serve the run (its reservation exceeds the KV capacity, every request
   // rejected) is reported with its reason; the others are compared. None served: the error.
   std::vector<std::pair<std::string, nlohmann::json>> not_fitting;  // label, its unfit result
   std::string title;  // the policies share model, hardware, engine and workload
-  for (const auto& policy : policies) {
-    ConfigSources sources = base;
-    sources.overrides.insert(sources.overrides.end(), policy.overrides.begin(),
-                             policy.overrides.end());
-    const nlohmann::json document = assemble_config(sources, context.data_root);
-    if (title.empty()) title = plot_title(document, sources);
-    try {
-      SimulationOutcome outcome =
-          run_simulation(document, context.data_root, std::filesystem::current_path());
-      require_served(outcome.result);
-      nlohmann::json summary = summary_to_json(outcome.result.summary);
-      summary["steady_state"] =
-          steady_state_json(analyze_steady_state(outcome.result.collector.request_timings()));
-      runs.push_back({policy, std::move(outcome), std::move(summary)});
-    } catch (const InfeasibleError& e) {
-      if (policies.size() == 1) throw;
-      not_fitting.emplace_back(policy.label, unfit_result(e));
+  // Every policy's run; with `staging`, each writes its requests.csv and iterations.csv into
+  // its folder there as it goes, so that no run keeps its records.
+  const auto run_policies = [&](const std::filesystem::path* staging) {
+    for (const auto& policy : policies) {
+      ConfigSources sources = base;
+      sources.overrides.insert(sources.overrides.end(), policy.overrides.begin(),
+                               policy.overrides.end());
+      const nlohmann::json document = assemble_config(sources, context.data_root);
+      if (title.empty()) title = plot_title(document, sources);
+      const std::filesystem::path folder =
+          staging != nullptr ? *staging / folder_for(policy.label) : std::filesystem::path();
+      try {
+        SimulationOptions run_options;
+        run_options.keep_records = false;
+        std::optional<CsvRecordWriter> writer;
+        if (staging != nullptr) {
+          writer.emplace(RecordFiles::in(folder, false));
+          run_options.record_sinks.push_back(&*writer);
+        }
+        SimulationOutcome outcome = run_simulation(document, context.data_root,
+                                                   std::filesystem::current_path(), run_options);
+        require_served(outcome.result);
+        nlohmann::json summary = summary_to_json(outcome.result.summary);
+        summary["steady_state"] =
+            steady_state_json(analyze_steady_state(outcome.result.collector.request_timings()));
+        runs.push_back({policy, std::move(outcome), std::move(summary)});
+      } catch (const InfeasibleError& e) {
+        if (policies.size() == 1) throw;
+        not_fitting.emplace_back(policy.label, unfit_result(e));
+        if (staging != nullptr) std::filesystem::remove_all(folder);
+      }
     }
-  }
-  if (runs.empty()) {
-    throw InfeasibleError("no policy fits: " + not_fitting.front().first + ": " +
-                          unfit_text(not_fitting.front().second));
-  }
-  const bool plots = vm->count("no-plots") == 0;
-  nlohmann::json combined = nlohmann::json::object();
-  for (const auto& run : runs)
-    combined[run.policy.label] = run.summary;
-  for (const auto& [label, unfit] : not_fitting)
-    combined[label] = unfit;
+    if (runs.empty()) {
+      throw InfeasibleError("no policy fits: " + not_fitting.front().first + ": " +
+                            unfit_text(not_fitting.front().second));
+    }
+  };
+  const auto combined_summaries = [&] {
+    nlohmann::json combined = nlohmann::json::object();
+    for (const auto& run : runs)
+      combined[run.policy.label] = run.summary;
+    for (const auto& [label, unfit] : not_fitting)
+      combined[label] = unfit;
+    return combined;
+  };
   if (vm->count("out") != 0) {
     publish_output((*vm)["out"].as<std::string>(), [&](const std::filesystem::path& staging) {
+      run_policies(&staging);
       std::vector<ComparedSummary> compared;
       for (const auto& run : runs) {
-        write_run_outputs(run.outcome, staging / folder_for(run.policy.label));
+        write_run_outputs(run.outcome, staging / folder_for(run.policy.label),
+                          {.requests_jsonl = false, .records = false});
         compared.push_back({run.policy.label, run.summary});
       }
       write_combined_csv(runs, staging / "compare.csv");
       write_command_record(staging, context);
       const auto marker = staging / "summary.json";  // marks the folder as servesim output
       auto out = open_output_file(marker);
-      out << combined.dump(2) << '\n';
+      out << combined_summaries().dump(2) << '\n';
       close_output_file(out, marker);
       if (plots)
         render_figures(staging, write_compare_figures(compared, staging, title), context.err,
                        plot_formats);
     });
+  } else {
+    run_policies(nullptr);
   }
+  const nlohmann::json combined = combined_summaries();
   if (vm->count("json") != 0) {
     context.out << combined.dump(2) << '\n';
   } else {

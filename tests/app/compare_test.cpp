@@ -175,6 +175,10 @@ TEST_CASE("compare reports a policy that does not fit and compares the others", 
   CHECK(summary["orca:contiguous:max"].contains("does_not_fit"));
   CHECK(summary["vllm:paged:16"]["requests_completed"].get<int>() > 0);
   CHECK(std::filesystem::exists(out / "compare.csv"));
+  // Each policy's records are written as its run goes; one that does not fit leaves no folder.
+  CHECK(std::filesystem::exists(out / "vllm-paged-16" / "requests.csv"));
+  CHECK(std::filesystem::exists(out / "vllm-paged-16" / "iterations.csv"));
+  CHECK_FALSE(std::filesystem::exists(out / "orca-contiguous-max"));
 
   auto json = args;
   json.push_back("--json");
