@@ -24,8 +24,9 @@ PyRunResult run(const py::object& config, const py::kwargs& settings) {
   std::optional<std::vector<ColumnValues>> iterations;
   {
     const py::gil_scoped_release release;
-    outcome.emplace(run_simulation(assemble_config(sources, root), root, working_dir,
-                                   {.keep_request_timings = false, .keep_records = true, .record_sinks = {}}));
+    outcome.emplace(
+        run_simulation(assemble_config(sources, root), root, working_dir,
+                       {.keep_request_timings = false, .keep_records = true, .record_sinks = {}}));
     require_served(outcome->result);
     summary = summary_to_json(outcome->result.summary);
     const MetricsCollector& collector = outcome->result.collector;

@@ -181,8 +181,8 @@ int run_run(CommandContext& context) {
   // The run, its check and the result file's figures, so that one the run cannot give fails
   // before --out is published.
   const auto simulate = [&](const SimulationOptions& run_options) {
-    outcome.emplace(run_simulation(document, context.data_root, std::filesystem::current_path(),
-                                   run_options));
+    outcome.emplace(
+        run_simulation(document, context.data_root, std::filesystem::current_path(), run_options));
     require_served(outcome->result);
     if (save_result) {
       result = vllm_setup(*outcome, *vm);
@@ -232,9 +232,8 @@ int run_run(CommandContext& context) {
       context.out << "Wrote " << (*vm)["out"].as<std::string>() << "/{summary.json, "
                   << (requests ? "requests.csv, " : "")
                   << (requests && vm->count("requests-jsonl") != 0 ? "requests.jsonl, " : "")
-                  << (iterations ? "iterations.csv, " : "")
-                  << "resolved_config.json" << (vm->count("no-plots") == 0 ? ", plots" : "")
-                  << "}\n";
+                  << (iterations ? "iterations.csv, " : "") << "resolved_config.json"
+                  << (vm->count("no-plots") == 0 ? ", plots" : "") << "}\n";
     }
   }
   return 0;

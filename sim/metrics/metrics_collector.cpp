@@ -211,8 +211,8 @@ RunSummary MetricsCollector::summarize(double duration_s) const {
   s.itl_s = histogram_latency_stats(itl);
   s.e2e_s = e2e_s_.stats();
   s.normalized_latency_s_per_token = normalized_s_per_token_.stats().mean;
-  s.latency_relative_error = std::max(
-      {ttft_s_.relative_error(), tpot_s_.relative_error(), e2e_s_.relative_error()});
+  s.latency_relative_error =
+      std::max({ttft_s_.relative_error(), tpot_s_.relative_error(), e2e_s_.relative_error()});
   s.itl_relative_error = itl.relative_error();
   s.mean_batch_size = use.mean_batch_size();
   s.kv_utilization = use.kv_utilization();

@@ -20,7 +20,8 @@ namespace servesim {
 
 struct MetricsOptions {
   // Full records cost memory per request and per iteration; the summary does not need them
-  // (it keeps a few doubles per request either way), only requests.csv and iterations.csv.
+  // (its memory is bounded: exact_latency_limit), only requests.csv and iterations.csv, which a
+  // record sink can also write as the run goes (set_record_sink).
   bool keep_request_records = true;
   bool keep_iteration_records = true;
   // When each request arrived, started and finished (RequestTiming, 40 bytes a request), for
@@ -39,8 +40,8 @@ struct MetricsOptions {
   double latency_relative_error = LatencySample::kDefaultRelativeError;
 };
 
-// When one request arrived, started and finished, kept for every request whatever the
-// record options (a few doubles each).
+// When one request arrived, started and finished, kept for every request when
+// keep_request_timings (a few doubles each).
 struct RequestTiming {
   double arrival_s = 0;
   double first_scheduled_s = 0;  // NaN when rejected

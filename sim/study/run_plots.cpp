@@ -134,9 +134,9 @@ const FigureColumns& figure_columns() {
     FigureColumns found;
     found.ttft = &column_named(request_columns(), "ttft_s");
     found.tpot = &column_named(request_columns(), "tpot_s");
-    const std::array<const char*, 6> fields{"start_s",           "duration_s",
-                                            "batch_size",        "kv_capacity_tokens",
-                                            "cached_tokens",     "prefill_tokens"};
+    const std::array<const char*, 6> fields{"start_s",       "duration_s",
+                                            "batch_size",    "kv_capacity_tokens",
+                                            "cached_tokens", "prefill_tokens"};
     for (std::size_t c = 0; c < fields.size(); ++c)
       found.iteration[c] = &column_named(iteration_columns(), fields[c]);
     for (std::size_t c = 0; c < kKvColumns.size(); ++c)
@@ -228,8 +228,8 @@ std::optional<Figure> latency_cdf(const std::filesystem::path& dir, const RunFig
       "plot \"latency_cdf.dat\" index 0 using 1:2 with lines lw 2 " + series_colour(0) +
       " title \"TTFT\"\n" + cdf_panel(tpot_axis, "TPOT", "Time per output token");
   body += tpot_s.count() == 0 ? "plot NaN title \"no request had 2+ output tokens\"\n"
-                         : "plot \"latency_cdf.dat\" index 1 using 1:2 with lines lw 2 " +
-                               series_colour(1) + " title \"TPOT\"\n";
+                              : "plot \"latency_cdf.dat\" index 1 using 1:2 with lines lw 2 " +
+                                    series_colour(1) + " title \"TPOT\"\n";
   return Figure{"latency_cdf", body, 1100, 480};
 }
 
@@ -279,7 +279,8 @@ std::optional<Figure> ttft_breakdown(const std::filesystem::path& dir,
   return Figure{"ttft_breakdown", body, 1100, 560};
 }
 
-std::vector<Figure> time_series(const std::filesystem::path& dir, const RunFigureData& figure_data) {
+std::vector<Figure> time_series(const std::filesystem::path& dir,
+                                const RunFigureData& figure_data) {
   if (!figure_data.has_iterations()) return {};
   const double width_s = figure_data.bin_width_s();
   const std::vector<RunFigureData::Bin>& binned = figure_data.bins();

@@ -88,7 +88,8 @@ TEST_CASE("records streamed as the run goes equal the records kept and sorted af
       REQUIRE(a.count(file) == 1);
       CHECK(a.at(file) == text);
     }
-    if (name == "disaggregated") CHECK(a.at("requests.csv").find("ttft_transfer_s") != std::string::npos);
+    if (name == "disaggregated")
+      CHECK(a.at("requests.csv").find("ttft_transfer_s") != std::string::npos);
 
     const auto from_records = servesim::write_run_figures(streamed, figures);
     const auto memory_figures = files_of(streamed, {".dat", ".gp"});
@@ -104,8 +105,7 @@ TEST_CASE("records streamed as the run goes equal the records kept and sorted af
   }
 }
 
-TEST_CASE("record order passes requests by id and iterations by start, then replica",
-          "[metrics]") {
+TEST_CASE("record order passes requests by id and iterations by start, then replica", "[metrics]") {
   struct Seen final : servesim::IRecordSink {
     std::vector<std::int64_t> requests;
     std::vector<std::pair<double, std::int32_t>> iterations;

@@ -92,8 +92,8 @@ TEST_CASE("The summary states the latency error once past the exact limit", "[me
     for (std::size_t i = 0; i < ttfts.size(); ++i) {
       const double arrival = static_cast<double>(i);
       collector.on_request_finished(finished_request(static_cast<std::int64_t>(i), arrival,
-                                                     arrival + ttfts[i],
-                                                     arrival + ttfts[i] + 1.0, 10, 11));
+                                                     arrival + ttfts[i], arrival + ttfts[i] + 1.0,
+                                                     10, 11));
     }
   };
   servesim::MetricsCollector exact;  // the default limit is far above 400
@@ -109,10 +109,9 @@ TEST_CASE("The summary states the latency error once past the exact limit", "[me
   CHECK(s.requests_completed == 400);
   CHECK(s.ttft_s.max == e.ttft_s.max);
   CHECK(s.ttft_s.mean == Approx(e.ttft_s.mean).epsilon(1e-12));
-  for (const auto& [got, want] : {std::pair{s.ttft_s.p50, e.ttft_s.p50},
-                                  std::pair{s.ttft_s.p99, e.ttft_s.p99},
-                                  std::pair{s.e2e_s.p90, e.e2e_s.p90},
-                                  std::pair{s.tpot_s.p99, e.tpot_s.p99}}) {
+  for (const auto& [got, want] :
+       {std::pair{s.ttft_s.p50, e.ttft_s.p50}, std::pair{s.ttft_s.p99, e.ttft_s.p99},
+        std::pair{s.e2e_s.p90, e.e2e_s.p90}, std::pair{s.tpot_s.p99, e.tpot_s.p99}}) {
     CHECK(std::abs(got - want) <= 0.001 * want);
   }
   CHECK(sketched.latency_quantiles(servesim::MetricsCollector::Latency::Ttft, {0.99}).front() ==
