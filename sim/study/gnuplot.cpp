@@ -34,11 +34,13 @@ std::filesystem::path find_gnuplot() {
   return {};
 }
 
-// Runs `gnuplot -e "cd DIR" SCRIPT` and returns its exit status.
+// Runs `gnuplot -e "cd DIR" SCRIPT...` and returns its exit status: one process for every
+// script, since starting gnuplot (its fonts above all) costs about as much as a figure.
 int run_gnuplot(const std::filesystem::path& gnuplot, const std::filesystem::path& dir,
-                const std::string& script) {
+                const std::vector<std::string>& scripts) {
   const std::string cd = "cd " + gnuplot_quote(dir.string());
-  std::vector<std::string> args{gnuplot.string(), "-e", cd, script};
+  std::vector<std::string> args{gnuplot.string(), "-e", cd};
+  args.insert(args.end(), scripts.begin(), scripts.end());
   std::vector<char*> argv;
   for (auto& arg : args)
     argv.push_back(arg.data());
@@ -130,13 +132,18 @@ bool render_figures(const std::filesystem::path& dir, const std::vector<Figure>&
     return false;
   }
   const auto absolute = std::filesystem::absolute(dir);
-  for (const auto& figure : figures) {
-    if (run_gnuplot(gnuplot, absolute, figure.name + ".gp") != 0) {
-      throw InputError((dir / (figure.name + ".gp")).string(),
+  std::vector<std::string> scripts;
+  for (const auto& figure : figures)
+    scripts.push_back(figure.name + ".gp");
+  if (scripts.empty() || run_gnuplot(gnuplot, absolute, scripts) == 0) return true;
+  // gnuplot stops at the first script that fails: find it, one process per script.
+  for (const auto& script : scripts) {
+    if (run_gnuplot(gnuplot, absolute, {script}) != 0) {
+      throw InputError((dir / script).string(),
                        "gnuplot failed to render it (run gnuplot on it to see why)");
     }
   }
-  return true;
+  throw InputError(dir.string(), "gnuplot failed to render the figures together");
 }
 
 namespace {

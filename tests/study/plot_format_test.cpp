@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 #include "sim/core/error.h"
@@ -38,4 +39,24 @@ TEST_CASE("run --plot-format renders the formats asked for and no others", "[stu
   }
   const auto bad = test::run_servesim({"sweep", "--grid", "rate=1,2", "--plot-format", "jpg"});
   test::require_error(bad, 2, "--plot-format: expected a list of png, svg and pdf");
+}
+
+TEST_CASE("figures render in one gnuplot, and a script gnuplot refuses is named", "[study][plot]") {
+  const test::ScratchDir dir("render_together");
+  std::ostringstream warnings;
+  const Figure good{"good", "plot x title \"x\"\n"};
+  const Figure also{"also_good", "plot x * x title \"x squared\"\n"};
+  for (const Figure& figure : {good, also})
+    write_figure_script(dir.path(), figure);
+  if (!render_figures(dir.path(), {good, also}, warnings)) {
+    WARN("gnuplot is not installed: nothing rendered");
+    return;
+  }
+  CHECK(std::filesystem::exists(dir.path() / "good.png"));
+  CHECK(std::filesystem::exists(dir.path() / "also_good.svg"));
+
+  const Figure broken{"broken", "plot this is not gnuplot\n"};
+  write_figure_script(dir.path(), broken);
+  CHECK_THROWS_WITH(render_figures(dir.path(), {good, broken, also}, warnings),
+                    Contains("broken.gp: gnuplot failed to render it"));
 }
