@@ -57,6 +57,19 @@ TEST_CASE("records streamed as the run goes equal the records kept and sorted af
       {"no_bulk_decode",
        {"replicas=3", "workload.num_requests=500", "workload.arrival.rate_per_s=30",
         "engine.bulk_decode=false"}},
+      // Several batches in flight (pipeline stages), no decode runs.
+      {"pipeline",
+       {"model=\"llama-2-70b\"", "tp=2", "pp=2", "replicas=2", "workload.num_requests=300",
+        "workload.arrival.rate_per_s=8"}},
+      // Speculative decoding: bursts of tokens, bulk decoding off.
+      {"speculative",
+       {"replicas=2", "workload.num_requests=300", "workload.arrival.rate_per_s=12",
+        "speculative={\"method\": \"ngram\", \"num_speculative_tokens\": 3, "
+        "\"acceptance_rate\": 0.6}"}},
+      // Data-parallel attention and expert parallelism on an MoE model.
+      {"dp_ep",
+       {"model=\"qwen3-30b-a3b\"", "data_parallel=2", "expert_parallel=true",
+        "workload.num_requests=300", "workload.arrival.rate_per_s=12"}},
       // TTFT parts in requests.csv, and two pools.
       {"disaggregated",
        {"disaggregation.prefill.replicas=1", "disaggregation.decode.replicas=2",
