@@ -12,6 +12,11 @@ namespace servesim {
 // The shortest text that reads back as exactly `value`: for timestamps, which users join
 // and subtract.
 std::string format_round_trip(double value);
+// The same text written at `first`, which must have 32 characters of room; returns its end.
+// Equal to std::to_chars(first, first + 32, value), with a fast path for the simulator's
+// times, whole nanoseconds (SimTime::seconds: ns / 1e9) from 1 ms to 10^5 s: their shortest
+// text is the decimal of the nanoseconds, in fixed notation.
+char* write_round_trip(char* first, double value);
 
 // Nine significant digits, like printf's %.9g: for derived values (latencies, ratios),
 // nanosecond resolution below one second without noise digits from subtraction.

@@ -248,7 +248,7 @@ char* write_number_cell(char* first, const Cell& cell, CellFormat format) {
   if (const auto* real = std::get_if<double>(&cell)) {
     return format == CellFormat::NineDigits
                ? std::to_chars(first, last, *real, std::chars_format::general, 9).ptr
-               : std::to_chars(first, last, *real).ptr;
+               : write_round_trip(first, *real);
   }
   return first;  // empty
 }

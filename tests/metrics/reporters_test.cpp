@@ -237,6 +237,36 @@ TEST_CASE("A simulated time prints as its nanoseconds in decimal", "[metrics]") 
   }
 }
 
+TEST_CASE("write_round_trip writes what std::to_chars writes", "[metrics]") {
+  // Its fast path (whole nanoseconds from 1 ms to 10^5 s) and the values around it: times in
+  // every magnitude, times nudged off their nanosecond, and doubles with no nanosecond at all.
+  std::uint64_t state = 987654321;
+  const auto next = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 11;
+  };
+  const auto check = [](double value) {
+    std::array<char, 32> want{};
+    std::array<char, 32> got{};
+    const auto want_end = std::to_chars(want.data(), want.data() + want.size(), value).ptr;
+    char* got_end = servesim::write_round_trip(got.data(), value);
+    INFO(std::string(want.data(), want_end));
+    REQUIRE(std::string(got.data(), got_end) == std::string(want.data(), want_end));
+  };
+  for (int i = 0; i < 300000; ++i) {
+    const int digits = 1 + static_cast<int>(next() % 16);  // 1 ns to 10^16 ns
+    const auto ns =
+        static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(std::pow(10.0, digits)));
+    const double seconds = servesim::SimTime::from_ns(ns).seconds();
+    check(seconds);
+    check(std::nextafter(seconds, 1e300));
+    check(std::nextafter(seconds, 0.0));
+    check(static_cast<double>(next()) * 0x1p-40);
+  }
+  for (const double edge : {1e-3, 0.00099999999999999, 1e5, 99999.999999999, 0.0, 1.0, 10000.0})
+    check(edge);
+}
+
 TEST_CASE("requests.jsonl is written only when asked for", "[metrics]") {
   servesim::test::ScratchDir dir("metrics_jsonl");
   const auto result = scripted_result();
