@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -10,14 +11,27 @@
 namespace servesim {
 namespace {
 
-constexpr std::array<std::string_view, 8> kKernelClasses = {"gemm",
-                                                            "gemm_qkv",
-                                                            "gemm_o",
-                                                            "gemm_mlp_up",
-                                                            "gemm_mlp_down",
-                                                            "decode_attention",
-                                                            "prefill_attention",
-                                                            "decode_attention_fp8_kv"};
+constexpr std::array<std::string_view, 10> kKernelClasses = {"gemm",
+                                                             "gemm_qkv",
+                                                             "gemm_o",
+                                                             "gemm_mlp_up",
+                                                             "gemm_mlp_down",
+                                                             "decode_attention",
+                                                             "prefill_attention",
+                                                             "decode_attention_fp8_kv",
+                                                             "decode_attention_mla",
+                                                             "decode_attention_window"};
+// Classes that refine decode_attention: a profile without one starts it from that class.
+constexpr std::array<std::string_view, 3> kDecodeRefinements = {
+    "decode_attention_fp8_kv", "decode_attention_mla", "decode_attention_window"};
+
+// The decode-attention refinement `path` ("kernels.CLASS.FIELD") belongs to, if any.
+std::optional<std::string> refined_class(const std::string& path) {
+  for (const std::string_view own : kDecodeRefinements) {
+    if (path.starts_with("kernels." + std::string(own) + ".")) return std::string(own);
+  }
+  return std::nullopt;
+}
 constexpr std::array<std::string_view, 4> kKernelFields = {
     "compute_efficiency", "memory_efficiency", "fixed_s", "compute_half_size"};
 
@@ -64,9 +78,9 @@ double hardware_term(const nlohmann::json& profile, const std::string& term) {
   const std::string path = path_of(term);
   nlohmann::json::json_pointer pointer = pointer_of(path);
   // A class the profile lacks starts from the one it refines.
-  if (!profile.contains(pointer) && path.starts_with("kernels.decode_attention_fp8_kv.")) {
-    pointer = pointer_of("kernels.decode_attention." +
-                         path.substr(std::string_view("kernels.decode_attention_fp8_kv.").size()));
+  if (const auto own = refined_class(path); own && !profile.contains(pointer)) {
+    pointer =
+        pointer_of("kernels.decode_attention." + path.substr(("kernels." + *own + ".").size()));
   }
   if (!profile.contains(pointer) || !profile.at(pointer).is_number()) {
     throw InputError("--terms", "the hardware profile has no number at \"" + path + "\"");
@@ -78,9 +92,9 @@ nlohmann::json hardware_with_terms(nlohmann::json profile,
                                    const std::map<std::string, double>& terms) {
   for (const auto& [term, value] : terms) {
     const std::string path = path_of(term);
-    if (path.starts_with("kernels.decode_attention_fp8_kv.") &&
-        !profile.contains(pointer_of("kernels.decode_attention_fp8_kv"))) {
-      profile["kernels"]["decode_attention_fp8_kv"] = profile.at("kernels").at("decode_attention");
+    if (const auto own = refined_class(path);
+        own && !profile.contains(pointer_of("kernels." + *own))) {
+      profile["kernels"][*own] = profile.at("kernels").at("decode_attention");
     }
     profile[pointer_of(path)] = value;
   }

@@ -208,7 +208,7 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
                             p.overheads.kernel_launch_s};
   const KernelCeilings attention{p.efficiency.attention_compute, 0, p.efficiency.memory_bandwidth,
                                  0, p.overheads.kernel_launch_s};
-  p.kernels = {gemm, {}, attention, std::nullopt, attention};
+  p.kernels = {gemm, {}, attention, std::nullopt, std::nullopt, std::nullopt, attention};
   if (auto k = r.optional_object("kernels")) {
     read_kernel_class(*k, "gemm", p.kernels.gemm, true);
     // An operator's own class starts from "gemm": it may give only what differs.
@@ -219,11 +219,15 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
       }
     }
     read_kernel_class(*k, "decode_attention", p.kernels.decode_attention, false);
-    // The FP8-KV class starts from the 16-bit one: it may give only what differs.
-    KernelCeilings fp8_kv = p.kernels.decode_attention;
-    if (read_kernel_class(*k, "decode_attention_fp8_kv", fp8_kv, false)) {
-      p.kernels.decode_attention_fp8_kv = fp8_kv;
-    }
+    // The FP8-KV, MLA and windowed classes start from the 16-bit one: each may give only what
+    // differs.
+    const auto decode_class = [&](const char* key, std::optional<KernelCeilings>& own) {
+      KernelCeilings ceilings = p.kernels.decode_attention;
+      if (read_kernel_class(*k, key, ceilings, false)) own = ceilings;
+    };
+    decode_class("decode_attention_fp8_kv", p.kernels.decode_attention_fp8_kv);
+    decode_class("decode_attention_mla", p.kernels.decode_attention_mla);
+    decode_class("decode_attention_window", p.kernels.decode_attention_window);
     read_kernel_class(*k, "prefill_attention", p.kernels.prefill_attention, false);
     k->reject_unknown_keys();
   }
@@ -310,9 +314,12 @@ nlohmann::json hardware_to_json(const HardwareProfile& p) {
       j["kernels"][gemm_operator_key(op)] = kernel_class_to_json(*own, true);
     }
   }
-  if (p.kernels.decode_attention_fp8_kv) {
-    j["kernels"]["decode_attention_fp8_kv"] =
-        kernel_class_to_json(*p.kernels.decode_attention_fp8_kv, false);
+  const std::pair<const char*, const std::optional<KernelCeilings>*> decode_classes[] = {
+      {"decode_attention_fp8_kv", &p.kernels.decode_attention_fp8_kv},
+      {"decode_attention_mla", &p.kernels.decode_attention_mla},
+      {"decode_attention_window", &p.kernels.decode_attention_window}};
+  for (const auto& [key, own] : decode_classes) {
+    if (*own) j["kernels"][key] = kernel_class_to_json(**own, false);
   }
   if (p.sm_count > 0) j["sm_count"] = p.sm_count;
   for (const DType d : kAllDtypes) {

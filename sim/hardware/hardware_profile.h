@@ -96,13 +96,22 @@ struct KernelClasses {
   // kernels that read it (FlashAttention-3 with FP8 descaling, FlashInfer, XQA) differ from
   // the 16-bit ones in more than their bytes. Without it, decode_attention.
   std::optional<KernelCeilings> decode_attention_fp8_kv;
+  // MLA's absorbed decode (FlashMLA, TensorRT-LLM's MLA kernels), a kernel of its own: every
+  // query head against one shared latent per token. Used for MLA models, whatever the KV
+  // format, where the profile measured it. Without it, decode_attention_for(kv).
+  std::optional<KernelCeilings> decode_attention_mla;
+  // Decode attention of sliding-window and chunked layers (their keys end at the window), where
+  // the profile measured it apart: those layers are then priced on their own, not summed with
+  // the full layers into one kernel time. Without it, one class serves both.
+  std::optional<KernelCeilings> decode_attention_window;
   KernelCeilings prefill_attention;
 
   const KernelCeilings& gemm_for(GemmOperator op) const noexcept {
     const auto& own = gemm_operators[static_cast<std::size_t>(op)];
     return own ? *own : gemm;
   }
-  const KernelCeilings& decode_attention_for(DType kv) const noexcept {
+  const KernelCeilings& decode_attention_for(DType kv, bool mla = false) const noexcept {
+    if (mla && decode_attention_mla) return *decode_attention_mla;
     return (kv == DType::FP8 || kv == DType::INT8) && decode_attention_fp8_kv
                ? *decode_attention_fp8_kv
                : decode_attention;

@@ -55,6 +55,28 @@ TEST_CASE("hardware terms: which, their ranges, reading and setting them", "[har
   CHECK(&p.kernels.decode_attention_for(DType::FP8) == &*p.kernels.decode_attention_fp8_kv);
   CHECK(&p.kernels.decode_attention_for(DType::BF16) == &p.kernels.decode_attention);
 
+  // The MLA and windowed classes refine decode_attention the same way, and MLA's wins over the
+  // KV format's for an MLA model; the round trip through JSON keeps them.
+  CHECK(is_hardware_term("hardware.kernels.decode_attention_mla.compute_efficiency"));
+  CHECK(is_hardware_term("hardware.kernels.decode_attention_window.fixed_s"));
+  const HardwareProfile refined = hardware_from_json(
+      hardware_with_terms(set, {{"hardware.kernels.decode_attention_mla.compute_efficiency", 0.3},
+                                {"hardware.kernels.decode_attention_window.fixed_s", 5e-6}}),
+      "refined.json");
+  REQUIRE(refined.kernels.decode_attention_mla.has_value());
+  REQUIRE(refined.kernels.decode_attention_window.has_value());
+  CHECK(refined.kernels.decode_attention_mla->compute_efficiency == 0.3);
+  CHECK(refined.kernels.decode_attention_mla->memory_efficiency ==
+        refined.kernels.decode_attention.memory_efficiency);
+  CHECK(refined.kernels.decode_attention_window->fixed_s == 5e-6);
+  CHECK(&refined.kernels.decode_attention_for(DType::FP8, true) ==
+        &*refined.kernels.decode_attention_mla);
+  CHECK(&refined.kernels.decode_attention_for(DType::FP8, false) ==
+        &*refined.kernels.decode_attention_fp8_kv);
+  const HardwareProfile again = hardware_from_json(hardware_to_json(refined), "again.json");
+  CHECK(again.kernels.decode_attention_window->fixed_s == 5e-6);
+  CHECK(again.kernels.decode_attention_mla->compute_efficiency == 0.3);
+
   const SplitAssignments split = split_hardware_assignments(
       {{"f", hardware_term_assignment("hardware.kernels.gemm.fixed_s", 3.25e-6)},
        {"f", "engine.host.step_s=1"},

@@ -132,3 +132,59 @@ TEST_CASE("Decode attention over an FP8 KV cache takes its own ceilings where a 
   CHECK(time_s(hw, fp8) - fixed_s == Approx(2 * (fp8_s - fixed_s)).epsilon(0.02));
   CHECK(time_s(hw, RooflineOptions{}) == bf16_s);
 }
+
+TEST_CASE("MLA decode takes its own ceilings where a profile has them", "[roofline]") {
+  const ModelSpec mla = shipped_model("deepseek-v3");
+  const ModelSpec gqa = shipped_model("llama-3.1-8b");
+  HardwareProfile hw = shipped_hardware("h200");
+  REQUIRE_FALSE(hw.kernels.decode_attention_mla.has_value());
+  const auto shape = decode_batch(64, 8000);
+  const auto time_s = [&](const ModelSpec& m, const HardwareProfile& h) {
+    return RooflineModel(m, h, RooflineOptions{}).estimate(shape).at(OperatorKind::AttentionDecode);
+  };
+  const OperatorCost before = time_s(mla, hw);
+  const double gqa_s = time_s(gqa, hw).time_s;
+  KernelCeilings own = hw.kernels.decode_attention;
+  own.memory_efficiency /= 2;
+  own.compute_efficiency /= 2;
+  hw.kernels.decode_attention_mla = own;
+  // The MLA model's absorbed decode at half the compute and bandwidth shares; the GQA model
+  // unchanged.
+  const double fixed_s = static_cast<double>(mla.num_layers) * own.fixed_s;
+  CHECK(time_s(mla, hw).time_s - fixed_s == Approx(2 * (before.time_s - fixed_s)).epsilon(1e-9));
+  CHECK(time_s(gqa, hw).time_s == gqa_s);
+}
+
+TEST_CASE("Windowed decode layers take their own ceilings where a profile has them", "[roofline]") {
+  const ModelSpec m = shipped_model("gemma-3-27b");  // five 1,024-token window layers to a full one
+  HardwareProfile hw = shipped_hardware("h100-sxm");
+  REQUIRE_FALSE(hw.kernels.decode_attention_window.has_value());
+  const auto shape = decode_batch(32, 16000);  // memory-bound, contexts past the window
+  const auto attention = [&](const HardwareProfile& h) {
+    return RooflineModel(m, h, RooflineOptions{}).estimate(shape).at(OperatorKind::AttentionDecode);
+  };
+  const OperatorCost one_class = attention(hw);
+  // The same ceilings, apart: the bytes and FLOPs are the same, and the time is the sum of two
+  // memory-bound kernel times, which equals the one kernel time when both are memory-bound.
+  hw.kernels.decode_attention_window = hw.kernels.decode_attention;
+  const OperatorCost same = attention(hw);
+  CHECK(same.bytes == one_class.bytes);
+  CHECK(same.flops == one_class.flops);
+  CHECK(same.time_s == Approx(one_class.time_s).epsilon(1e-12));
+  // Half the bandwidth share for the windowed layers: their part of the read takes twice as long.
+  KernelCeilings slow = hw.kernels.decode_attention;
+  slow.memory_efficiency /= 2;
+  hw.kernels.decode_attention_window = slow;
+  const OperatorCost halved = attention(hw);
+  const auto window_tokens = static_cast<double>(m.sliding_window_tokens.value());
+  const double windowed_share = [&] {
+    // Bytes of the windowed layers over all bytes: each layer reads its keys' K and V.
+    const auto window_layers = static_cast<double>(std::count(
+        m.layer_attention.begin(), m.layer_attention.end(), LayerAttention::SlidingWindow));
+    const double full_layers = static_cast<double>(m.num_layers) - window_layers;
+    return window_layers * window_tokens / (window_layers * window_tokens + full_layers * 16000);
+  }();
+  const double memory_s =
+      one_class.time_s - static_cast<double>(m.num_layers) * hw.kernels.decode_attention.fixed_s;
+  CHECK(halved.time_s - one_class.time_s == Approx(windowed_share * memory_s).epsilon(0.02));
+}

@@ -92,6 +92,19 @@ RooflineModel::DecodeAttention RooflineModel::decode_attention(
   d.compute_scale = 1 + ceilings.compute_half_size / size;
   d.memory_scale = 1 + ceilings.memory_half_size / size;
   d.fixed_s = l * ceilings.fixed_s;
+  if (const auto& window = kernels_.decode_attention_window;
+      window && d.window_layers + d.chunk_layers > 0) {
+    // The profile measured windowed decode apart: those layers' kernels on their own ceilings,
+    // and the fixed time per layer split between the two.
+    const double windowed = d.window_layers + d.chunk_layers;
+    d.window_apart = true;
+    d.window_compute_efficiency = window->compute_efficiency;
+    d.window_memory_efficiency = window->memory_efficiency;
+    d.window_compute_scale = 1 + window->compute_half_size / size;
+    d.window_memory_scale = 1 + window->memory_half_size / size;
+    d.window_fixed_s = windowed * window->fixed_s;
+    d.fixed_s = (l - windowed) * ceilings.fixed_s;
+  }
   if (decode_on_cuda_cores_) {
     // CUDA cores, not the tensor cores: the fp32 peak at the engine's share, flat in the batch.
     const EngineKernelFactors& k = options_.engine.kernels;

@@ -181,7 +181,11 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
     if (own) own = scaled(*own, factors.gemm);
   }
   kernels_.decode_attention =
-      scaled(hardware.kernels.decode_attention_for(options.kv_dtype), factors.decode_attention);
+      scaled(hardware.kernels.decode_attention_for(options.kv_dtype, model.mla.has_value()),
+             factors.decode_attention);
+  if (const auto& window = hardware.kernels.decode_attention_window) {
+    kernels_.decode_attention_window = scaled(*window, factors.decode_attention);
+  }
   // The engine's CUDA-core decode attention, unless the model's query heads per KV head reach
   // the group at which the engine runs a tensor-core GQA kernel. MLA's absorbed decode is a
   // kernel of its own (tensor cores), never the multi-head one. A profile without an fp32 peak

@@ -136,6 +136,12 @@ class RooflineModel final : public IExecutionTimeModel {
     double sequence_flops = 0;
     // Windowed layers and the keys they read at most (sequences x W, summed over layers).
     double window_layers = 0, window_keys = 0, chunk_layers = 0, chunk_keys = 0;
+    // The windowed and chunked layers priced on their own ceilings (the profile's
+    // decode_attention_window), as a kernel time added to the other layers'; false: one
+    // kernel time for all, on the full layers' ceilings.
+    bool window_apart = false;
+    double window_compute_efficiency = 0, window_memory_efficiency = 0;
+    double window_compute_scale = 1, window_memory_scale = 1, window_fixed_s = 0;
     // Recurrent layers' work for all sequences, per layer.
     double recurrent_layers = 0, recurrent_flops = 0, recurrent_bytes = 0;
     // Per layer.
@@ -159,12 +165,35 @@ class RooflineModel final : public IExecutionTimeModel {
     }
     // The whole stage.
     KernelTime time(double context) const noexcept {
+      if (window_apart) return time_window_apart(context);
       KernelTime t;
       t.compute_s = (layers * flops(context) + extra_flops(context) + sequence_flops) /
                     compute_flops_per_s * compute_scale / compute_efficiency;
       t.memory_s = (layers * bytes(context) + extra_bytes(context)) / memory_bytes_per_s /
                    memory_efficiency * memory_scale;
       t.time_s = std::max(t.compute_s, t.memory_s) + fixed_s;
+      return t;
+    }
+    // time() with the windowed and chunked layers a kernel time of their own.
+    KernelTime time_window_apart(double context) const noexcept {
+      const double window_flops = window_layers * flops(std::min(context, window_keys)) +
+                                  chunk_layers * flops(std::min(context, chunk_keys));
+      const double window_bytes = window_layers * bytes(std::min(context, window_keys)) +
+                                  chunk_layers * bytes(std::min(context, chunk_keys));
+      KernelTime t;
+      t.compute_s =
+          (layers * flops(context) + recurrent_layers * recurrent_flops + sequence_flops) /
+          compute_flops_per_s * compute_scale / compute_efficiency;
+      t.memory_s = (layers * bytes(context) + recurrent_layers * recurrent_bytes) /
+                   memory_bytes_per_s / memory_efficiency * memory_scale;
+      const double window_compute_s =
+          window_flops / compute_flops_per_s * window_compute_scale / window_compute_efficiency;
+      const double window_memory_s =
+          window_bytes / memory_bytes_per_s / window_memory_efficiency * window_memory_scale;
+      t.time_s = std::max(t.compute_s, t.memory_s) + fixed_s +
+                 std::max(window_compute_s, window_memory_s) + window_fixed_s;
+      t.compute_s += window_compute_s;
+      t.memory_s += window_memory_s;
       return t;
     }
   };
