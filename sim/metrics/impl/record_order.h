@@ -53,11 +53,12 @@ class RecordOrder final : public IRecordSink {
     }
   };
   void pass_request(const RequestRecord& record, const std::array<double, kTtftParts>* parts);
+  // Passes on the earliest waiting iteration of all replicas.
+  void pass_earliest();
 
   std::vector<IRecordSink*> next_;
   std::int64_t next_id_ = 0;     // the id the file lists next
   std::deque<Waiting> waiting_;  // ids next_id_, next_id_ + 1, ...
-  void pass_earliest();
 
   std::vector<std::deque<IterationRecord>> replicas_;  // each replica's, in report order
   std::priority_queue<Head, std::vector<Head>, std::greater<>> heads_;
