@@ -22,6 +22,12 @@ void LatencySample::to_sketch() {
   std::vector<double>().swap(exact_);  // frees the memory
 }
 
+std::vector<double> LatencySample::sorted_exact() const {
+  std::vector<double> sorted = exact_;
+  std::sort(sorted.begin(), sorted.end());
+  return sorted;
+}
+
 LatencyStats LatencySample::stats() const {
   return sketch_ ? histogram_latency_stats(*sketch_) : exact_latency_stats(exact_);
 }
@@ -44,8 +50,7 @@ std::vector<double> LatencySample::values_at_ranks(const std::vector<std::int64_
     }
   }
   if (sketch_) return sketch_->values_at_ranks(ranks);
-  std::vector<double> sorted = exact_;
-  std::sort(sorted.begin(), sorted.end());
+  const std::vector<double> sorted = sorted_exact();
   std::vector<double> values;
   values.reserve(ranks.size());
   for (const std::int64_t rank : ranks)
@@ -61,8 +66,7 @@ std::vector<double> LatencySample::quantiles(const std::vector<double>& qs) cons
       result.push_back(sketch_->quantile(q));
     return result;
   }
-  std::vector<double> sorted = exact_;
-  std::sort(sorted.begin(), sorted.end());
+  const std::vector<double> sorted = sorted_exact();
   for (const double q : qs)
     result.push_back(percentile_of_sorted(sorted, q));
   return result;

@@ -51,6 +51,7 @@ class LatencySample final {
 
  private:
   void to_sketch();
+  std::vector<double> sorted_exact() const;  // the exact values, ascending
 
   std::int64_t exact_limit_;
   double relative_error_;

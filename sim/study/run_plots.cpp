@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <functional>
 #include <map>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -353,15 +351,8 @@ void RunFigureData::add_iteration(const TimelineRow& row) {
     for (std::size_t b = 0; b < kTimelineBins; ++b) {
       Bin merged;
       if (2 * b < kTimelineBins) {
-        const Bin& low = bins_[2 * b];
-        const Bin& high = bins_[2 * b + 1];
-        for (std::size_t c = 0; c < merged.kv_token_seconds.size(); ++c)
-          merged.kv_token_seconds[c] = low.kv_token_seconds[c] + high.kv_token_seconds[c];
-        merged.capacity_token_seconds = low.capacity_token_seconds + high.capacity_token_seconds;
-        merged.cached_tokens = low.cached_tokens + high.cached_tokens;
-        merged.prefill_tokens = low.prefill_tokens + high.prefill_tokens;
-        merged.batch_seconds = low.batch_seconds + high.batch_seconds;
-        merged.seconds = low.seconds + high.seconds;
+        merged = bins_[2 * b];
+        merged += bins_[2 * b + 1];
       }
       bins_[b] = merged;
     }

@@ -26,9 +26,10 @@ struct TimelineRow {
   std::array<double, 6> kv{};
 };
 
-// What a run's figures need, reduced as the rows come, so that memory does not grow with the
-// run: TTFT and TPOT in LatencySamples (exact up to 100,000 requests, then within 0.1%), a
-// disaggregated run's TTFT parts per request, and iterations in time bins. Rows come from the
+// What a run's figures need, reduced as the rows come: TTFT and TPOT in LatencySamples (exact
+// up to 100,000 requests, then within 0.1%) and iterations in time bins, whose memory does not
+// grow with the run; a disaggregated run also keeps each remote prefill's TTFT parts (56 bytes
+// a request), which its figure groups by prompt length. Rows come from the
 // files (write_run_figures(dir)) or, as a record sink, from a run's records in the files'
 // order, each cell as reading the file gives it back (written_value), so that the figures
 // are the same either way.
@@ -57,6 +58,16 @@ class RunFigureData final : public IRecordSink {
     double prefill_tokens = 0;
     double batch_seconds = 0;
     double seconds = 0;
+    Bin& operator+=(const Bin& other) {
+      for (std::size_t c = 0; c < kv_token_seconds.size(); ++c)
+        kv_token_seconds[c] += other.kv_token_seconds[c];
+      capacity_token_seconds += other.capacity_token_seconds;
+      cached_tokens += other.cached_tokens;
+      prefill_tokens += other.prefill_tokens;
+      batch_seconds += other.batch_seconds;
+      seconds += other.seconds;
+      return *this;
+    }
   };
   const LatencySample& ttft_s() const { return ttft_s_; }
   const LatencySample& tpot_s() const { return tpot_s_; }

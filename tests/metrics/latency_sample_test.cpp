@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -18,14 +17,9 @@ using servesim::LatencyStats;
 
 namespace {
 
-// Log-normal latencies around 50 ms with a long tail, as TTFTs under load spread.
+// TTFTs under load spread wider than token gaps.
 std::vector<double> latencies(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::lognormal_distribution<double> spread(std::log(0.05), 1.2);
-  std::vector<double> values(n);
-  for (double& v : values)
-    v = spread(rng);
-  return values;
+  return servesim::test::lognormal_samples(n, seed, 1.2);
 }
 
 }  // namespace

@@ -10,20 +10,12 @@
 
 #include "sim/core/error.h"
 #include "sim/metrics/latency_stats.h"
+#include "tests/support/metrics_fixtures.h"
 
 using servesim::LogHistogram;
+using servesim::test::lognormal_samples;
 
 namespace {
-
-// Per-token latencies are roughly lognormal: median 50 ms, a long right tail.
-std::vector<double> lognormal_samples(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 engine(seed);
-  std::lognormal_distribution<double> distribution(std::log(0.05), 1.0);
-  std::vector<double> samples(n);
-  for (auto& sample : samples)
-    sample = distribution(engine);
-  return samples;
-}
 
 constexpr std::array<double, 11> kQuantiles{0.0,  0.001, 0.01, 0.1,   0.25, 0.5,
                                             0.75, 0.9,   0.99, 0.999, 1.0};

@@ -1,13 +1,27 @@
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "sim/metrics/metrics_collector.h"
 #include "sim/metrics/records.h"
 
 namespace servesim::test {
+
+// Latencies are roughly lognormal: median 50 ms, a long right tail (`sigma` of the log).
+inline std::vector<double> lognormal_samples(std::size_t n, std::uint64_t seed,
+                                             double sigma = 1.0) {
+  std::mt19937_64 engine(seed);
+  std::lognormal_distribution<double> distribution(std::log(0.05), sigma);
+  std::vector<double> samples(n);
+  for (auto& sample : samples)
+    sample = distribution(engine);
+  return samples;
+}
 
 inline RequestRecord finished_request(std::int64_t id, double arrival_s, double first_token_s,
                                       double completion_s, std::int64_t prompt_tokens,

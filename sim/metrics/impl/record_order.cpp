@@ -20,7 +20,7 @@ void RecordOrder::pass_request(const RequestRecord& record,
 void RecordOrder::pass_earliest() {
   const Head head = heads_.top();
   heads_.pop();
-  std::deque<IterationRecord>& queue = replicas_[static_cast<std::size_t>(head.replica)];
+  std::deque<IterationRecord>& queue = replicas_[static_cast<std::size_t>(head.replica)].waiting;
   passed_any_ = true;
   passed_start_s_ = head.start_s;
   passed_replica_ = head.replica;
@@ -62,23 +62,20 @@ void RecordOrder::on_iteration(const IterationRecord& record) {
     throw InvariantError("replica index must be >= 0, got " + std::to_string(record.replica));
   }
   const auto r = static_cast<std::size_t>(record.replica);
-  if (replicas_.size() <= r) {
-    replicas_.resize(r + 1);
-    last_start_s_.resize(r + 1, 0.0);
-  }
+  if (replicas_.size() <= r) replicas_.resize(r + 1);
+  ReplicaQueue& replica = replicas_[r];
   // Each replica's queue is in time order, and the merge passes iterations on in order as
   // long as none arrives before the last passed.
-  if (record.start_s < last_start_s_[r] ||
+  if (record.start_s < replica.last_start_s ||
       (passed_any_ && (record.start_s < passed_start_s_ ||
                        (record.start_s == passed_start_s_ && record.replica < passed_replica_)))) {
     throw InvariantError("iteration of replica " + std::to_string(record.replica) +
                          " starting at " + std::to_string(record.start_s) +
                          " s reported after later iterations");
   }
-  last_start_s_[r] = record.start_s;
-  std::deque<IterationRecord>& queue = replicas_[r];
-  if (queue.empty()) heads_.push({record.start_s, record.replica});
-  queue.push_back(record);
+  replica.last_start_s = record.start_s;
+  if (replica.waiting.empty()) heads_.push({record.start_s, record.replica});
+  replica.waiting.push_back(record);
   ++waiting_iterations_;
 }
 

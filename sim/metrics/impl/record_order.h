@@ -60,11 +60,15 @@ class RecordOrder final : public IRecordSink {
   std::int64_t next_id_ = 0;     // the id the file lists next
   std::deque<Waiting> waiting_;  // ids next_id_, next_id_ + 1, ...
 
-  std::vector<std::deque<IterationRecord>> replicas_;  // each replica's, in report order
+  // One replica's iterations waiting, in report order, and the start of its last report.
+  struct ReplicaQueue {
+    std::deque<IterationRecord> waiting;
+    double last_start_s = 0;
+  };
+  std::vector<ReplicaQueue> replicas_;
   std::priority_queue<Head, std::vector<Head>, std::greater<>> heads_;
   std::size_t waiting_iterations_ = 0;
-  std::vector<double> last_start_s_;  // per replica, for the order check
-  bool passed_any_ = false;           // the last iteration passed on, for the order check
+  bool passed_any_ = false;  // the last iteration passed on, for the order check
   double passed_start_s_ = 0;
   std::int32_t passed_replica_ = 0;
 };
