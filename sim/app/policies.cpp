@@ -19,6 +19,7 @@
 #include "sim/memory/impl/pow2_reservation.h"
 #include "sim/scheduler/impl/orca_scheduler.h"
 #include "sim/scheduler/impl/sarathi_scheduler.h"
+#include "sim/scheduler/impl/sglang_scheduler.h"
 #include "sim/scheduler/impl/static_scheduler.h"
 #include "sim/scheduler/impl/vllm_scheduler.h"
 #include "sim/scheduler/impl/vllm_v1_scheduler.h"
@@ -251,6 +252,30 @@ Registry<SchedulerFactory> scheduler_registry() {
                                     parameters.integer("max_num_batched_tokens"), threshold});
        },
        "max_num_batched_tokens"});
+  registry.add(
+      "sglang",
+      "SGLang: prefill batches first and apart from decode batches, output tokens reserved at "
+      "a decaying ratio, retraction when decode memory runs out",
+      {ParameterSpec::nonnegative_integer(
+           "max_running_requests", 0,
+           "requests in the decode batch at most; 0 (SGLang's default): half the KV pool's "
+           "tokens, within its request pool of 2,048 to 4,096"),
+       ParameterSpec::positive_integer("max_prefill_tokens", 16384,
+                                       "tokens one prefill batch computes at most"),
+       ParameterSpec::nonnegative_integer(
+           "chunked_prefill_size", 8192,
+           "tokens of one prompt a prefill batch computes at most; 0: whole prompts")},
+      {{"paged"},
+       [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/,
+          std::int64_t max_len_tokens) {
+         SglangSchedulerOptions options;
+         options.max_running_requests = parameters.integer("max_running_requests");
+         options.max_prefill_tokens = parameters.integer("max_prefill_tokens");
+         options.chunked_prefill_size = parameters.integer("chunked_prefill_size");
+         options.context_len_tokens = max_len_tokens;
+         return std::make_unique<SglangScheduler>(options);
+       },
+       "max_prefill_tokens"});
   return registry;
 }
 

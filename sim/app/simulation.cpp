@@ -105,10 +105,11 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
     const RunConfig decode = role_config(config_document, roles->decode, "disaggregation.decode");
     for (const RunConfig* role : {&prefill, &decode})
       check_simulation_limits(*role);
-    if (decode.scheduler.name != "vllm_v1" && decode.scheduler.name != "sarathi") {
+    if (decode.scheduler.name != "vllm_v1" && decode.scheduler.name != "sarathi" &&
+        decode.scheduler.name != "sglang") {
       throw InputError("disaggregation.decode.scheduler",
-                       "expected vllm_v1 or sarathi, which take a transferred prompt as "
-                       "computed; got " +
+                       "expected vllm_v1, sarathi or sglang, which take a transferred prompt "
+                       "as computed; got " +
                            decode.scheduler.name);
     }
     pools.push_back(role_pool(prefill, "disaggregation.prefill", 0));

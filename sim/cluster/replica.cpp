@@ -141,9 +141,10 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   // (a run names its blocks at its end): such plans run one iteration at a time.
   // Requests held back by planning ahead join the step after this one: no run may pass it.
   const bool hits_may_grow = plan.has_content && !queues_.waiting().empty();
-  const std::int64_t run_steps = runs_ && !hits_may_grow && staged_.empty()
-                                     ? runs_->steps_for(plan, queues_.running().size())
-                                     : 1;
+  const std::int64_t run_steps =
+      runs_ && !hits_may_grow && staged_.empty() && scheduler_->last_plan_repeats()
+          ? runs_->steps_for(plan, queues_.running().size())
+          : 1;
   double first_s;
   if (run_steps > 1) {
     first_s = runs_->price(plan, run_steps);
@@ -252,6 +253,7 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
       check_kv_usage(id_, usage, at);
     });
     iterations_ += steps - 1;
+    scheduler_->on_decode_plans_skipped(steps - 1);
   }
   if (plan.has_content) commit_computed(plan);
   spare_plans_.push_back(std::move(plan));

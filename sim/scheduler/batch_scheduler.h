@@ -58,6 +58,12 @@ class IBatchScheduler {
   // allocator can grow each of them by one more token. (Typically: an admission or swap-in
   // that failed keeps failing while memory only fills and nobody leaves.)
   virtual bool decode_plans_repeat() const { return false; }
+  // Whether the plan just made repeats as decode_plans_repeat promises: a policy whose
+  // promise has exceptions (a plan that changed state the next plan reads) says so here.
+  virtual bool last_plan_repeats() const { return true; }
+  // A decode run stood for `plans` more plans after the last plan() (each the same plan
+  // again): a policy that keeps state from plan to plan updates it as those plans would have.
+  virtual void on_decode_plans_skipped(std::int64_t plans) { (void)plans; }
   // Speculative decoding (sim/speculative/): from now on each decoding request proposes up to
   // `num_speculative_tokens` drafts a step. Returns false for a scheduler that cannot.
   virtual bool speculate(std::int64_t /*num_speculative_tokens*/) { return false; }

@@ -69,7 +69,8 @@ TEST_CASE("each scheduler accepts exactly today's allocators", "[app][policies]"
                                            {"orca", {"contiguous", "paged"}},
                                            {"static", {"paged", "contiguous"}},
                                            {"sarathi", {"paged", "contiguous"}},
-                                           {"vllm_v1", {"paged"}}});
+                                           {"vllm_v1", {"paged"}},
+                                           {"sglang", {"paged"}}});
   const auto allocators = allocator_registry();
   for (const auto& [scheduler, accepted] : allocators_by_scheduler()) {
     for (const auto& allocator : allocators.entries()) {
@@ -83,7 +84,7 @@ TEST_CASE("each scheduler accepts exactly today's allocators", "[app][policies]"
                           Contains("does not work with allocator") &&
                               Contains("(valid pairs: vllm:paged, orca:contiguous, orca:paged, "
                                        "static:paged, static:contiguous, sarathi:paged, "
-                                       "sarathi:contiguous, vllm_v1:paged)"));
+                                       "sarathi:contiguous, vllm_v1:paged, sglang:paged)"));
       }
     }
     for (const auto& allocator : accepted)

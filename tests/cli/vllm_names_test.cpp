@@ -267,10 +267,10 @@ TEST_CASE("a misspelt flag or name gets \"did you mean\"", "[cli][vllm]") {
                       "did you mean --max-model-len?");
   test::require_error(run({"sweep", "--grid", "rate=1", "--gpu-memory-utilisation=0.5"}), 2,
                       "did you mean --gpu-memory-utilization?");
-  test::require_error(
-      run({"run", "--scheduler", "sarath"}), 3,
-      "unknown scheduler \"sarath\" (valid: vllm, orca, static, sarathi, vllm_v1); did you mean "
-      "\"sarathi\"?");
+  test::require_error(run({"run", "--scheduler", "sarath"}), 3,
+                      "unknown scheduler \"sarath\" (valid: vllm, orca, static, sarathi, vllm_v1, "
+                      "sglang); did you mean "
+                      "\"sarathi\"?");
   test::require_error(run({"run", "--allocator", "pagd"}), 3, "did you mean \"paged\"?");
   test::require_error(run({"run", "--router", "least-kv"}), 3, "did you mean \"least_kv\"?");
   test::require_error(run({"run", "--model", "llama3-8b"}), 3, "did you mean \"llama-3-8b\"?");
@@ -279,8 +279,8 @@ TEST_CASE("a misspelt flag or name gets \"did you mean\"", "[cli][vllm]") {
   test::require_error(run({"run", "--workload", "sharegtp"}), 3, "did you mean \"sharegpt\"?");
   // Nothing close: the list alone.
   const auto far = run({"run", "--scheduler", "fifo"});
-  CHECK_THAT(far.err,
-             Contains("(valid: vllm, orca, static, sarathi, vllm_v1)") && !Contains("did you"));
+  CHECK_THAT(far.err, Contains("(valid: vllm, orca, static, sarathi, vllm_v1, sglang)") &&
+                          !Contains("did you"));
 }
 
 TEST_CASE("run --save-result holds vLLM's keys and agrees with summary.json to the last digit",
