@@ -25,23 +25,22 @@ LogHistogram::LogHistogram(double relative_error)
       gamma_((1 + alpha_) / (1 - alpha_)),
       inv_log_gamma_(1 / std::log(gamma_)) {}
 
-LogHistogram::LogHistogram(const LogHistogram& other)
-    : alpha_(other.alpha_),
-      gamma_(other.gamma_),
-      inv_log_gamma_(other.inv_log_gamma_),
-      buckets_(other.buckets_),
-      zero_count_(other.zero_count_),
-      count_(other.count_),
-      sum_(other.sum_),
-      min_(other.min_),
-      max_(other.max_),
-      shift_(other.shift_),
-      deviation_sum_(other.deviation_sum_),
-      deviation_square_sum_(other.deviation_square_sum_) {}
-
-LogHistogram& LogHistogram::operator=(const LogHistogram& other) {
-  if (this != &other) *this = LogHistogram(other);
-  return *this;
+std::size_t LogHistogram::slot(std::int64_t index) {
+  if (counts_.empty()) {
+    counts_.assign(1, 0);
+    first_index_ = index;
+    return 0;
+  }
+  if (index < first_index_) {
+    const auto grow = static_cast<std::size_t>(first_index_ - index);
+    counts_.insert(counts_.begin(), grow, 0);
+    first_index_ = index;
+    last_slot_ += grow;  // the last bucket moved up with the rest
+    return 0;
+  }
+  const auto at = static_cast<std::size_t>(index - first_index_);
+  if (at >= counts_.size()) counts_.resize(at + 1, 0);
+  return at;
 }
 
 void LogHistogram::bad_add(double value) {
@@ -54,10 +53,11 @@ void LogHistogram::add_checked(double value, std::int64_t count) {
     bad_add(value);
   if (count == 0) return;
   if (value > 0) {
-    if (last_bucket_ == nullptr || value < last_low_ || value > last_high_) {
+    if (!has_last_ || value < last_low_ || value > last_high_) {
       const auto index = static_cast<std::int64_t>(std::ceil(std::log(value) * inv_log_gamma_));
-      if (last_bucket_ == nullptr || index != last_index_) {
-        last_bucket_ = &buckets_[index];
+      if (!has_last_ || index != last_index_) {
+        last_slot_ = slot(index);
+        has_last_ = true;
         last_index_ = index;
         // Bucket i holds (gamma^(i-1), gamma^i]. Values this far inside fall in it whatever
         // the rounding of log and exp (errors near 1e-15 against a margin of 1e-9); values
@@ -72,7 +72,7 @@ void LogHistogram::add_checked(double value, std::int64_t count) {
       last_low_ = std::min(last_low_, value);
       last_high_ = std::max(last_high_, value);
     }
-    *last_bucket_ += count;
+    add_to_slot(last_slot_, count);
   } else {
     zero_count_ += count;
   }
@@ -97,8 +97,11 @@ void LogHistogram::merge(const LogHistogram& other) {
   deviation_square_sum_ +=
       other.deviation_square_sum_ + 2 * offset * other.deviation_sum_ + offset * offset * n;
   deviation_sum_ += other.deviation_sum_ + offset * n;
-  for (const auto& [index, n_index] : other.buckets_)
-    buckets_[index] += n_index;
+  for (std::size_t i = 0; i < other.counts_.size(); ++i) {
+    if (other.counts_[i] > 0) {
+      add_to_slot(slot(other.first_index_ + static_cast<std::int64_t>(i)), other.counts_[i]);
+    }
+  }
   zero_count_ += other.zero_count_;
   min_ = count_ == 0 ? other.min_ : std::min(min_, other.min_);
   max_ = count_ == 0 ? other.max_ : std::max(max_, other.max_);
@@ -123,8 +126,12 @@ double LogHistogram::max() const noexcept {
 }
 
 std::vector<std::pair<std::int64_t, std::int64_t>> LogHistogram::sorted_buckets() const {
-  std::vector<std::pair<std::int64_t, std::int64_t>> sorted(buckets_.begin(), buckets_.end());
-  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::pair<std::int64_t, std::int64_t>> sorted;
+  sorted.reserve(nonzero_buckets_);
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    if (counts_[i] > 0)
+      sorted.emplace_back(first_index_ + static_cast<std::int64_t>(i), counts_[i]);
+  }
   return sorted;
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -23,20 +22,14 @@ class LogHistogram final {
 
   // `relative_error` is alpha, in (0, 1).
   explicit LogHistogram(double relative_error = kDefaultRelativeError);
-  // A copy starts without the last-bucket shortcut, which points into the original's map
-  // (moving the map keeps its nodes, so a move keeps it).
-  LogHistogram(const LogHistogram& other);
-  LogHistogram& operator=(const LogHistogram& other);
-  LogHistogram(LogHistogram&&) noexcept = default;
-  LogHistogram& operator=(LogHistogram&&) noexcept = default;
 
   // O(1). `value` must be finite; `count` >= 0 copies of it are added at once, so a run of
   // equal gaps costs one call.
   void add(double value, std::int64_t count = 1) {
     // Inline for the common case: a value in the last bucket's known range (so finite and
     // positive), as consecutive token gaps usually are.
-    if (last_bucket_ != nullptr && value >= last_low_ && value <= last_high_ && count > 0) {
-      *last_bucket_ += count;
+    if (has_last_ && value >= last_low_ && value <= last_high_ && count > 0) {
+      counts_[last_slot_] += count;
       min_ = std::min(min_, value);  // count_ > 0, since the last bucket was filled
       max_ = std::max(max_, value);
       count_ += count;
@@ -60,7 +53,7 @@ class LogHistogram final {
   // their deviations from the first sample, so exact up to rounding however many there are:
   // no bucket estimate enters it. 0 when empty.
   double stddev() const noexcept;
-  std::size_t bucket_count() const noexcept { return buckets_.size() + (zero_count_ > 0); }
+  std::size_t bucket_count() const noexcept { return nonzero_buckets_ + (zero_count_ > 0); }
 
   // The q-quantile (q in [0, 1]) by linear interpolation between closest ranks, as numpy's
   // default method, computed from bucket midpoints: for positive samples it is within a
@@ -81,6 +74,13 @@ class LogHistogram final {
   }
   // add() for any value and count: checks them, and finds the bucket when it is not the last.
   void add_checked(double value, std::int64_t count);
+  // The slot of bucket `index` in counts_, which grows to hold it.
+  std::size_t slot(std::int64_t index);
+  // Adds `count` > 0 to the bucket in `slot`.
+  void add_to_slot(std::size_t slot, std::int64_t count) {
+    nonzero_buckets_ += counts_[slot] == 0 ? 1 : 0;
+    counts_[slot] += count;
+  }
   // (bucket index, count) in ascending order of value.
   std::vector<std::pair<std::int64_t, std::int64_t>> sorted_buckets() const;
   // The estimated value of the sample of 0-based `rank` in sorted order.
@@ -90,12 +90,18 @@ class LogHistogram final {
   double alpha_;
   double gamma_;
   double inv_log_gamma_;
-  std::unordered_map<std::int64_t, std::int64_t> buckets_;
+  // The bucket counts, dense from the lowest index seen to the highest: counts_[i] is
+  // bucket first_index_ + i (about 700 buckets per decade of values at alpha 0.001, 70 at
+  // 0.01). Only those above zero count as buckets.
+  std::vector<std::int64_t> counts_;
+  std::int64_t first_index_ = 0;
+  std::size_t nonzero_buckets_ = 0;
   // The bucket of the last add and a range of values known to fall in it (its interior, and
   // the values seen to fall in it: the index is non-decreasing in the value, so anything
   // between falls there too), so that consecutive token gaps, usually that close, need no
   // logarithm.
-  std::int64_t* last_bucket_ = nullptr;  // map nodes stay put until the map is cleared
+  bool has_last_ = false;
+  std::size_t last_slot_ = 0;
   std::int64_t last_index_ = 0;
   double last_low_ = 0;
   double last_high_ = 0;

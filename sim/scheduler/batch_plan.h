@@ -59,19 +59,17 @@ struct BatchPlan {
   void add_decode(Request* request) { add_decodes(std::span<Request* const>(&request, 1)); }
   // add_decode for each, in order.
   void add_decodes(std::span<Request* const> requests) {
-    // The vectors grow once and are written in place (a plan adds its whole batch here).
+    // The vectors grow once (a plan adds its whole batch here).
     const std::size_t count = requests.size();
-    work.resize(work.size() + count);
-    decode_sequences.resize(decode_sequences.size() + count);
-    ScheduledWork* const new_work = work.data() + work.size() - count;
-    std::int64_t* const new_sequences = decode_sequences.data() + decode_sequences.size() - count;
+    work.reserve(work.size() + count);
+    decode_sequences.reserve(decode_sequences.size() + count);
     std::int64_t context_tokens = 0;
     std::int64_t fewest_left = fewest_tokens_left;
     bool content = has_content;
     for (std::size_t i = 0; i < count; ++i) {
       const Request& request = *requests[i];
-      new_work[i] = {requests[i], 1, false};
-      new_sequences[i] = request.spec.id;
+      work.push_back({requests[i], 1, false});
+      decode_sequences.push_back(request.spec.id);
       context_tokens += request.computed_tokens + 1;
       fewest_left = std::min(fewest_left, request.output_tokens_left());
       content = content || request.has_content;

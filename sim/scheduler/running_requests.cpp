@@ -49,8 +49,8 @@ GrowthOutcome preempt_to_grow(Request* request, std::int64_t tokens, RequestQueu
   return outcome;
 }
 
-void decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
-                             DecodeScratch& scratch) {
+bool decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
+                             DecodeScratch& scratch, bool only_if_all) {
   const std::vector<Request*>& running = queues.running();
   std::vector<Request*>& decoding = scratch.requests;
   std::vector<std::int64_t>& sequences = scratch.sequences;
@@ -65,6 +65,7 @@ void decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator
     sequences[count] = request->spec.id;
     count += static_cast<std::size_t>(!request->in_flight && !request->prefilling());
   }
+  if (only_if_all && count != running.size()) return false;
   decoding.resize(count);
   sequences.resize(count);
   std::size_t next = 0;
@@ -74,7 +75,7 @@ void decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator
         grow_each(allocator, std::span(sequences).subspan(next), 1, /*after=*/next > 0);
     plan.add_decodes(std::span(decoding).subspan(next, grown));
     next += grown;
-    if (next == decoding.size()) return;
+    if (next == decoding.size()) return true;
     // The allocator refused this one: make room by preemption, as one grow at a time would;
     // with room made, the next grow_each grows it first.
     Request* request = decoding[next];
@@ -92,6 +93,7 @@ void decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator
     decoding.resize(kept);
     sequences.resize(kept);
   }
+  return true;
 }
 
 void admit_whole_prompts_in_order(RequestQueues& queues, IKvCacheAllocator& allocator,

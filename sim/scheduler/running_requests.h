@@ -71,13 +71,14 @@ enum class GrowthOutcome {
 // and added to the plan. The allocator grows the batch in one call (grow_each) until it
 // refuses one; only then does preemption walk the queues.
 // `scratch` is working space a scheduler keeps from plan to plan, so planning does not
-// allocate.
+// allocate. With `only_if_all`, it does nothing and returns false unless every running
+// request decodes (none in flight or prefilling); otherwise it returns true.
 struct DecodeScratch {
   std::vector<Request*> requests;
   std::vector<std::int64_t> sequences;
 };
-void decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
-                             DecodeScratch& scratch);
+bool decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
+                             DecodeScratch& scratch, bool only_if_all = false);
 
 // Admits waiting requests in queue order, each with its whole prefill (prompt plus
 // generated tokens after a preemption), while the tokens to compute (those the prefix cache

@@ -291,6 +291,53 @@ TEST_CASE("a decode run is priced exactly as its iterations one by one", "[roofl
   }
 }
 
+TEST_CASE("the decode-step memo gives the plain prices to the last bit", "[roofline]") {
+  // Dense and MoE, TP, DP attention with EP, graphs padding the batch or not; decode counts
+  // seen again, after other counts and after steps with prompts, and a count whose sampled
+  // sequences differ.
+  for (const auto& [model_name, tp, dp, engine] :
+       {std::tuple{"llama-3-8b", 1, 1, EngineCosts{}},
+        std::tuple{"llama-2-70b", 4, 1, some_engine(true, true)},
+        std::tuple{"mixtral-8x7b", 2, 2, some_engine(false, true)},
+        std::tuple{"llama-3-8b", 1, 1, some_engine(true, false)}}) {
+    INFO(model_name << ", TP " << tp << ", DP " << dp);
+    RooflineOptions options;
+    options.parallelism.tensor = tp;
+    options.parallelism.data = dp;
+    options.parallelism.expert = dp > 1;
+    options.engine = engine;
+    RooflineOptions plain_options = options;
+    plain_options.memoize_decode_steps = false;
+    const ModelSpec model = shipped_model(model_name);
+    const HardwareProfile hw = shipped_hardware("h100-sxm");
+    const RooflineModel memo(model, hw, options);
+    const RooflineModel plain(model, hw, plain_options);
+    std::vector<BatchShape> shapes;
+    for (const std::int64_t sequences : {1, 7, 64, 7, 300, 1, 64, 300})
+      shapes.push_back(decode_batch(sequences, 1000 + 17 * sequences));
+    BatchShape mixed = decode_batch(7, 500);
+    mixed.add_prefill(100, 0);
+    shapes.insert(shapes.begin() + 3, mixed);
+    BatchShape unsampled = decode_batch(7, 500);
+    unsampled.sampled_sequences = 3;
+    shapes.push_back(unsampled);
+    shapes.push_back(decode_batch(7, 9000));
+    for (std::size_t s = 0; s < shapes.size(); ++s) {
+      INFO("shape " << s);
+      const IterationCost a = memo.estimate(shapes[s]);
+      const IterationCost b = plain.estimate(shapes[s]);
+      REQUIRE(a.total_time_s == b.total_time_s);
+      for (std::size_t i = 0; i < kOperatorCount; ++i) {
+        CHECK(a.operators[i].flops == b.operators[i].flops);
+        CHECK(a.operators[i].bytes == b.operators[i].bytes);
+        CHECK(a.operators[i].time_s == b.operators[i].time_s);
+        CHECK(a.operators[i].balance_flops_per_byte == b.operators[i].balance_flops_per_byte);
+        CHECK(a.operators[i].bound == b.operators[i].bound);
+      }
+    }
+  }
+}
+
 TEST_CASE("an operator is compute-bound exactly when its intensity exceeds its balance",
           "[roofline]") {
   // Idle tile slots and masked pairs slow the compute side; the balance must count them as

@@ -214,23 +214,12 @@ IterationCost RooflineModel::estimate(const BatchShape& replica) const {
   // The dense layers compute the tokens of the graph that runs the step (padding included).
   const std::optional<double> graph = graph_tokens(shape);
   const double tokens = graph.value_or(static_cast<double>(shape.tokens()));
-  const double a = activation_bytes_;
-  const double l = layers_;
-  const double qkv_width = qkv_width_;
-  price_projections(cost, shape, tokens);
+  if (const IterationCost* others = decode_step_others(replica, shape, tokens)) {
+    cost = *others;
+  } else {
+    price_dense_layers(cost, shape, tokens);
+  }
   price_attention(cost, shape);
-  const double moe_tokens = price_mlp(cost, tokens);
-
-  // Two norms (read and write the hidden state), two residual adds (read two, write one),
-  // rotary embedding of Q and K, and the embedding gather: all streaming kernels. Fused,
-  // each add and its norm read the residual and the input and write both, in one kernel.
-  const bool fused = options_.engine.kernels.fused_norms;
-  const double norm_bytes =
-      tokens * hidden_ * a * (fused ? 2 * 4 : 2 * 2 + 2 * 3) + tokens * 2 * qkv_width * a;
-  price(cost.at(OperatorKind::Norms), l * tokens * hidden_ * 20, l * norm_bytes, elementwise_,
-        tokens, (fused ? 3 : 5) * l);
-
-  price_communication(cost, tokens, moe_tokens);
 
   // The host's share: what the engine's host work and launches add beyond the device time.
   const double device_s =
@@ -240,6 +229,45 @@ IterationCost RooflineModel::estimate(const BatchShape& replica) const {
   overhead.time_s = cost.total_time_s - device_s;
   overhead.bound = Bound::Overhead;
   return cost;
+}
+
+void RooflineModel::price_dense_layers(IterationCost& cost, const BatchShape& shape,
+                                       double tokens) const noexcept {
+  const double a = activation_bytes_;
+  const double l = layers_;
+  price_projections(cost, shape, tokens);
+  const double moe_tokens = price_mlp(cost, tokens);
+
+  // Two norms (read and write the hidden state), two residual adds (read two, write one),
+  // rotary embedding of Q and K, and the embedding gather: all streaming kernels. Fused,
+  // each add and its norm read the residual and the input and write both, in one kernel.
+  const bool fused = options_.engine.kernels.fused_norms;
+  const double norm_bytes =
+      tokens * hidden_ * a * (fused ? 2 * 4 : 2 * 2 + 2 * 3) + tokens * 2 * qkv_width_ * a;
+  price(cost.at(OperatorKind::Norms), l * tokens * hidden_ * 20, l * norm_bytes, elementwise_,
+        tokens, (fused ? 3 : 5) * l);
+
+  price_communication(cost, tokens, moe_tokens);
+}
+
+const IterationCost* RooflineModel::decode_step_others(const BatchShape& replica,
+                                                       const BatchShape& shape,
+                                                       double tokens) const {
+  // Large counts are rare and would make the memo large: priced in full.
+  constexpr std::int64_t kMemoSequences = 8192;
+  if (!options_.memoize_decode_steps || replica.prefill_sequences > 0 ||
+      replica.decode_sequences >= kMemoSequences) {
+    return nullptr;
+  }
+  const auto index = static_cast<std::size_t>(replica.decode_sequences);
+  if (index >= decode_step_others_.size()) decode_step_others_.resize(index + 1);
+  DecodeStepOthers& memo = decode_step_others_[index];
+  if (memo.sampled_sequences != replica.sampled_sequences) {
+    memo.cost = {};
+    price_dense_layers(memo.cost, shape, tokens);
+    memo.sampled_sequences = replica.sampled_sequences;
+  }
+  return &memo.cost;
 }
 
 std::optional<double> RooflineModel::graph_tokens(const BatchShape& shape) const noexcept {

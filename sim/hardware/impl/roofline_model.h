@@ -25,6 +25,9 @@ struct RooflineOptions {
   // With expert parallelism (parallelism.expert): the busiest GPU's routed tokens over the
   // uniform share, >= 1 (1: routing spreads tokens evenly over the EP group).
   double expert_load_imbalance = 1.0;
+  // Keep the costs of decode-only steps other than their attention, by sequence count (see
+  // RooflineModel::decode_step_others); off: every step priced in full. The same prices.
+  bool memoize_decode_steps = true;
 };
 
 // Per-operator roofline: each operator takes max(FLOPs / achieved FLOP/s, bytes / achieved
@@ -38,7 +41,8 @@ struct RooflineOptions {
 // then apply: a step the CUDA graphs cover computes its padded size; one they do not takes at
 // least its kernels' CPU launches; the host's work adds to the device time, or overlaps it
 // (see step_time_s). All shard arithmetic is done once in the constructor so estimate() is a
-// handful of multiplications.
+// handful of multiplications. estimate() keeps a memo of decode-only steps (below), so one
+// model serves one thread (each simulation builds its own).
 class RooflineModel final : public IExecutionTimeModel {
  public:
   RooflineModel(const ModelSpec& model, const HardwareProfile& hardware,
@@ -69,6 +73,21 @@ class RooflineModel final : public IExecutionTimeModel {
   std::vector<GemmChoice> gemm_choices(const BatchShape& shape) const;
 
  private:
+  // Every operator but attention (projections, MLP, norms, collectives) at `tokens`, the
+  // tokens the step's dense layers compute.
+  void price_dense_layers(IterationCost& cost, const BatchShape& shape,
+                          double tokens) const noexcept;
+  // A decode-only step's operators other than attention depend on its sequence counts alone:
+  // they are priced once per count and kept. nullptr for a step with prompt tokens (priced in
+  // full), and with the memo off.
+  const IterationCost* decode_step_others(const BatchShape& replica, const BatchShape& shape,
+                                          double tokens) const;
+  struct DecodeStepOthers {
+    std::int64_t sampled_sequences = -1;  // -1: not priced yet
+    IterationCost cost;
+  };
+  // Indexed by the replica's decode sequences; grows to the largest count seen.
+  mutable std::vector<DecodeStepOthers> decode_step_others_;
   // A kernel's compute and memory times and its time (the larger plus its fixed costs).
   struct KernelTime {
     double compute_s = 0, memory_s = 0, time_s = 0;

@@ -35,8 +35,11 @@ std::optional<std::string> VllmV1Scheduler::reject_reason(
 void VllmV1Scheduler::plan(IKvCacheAllocator& allocator, BatchPlan& plan) {
   std::int64_t budget = options_.max_num_batched_tokens;
   bool running_fit = true;
-  if (options_.batch_decodes && options_.num_speculative_tokens == 0 && all_running_decode()) {
-    decode_running_in_order(queues_, allocator, plan, scratch_);
+  // When every running request decodes (none in flight or prefilling), each takes one token
+  // of a budget of at least max_num_seqs, and schedule_running's walk is the one
+  // decode_running_in_order makes (batch_decodes).
+  if (options_.batch_decodes && options_.num_speculative_tokens == 0 &&
+      decode_running_in_order(queues_, allocator, plan, scratch_, /*only_if_all=*/true)) {
     budget -= static_cast<std::int64_t>(plan.work.size());
   } else {
     running_fit = schedule_running(allocator, plan, budget);
@@ -52,11 +55,6 @@ std::int64_t VllmV1Scheduler::next_tokens(const Request& request, std::int64_t b
     tokens = std::min(tokens, options_.long_prefill_token_threshold);
   }
   return std::min(tokens, budget);
-}
-
-bool VllmV1Scheduler::all_running_decode() const {
-  return std::none_of(queues_.running().begin(), queues_.running().end(),
-                      [](const Request* r) { return r->in_flight || r->prefilling(); });
 }
 
 bool VllmV1Scheduler::schedule_running(IKvCacheAllocator& allocator, BatchPlan& plan,

@@ -70,10 +70,6 @@ class VllmV1Scheduler final : public QueueingScheduler {
   // Returns false when a running request could not get memory without preempting itself
   // or, with batches in flight, at all.
   bool schedule_running(IKvCacheAllocator& allocator, BatchPlan& plan, std::int64_t& budget);
-  // Whether every running request decodes and none is in flight. Each then takes one token
-  // of a budget of at least max_num_seqs, and schedule_running's walk is the one
-  // decode_running_in_order makes (batch_decodes).
-  bool all_running_decode() const;
   void admit_waiting(IKvCacheAllocator& allocator, BatchPlan& plan, std::int64_t budget);
 
   VllmV1SchedulerOptions options_;
