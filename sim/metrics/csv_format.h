@@ -21,6 +21,11 @@ char* write_round_trip(char* first, double value);
 // Nine significant digits, like printf's %.9g: for derived values (latencies, ratios),
 // nanosecond resolution below one second without noise digits from subtraction.
 std::string format_9_digits(double value);
+// The same text written at `first`, which must have 32 characters of room; returns its end.
+// Equal to std::to_chars(first, first + 32, value, std::chars_format::general, 9), with a
+// fast path for values from 10^-4 to 10^9 (fixed notation), where the digits come from one
+// multiplication unless the value lies within 10^-6 of a rounding tie.
+char* write_9_digits(char* first, double value);
 
 // `text` as a CSV field (RFC 4180): quoted, with quotes doubled, when it contains a comma,
 // a quote or a line break; unchanged otherwise.

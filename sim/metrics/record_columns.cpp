@@ -246,9 +246,8 @@ char* write_number_cell(char* first, const Cell& cell, CellFormat format) {
   if (const auto* integer = std::get_if<std::int64_t>(&cell))
     return std::to_chars(first, last, *integer).ptr;
   if (const auto* real = std::get_if<double>(&cell)) {
-    return format == CellFormat::NineDigits
-               ? std::to_chars(first, last, *real, std::chars_format::general, 9).ptr
-               : write_round_trip(first, *real);
+    return format == CellFormat::NineDigits ? write_9_digits(first, *real)
+                                            : write_round_trip(first, *real);
   }
   return first;  // empty
 }

@@ -425,3 +425,50 @@ TEST_CASE("The record tables read back as requests.csv and iterations.csv", "[me
         "prompt too long, \"4096\" > 2048");
   CHECK(!std::get<std::vector<std::optional<std::string>>>(requests[15].values)[0]);
 }
+
+TEST_CASE("write_9_digits writes what std::to_chars writes at 9 digits", "[metrics]") {
+  // Its fast path (10^-4 to 10^9) and beyond: ratios of integers (as kv_utilization),
+  // latencies of whole nanoseconds and their differences, random doubles of every magnitude,
+  // near ties and powers of ten.
+  std::uint64_t state = 123456789;
+  const auto next = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 11;
+  };
+  const auto check = [](double value) {
+    std::array<char, 32> want{};
+    std::array<char, 32> got{};
+    const auto want_end =
+        std::to_chars(want.data(), want.data() + want.size(), value, std::chars_format::general, 9)
+            .ptr;
+    char* got_end = servesim::write_9_digits(got.data(), value);
+    INFO(std::string(want.data(), want_end));
+    REQUIRE(std::string(got.data(), got_end) == std::string(want.data(), want_end));
+  };
+  for (int i = 0; i < 300000; ++i) {
+    const auto a = static_cast<double>(next() % 1'000'000);
+    const auto b = static_cast<double>(1 + next() % 1'000'000);
+    check(a / b);
+    const int digits = 1 + static_cast<int>(next() % 14);
+    const auto ns =
+        static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(std::pow(10.0, digits)));
+    check(servesim::SimTime::from_ns(ns).seconds());
+    check(servesim::SimTime::from_ns(ns).seconds() - 0.001);
+    check(static_cast<double>(next()) * std::pow(10.0, static_cast<double>(next() % 30) - 20.0) *
+          0x1p-53);
+    // Just below, at and above a rounding tie of the ninth digit.
+    const double tie = (static_cast<double>(100'000'000 + next() % 900'000'000) + 0.5) *
+                       std::pow(10.0, static_cast<double>(next() % 13) - 12.0);
+    check(tie);
+    check(std::nextafter(tie, 0.0));
+    check(std::nextafter(tie, 1e300));
+  }
+  for (int p = -6; p <= 10; ++p) {
+    const double power = std::pow(10.0, p);
+    for (const double v : {power, std::nextafter(power, 0.0), std::nextafter(power, 1e300),
+                           power * 0.99999999949, power * 0.9999999995, -power})
+      check(v);
+  }
+  for (const double edge : {0.0, -0.0, 1e-300, 5e-324, 1e300})
+    check(edge);
+}

@@ -20,7 +20,7 @@ void RecordOrder::pass_request(const RequestRecord& record,
 void RecordOrder::pass_earliest() {
   const Head head = heads_.top();
   heads_.pop();
-  std::deque<IterationRecord>& queue = replicas_[static_cast<std::size_t>(head.replica)].waiting;
+  IterationQueue& queue = replicas_[static_cast<std::size_t>(head.replica)].waiting;
   passed_any_ = true;
   passed_start_s_ = head.start_s;
   passed_replica_ = head.replica;

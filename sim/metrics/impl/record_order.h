@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -60,9 +61,31 @@ class RecordOrder final : public IRecordSink {
   std::int64_t next_id_ = 0;     // the id the file lists next
   std::deque<Waiting> waiting_;  // ids next_id_, next_id_ + 1, ...
 
+  // Iterations in report order. It keeps its storage: a std::deque frees and allocates a
+  // block every few records as a replica's queue fills and empties all run long.
+  class IterationQueue {
+   public:
+    bool empty() const noexcept { return head_ == records_.size(); }
+    const IterationRecord& front() const noexcept { return records_[head_]; }
+    void push_back(const IterationRecord& record) { records_.push_back(record); }
+    void pop_front() {
+      if (++head_ == records_.size()) {
+        records_.clear();
+        head_ = 0;
+      } else if (head_ >= kCompactAfter && 2 * head_ >= records_.size()) {
+        records_.erase(records_.begin(), records_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
+      }
+    }
+
+   private:
+    static constexpr std::size_t kCompactAfter = 1024;  // passed records before they are dropped
+    std::vector<IterationRecord> records_;
+    std::size_t head_ = 0;
+  };
   // One replica's iterations waiting, in report order, and the start of its last report.
   struct ReplicaQueue {
-    std::deque<IterationRecord> waiting;
+    IterationQueue waiting;
     double last_start_s = 0;
   };
   std::vector<ReplicaQueue> replicas_;
