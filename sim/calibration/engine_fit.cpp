@@ -227,6 +227,7 @@ bool is_fittable_term(const std::string& term) {
                                                "host.kernel_launch_s",
                                                "host.frontend_latency_s",
                                                "kernels.gemm_factor",
+                                               "kernels.gemm_memory_factor",
                                                "kernels.decode_attention_factor",
                                                "kernels.prefill_attention_factor",
                                                "kernels.all_reduce_latency_s",
@@ -240,6 +241,8 @@ double engine_term(const EngineProfile& engine, const std::string& term) {
   const auto pointer = pointer_of(term);
   if (!j.contains(pointer)) throw InputError("calibrate", "unknown engine term \"" + term + "\"");
   const nlohmann::json& value = j.at(pointer);
+  // Unset, the GEMMs' memory factor is the GEMM factor.
+  if (value.is_null() && term == "kernels.gemm_memory_factor") return engine.costs.kernels.gemm;
   if (value.is_null()) return 0;
   if (!value.is_number())
     throw InputError("calibrate", "engine term \"" + term + "\" is not a number");

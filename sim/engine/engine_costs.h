@@ -39,6 +39,10 @@ struct EngineHostCosts {
 struct EngineKernelFactors {
   std::string attention_backend;  // which kernels: "flash_attn", "flashinfer", ... (descriptive)
   double gemm = 1;
+  // The factor on the GEMMs' memory side alone (the bandwidth at which they stream weights),
+  // when it differs from the compute side's: an engine whose GEMM kernels are slower than the
+  // profile's at the tensor cores may stream weights as fast. Empty: `gemm` for both.
+  std::optional<double> gemm_memory;
   double decode_attention = 1;
   double prefill_attention = 1;
   // Latency of one small all-reduce (a custom one-shot all-reduce over NVLink, as vLLM and

@@ -42,6 +42,10 @@ void read_kernels(JsonObjectReader& k, EngineKernelFactors& kernels) {
   kernels.attention_backend =
       k.optional_string("attention_backend").value_or(kernels.attention_backend);
   kernels.gemm = positive_factor(k, "gemm_factor", kernels.gemm);
+  // Absent or null: gemm_factor's.
+  if (const auto memory = k.optional_positive_number("gemm_memory_factor")) {
+    kernels.gemm_memory = *memory;
+  }
   kernels.decode_attention =
       positive_factor(k, "decode_attention_factor", kernels.decode_attention);
   kernels.prefill_attention =
@@ -237,6 +241,7 @@ nlohmann::json engine_costs_to_json(const EngineCosts& c) {
       {"kernels",
        {{"attention_backend", c.kernels.attention_backend},
         {"gemm_factor", c.kernels.gemm},
+        {"gemm_memory_factor", optional(c.kernels.gemm_memory)},
         {"decode_attention_factor", c.kernels.decode_attention},
         {"prefill_attention_factor", c.kernels.prefill_attention},
         {"all_reduce_latency_s", optional(c.kernels.all_reduce_latency_s)},

@@ -175,10 +175,16 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
     k.fixed_s *= f;
     return k;
   };
+  // The GEMMs' memory side may take a factor of its own (EngineKernelFactors::gemm_memory).
+  const auto scaled_gemm = [&](KernelCeilings k) {
+    k = scaled(k, factors.gemm);
+    if (factors.gemm_memory) k.memory_efficiency *= factors.gemm / *factors.gemm_memory;
+    return k;
+  };
   kernels_ = hardware.kernels;
-  kernels_.gemm = scaled(kernels_.gemm, factors.gemm);
+  kernels_.gemm = scaled_gemm(kernels_.gemm);
   for (auto& own : kernels_.gemm_operators) {
-    if (own) own = scaled(*own, factors.gemm);
+    if (own) own = scaled_gemm(*own);
   }
   kernels_.decode_attention =
       scaled(hardware.kernels.decode_attention_for(options.kv_dtype, model.mla.has_value()),
