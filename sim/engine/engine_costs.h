@@ -61,6 +61,10 @@ struct EngineKernelFactors {
   double decode_attention_core_efficiency = 0;
   double decode_attention_core_sequence_keys = 0;
   std::int64_t decode_attention_tensor_core_min_group = 0;
+  // Per-tensor FP8 GEMMs of at most this many tokens run on the CUDA cores, a GEMV
+  // (TensorRT-LLM's cudaCoreGemm: 4); 0: on the tensor cores at every m (vLLM's CUTLASS
+  // scaled_mm, 64 x 64 tiles at small m).
+  std::int64_t fp8_cuda_core_gemm_max_tokens = 0;
 };
 
 struct EngineCosts {

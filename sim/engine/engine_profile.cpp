@@ -71,6 +71,12 @@ void read_kernels(JsonObjectReader& k, EngineKernelFactors& kernels) {
     }
     kernels.decode_attention_tensor_core_min_group = static_cast<std::int64_t>(*group);
   }
+  if (const auto tokens = k.optional_number("fp8_cuda_core_gemm_max_tokens")) {
+    if (*tokens < 0 || *tokens != std::floor(*tokens)) {
+      k.fail("fp8_cuda_core_gemm_max_tokens", "expected a whole number of tokens (0: none)");
+    }
+    kernels.fp8_cuda_core_gemm_max_tokens = static_cast<std::int64_t>(*tokens);
+  }
   k.reject_unknown_keys();
 }
 
@@ -249,7 +255,8 @@ nlohmann::json engine_costs_to_json(const EngineCosts& c) {
         {"decode_attention_core_efficiency", c.kernels.decode_attention_core_efficiency},
         {"decode_attention_core_sequence_keys", c.kernels.decode_attention_core_sequence_keys},
         {"decode_attention_tensor_core_min_group",
-         c.kernels.decode_attention_tensor_core_min_group}}},
+         c.kernels.decode_attention_tensor_core_min_group},
+        {"fp8_cuda_core_gemm_max_tokens", c.kernels.fp8_cuda_core_gemm_max_tokens}}},
       {"cuda_graphs",
        {{"capture_sizes", c.cuda_graph_capture_sizes},
         {"mixed_batches", c.cuda_graphs_mixed_batches},

@@ -93,7 +93,8 @@ std::string_view gemm_kernel_kind_name(GemmKernelKind kind) noexcept {
 }
 
 GemmKernel choose_gemm_kernel(GemmFamily family, bool block_scaled, double m, double n,
-                              const GemmTiling& fitted) noexcept {
+                              const GemmTiling& fitted,
+                              double fp8_cuda_core_tokens) noexcept {
   switch (family) {
     case GemmFamily::Cublas:
       // One token: cuBLAS dispatches a matrix-vector product to its GEMV kernels (no tensor cores).
@@ -112,13 +113,18 @@ GemmKernel choose_gemm_kernel(GemmFamily family, bool block_scaled, double m, do
       // tiles to 64 tokens and 64 x 128 to 128, but TensorRT-LLM's FP8 decode throughput on H100
       // and H200 at 56 to 120 sequences (trtllm-0.9.0-static-fp8.csv) follows the fitted ramp
       // and tile (MAPE 2.5%; 3.0% on vLLM's tiles, 3.5% on them without the ramp). At m = 1 the
-      // ramp would put H100's batch-1 FP8 GEMMs past their knee: up to 4 tokens TensorRT-LLM runs
-      // FP8 GEMMs on the CUDA cores (cudaCoreGemm, kernels/weightOnlyBatchedGemv), a GEMV here.
-      if (m <= 4) {
+      // ramp would put H100's batch-1 FP8 GEMMs past their knee. Up to 4 tokens TensorRT-LLM runs
+      // FP8 GEMMs on the CUDA cores (cudaCoreGemm, kernels/weightOnlyBatchedGemv), a GEMV here,
+      // when the engine says so (fp8_cuda_core_tokens); vLLM stays on the tensor cores with
+      // 64 x 64 tiles (its sm90 dispatch's configuration for M <= 64; on Blackwell's CUDA
+      // cores, which have under a tenth of the FP8 tensor FLOP/s, a GEMV of 4 tokens would be
+      // compute-bound and 30% slower than vLLM's measured TPOT at 4 users).
+      if (m <= fp8_cuda_core_tokens) {
         GemmKernel k = tile(family, 1, 1, false);
         k.kind = GemmKernelKind::Gemv;
         return k;
       }
+      if (m <= 4) return tile(family, 64, 64, false);
       return tile(family, fitted.tile_m, fitted.tile_n, true);
     case GemmFamily::Marlin: {
       // Marlin (IST-DASLab/marlin; vLLM csrc/quantization/gptq_marlin/marlin.cuh, tile_size = 16):

@@ -55,9 +55,10 @@ struct GemmKernel {
 
 // The kernel `family` runs for m tokens against an n-column weight on `sm_count` SMs. `fitted` is
 // the profile's tiling (kernels.gemm*.tile_m, tile_n), used by the large-m kernels; `block_scaled`:
-// FP8 weights with block scales (DeepSeek's 128 x 128).
+// FP8 weights with block scales (DeepSeek's 128 x 128); `fp8_cuda_core_tokens`: per-tensor FP8
+// GEMMs of at most that many tokens run on the CUDA cores (the engine's choice, 0: none).
 GemmKernel choose_gemm_kernel(GemmFamily family, bool block_scaled, double m, double n,
-                              const GemmTiling& fitted) noexcept;
+                              const GemmTiling& fitted, double fp8_cuda_core_tokens) noexcept;
 
 // FLOPs `kernel` computes beyond the useful 2 m n k: the padding of its edge tiles and, unless it
 // is persistent, the slots of the SMs left idle in its last wave (gemm_idle_flops). A GEMV computes

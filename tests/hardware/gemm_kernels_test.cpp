@@ -27,23 +27,33 @@ double brute_force_row_tiles(int n, double p, double block) {
 }  // namespace
 
 TEST_CASE("cublas: a GEMV for one token, the profile's fitted tile from two", "[gemm_kernels]") {
-  const GemmKernel one = choose_gemm_kernel(GemmFamily::Cublas, false, 1, 4096, kProfileTile);
+  const GemmKernel one = choose_gemm_kernel(GemmFamily::Cublas, false, 1, 4096, kProfileTile, 0);
   CHECK(one.kind == GemmKernelKind::Gemv);
   CHECK_FALSE(one.fitted);
   CHECK(kernel_idle_flops(one, 1, 4096, 4096, 132) == 0);
-  const GemmKernel two = choose_gemm_kernel(GemmFamily::Cublas, false, 2, 4096, kProfileTile);
+  const GemmKernel two = choose_gemm_kernel(GemmFamily::Cublas, false, 2, 4096, kProfileTile, 0);
   CHECK(two.kind == GemmKernelKind::Tile);
   CHECK(two.fitted);
   CHECK(two.tile_m == 128);
   CHECK(two.tile_n == 128);
 }
 
-TEST_CASE("per-tensor fp8: a GEMV to 4 tokens, then the profile's fitted tile", "[gemm_kernels]") {
-  // Up to 4 tokens a CUDA-core GEMV (TensorRT-LLM's cudaCoreGemm).
-  CHECK(choose_gemm_kernel(GemmFamily::CutlassFp8, false, 4, 4096, kProfileTile).kind ==
+TEST_CASE("per-tensor fp8: a GEMV to 4 tokens where the engine says so, then the fitted tile",
+          "[gemm_kernels]") {
+  // Up to 4 tokens a CUDA-core GEMV where the engine runs one (TensorRT-LLM's cudaCoreGemm),
+  // else 64 x 64 tensor-core tiles (vLLM's CUTLASS); the fitted tile from 5 tokens either way.
+  CHECK(choose_gemm_kernel(GemmFamily::CutlassFp8, false, 4, 4096, kProfileTile, 4).kind ==
         GemmKernelKind::Gemv);
+  for (const double m : {1.0, 4.0}) {
+    const GemmKernel k = choose_gemm_kernel(GemmFamily::CutlassFp8, false, m, 4096, kProfileTile, 0);
+    CHECK(k.kind == GemmKernelKind::Tile);
+    CHECK_FALSE(k.fitted);
+    CHECK(k.tile_m == 64);
+    CHECK(k.tile_n == 64);
+  }
+  CHECK(choose_gemm_kernel(GemmFamily::CutlassFp8, false, 5, 4096, kProfileTile, 4).fitted);
   for (const double m : {5.0, 64.0, 128.0, 4096.0}) {
-    const GemmKernel k = choose_gemm_kernel(GemmFamily::CutlassFp8, false, m, 4096, kProfileTile);
+    const GemmKernel k = choose_gemm_kernel(GemmFamily::CutlassFp8, false, m, 4096, kProfileTile, 0);
     CHECK(k.fitted);
     CHECK(k.tile_m == 128);
     CHECK(k.tile_n == 128);
@@ -60,7 +70,7 @@ TEST_CASE("block-scaled fp8 and fp4 swap A and B below 16 tokens, then fill the 
           "[gemm_kernels]") {
   for (const GemmFamily family : {GemmFamily::CutlassFp8, GemmFamily::CutlassFp4}) {
     const auto at = [&](double m) {
-      return choose_gemm_kernel(family, true, m, 4096, kProfileTile);
+      return choose_gemm_kernel(family, true, m, 4096, kProfileTile, 0);
     };
     CHECK(at(8).kind == GemmKernelKind::SwapAb);
     CHECK(at(8).tile_m == 16);
@@ -77,7 +87,7 @@ TEST_CASE("block-scaled fp8 and fp4 swap A and B below 16 tokens, then fill the 
 }
 
 TEST_CASE("marlin pads tokens to 16-row tiles and has no wave quantization", "[gemm_kernels]") {
-  const GemmKernel k = choose_gemm_kernel(GemmFamily::Marlin, false, 1, 4096, kProfileTile);
+  const GemmKernel k = choose_gemm_kernel(GemmFamily::Marlin, false, 1, 4096, kProfileTile, 0);
   CHECK(k.tile_m == 16);
   CHECK(k.persistent);
   CHECK_FALSE(k.fitted);

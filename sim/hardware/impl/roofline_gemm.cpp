@@ -80,7 +80,8 @@ RooflineModel::GemmPart RooflineModel::dense_gemm(GemmFamily family, double m, d
                                                   double layers, const KernelCeilings& ceilings,
                                                   double peak_flops_per_s) const noexcept {
   GemmPart part;
-  part.kernel = choose_gemm_kernel(family, block_scaled_, m, n, gemm_tiling(hardware_, ceilings));
+  part.kernel = choose_gemm_kernel(family, block_scaled_, m, n, gemm_tiling(hardware_, ceilings),
+                                   fp8_cuda_core_tokens_);
   part.flops = layers * (2 * m * n * k);
   // A fitted kernel's idle slots are priced at the class's quantization weight (gemm_compute_s).
   part.idle_flops = layers * kernel_idle_flops(part.kernel, m, n, k, hardware_.sm_count);
@@ -127,7 +128,8 @@ std::vector<RooflineModel::GemmChoice> RooflineModel::gemm_choices(
     GemmChoice g;
     g.op = op;
     g.m = m;
-    g.kernel = choose_gemm_kernel(family, block_scaled_, m, n, gemm_tiling(hardware_, c));
+    g.kernel =
+        choose_gemm_kernel(family, block_scaled_, m, n, gemm_tiling(hardware_, c), fp8_cuda_core_tokens_);
     choices.push_back(g);
   };
   add(OperatorKind::QkvProj, attention_family_, tokens, qkv_width_,

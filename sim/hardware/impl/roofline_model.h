@@ -303,6 +303,8 @@ class RooflineModel final : public IExecutionTimeModel {
   // the peak it computes at; GEMVs run on CUDA cores (the fp32 peak where known).
   GemmFamily weight_family_ = GemmFamily::Cublas, attention_family_ = GemmFamily::Cublas;
   bool block_scaled_ = false;  // FP8 weights with block scales
+  // The engine's per-tensor FP8 GEMMs on CUDA cores up to this many tokens (0: none).
+  double fp8_cuda_core_tokens_ = 0;
   double weight_peak_flops_per_s_ = 0, attention_peak_flops_per_s_ = 0;
   double gemv_flops_per_s_ = 0;
   // 16-bit (or fp32) tensor cores: cublas and marlin.
