@@ -93,8 +93,7 @@ std::string_view gemm_kernel_kind_name(GemmKernelKind kind) noexcept {
 }
 
 GemmKernel choose_gemm_kernel(GemmFamily family, bool block_scaled, double m, double n,
-                              const GemmTiling& fitted,
-                              double fp8_cuda_core_tokens) noexcept {
+                              const GemmTiling& fitted, double fp8_cuda_core_tokens) noexcept {
   switch (family) {
     case GemmFamily::Cublas:
       // One token: cuBLAS dispatches a matrix-vector product to its GEMV kernels (no tensor cores).

@@ -45,7 +45,8 @@ TEST_CASE("per-tensor fp8: a GEMV to 4 tokens where the engine says so, then the
   CHECK(choose_gemm_kernel(GemmFamily::CutlassFp8, false, 4, 4096, kProfileTile, 4).kind ==
         GemmKernelKind::Gemv);
   for (const double m : {1.0, 4.0}) {
-    const GemmKernel k = choose_gemm_kernel(GemmFamily::CutlassFp8, false, m, 4096, kProfileTile, 0);
+    const GemmKernel k =
+        choose_gemm_kernel(GemmFamily::CutlassFp8, false, m, 4096, kProfileTile, 0);
     CHECK(k.kind == GemmKernelKind::Tile);
     CHECK_FALSE(k.fitted);
     CHECK(k.tile_m == 64);
@@ -53,7 +54,8 @@ TEST_CASE("per-tensor fp8: a GEMV to 4 tokens where the engine says so, then the
   }
   CHECK(choose_gemm_kernel(GemmFamily::CutlassFp8, false, 5, 4096, kProfileTile, 4).fitted);
   for (const double m : {5.0, 64.0, 128.0, 4096.0}) {
-    const GemmKernel k = choose_gemm_kernel(GemmFamily::CutlassFp8, false, m, 4096, kProfileTile, 0);
+    const GemmKernel k =
+        choose_gemm_kernel(GemmFamily::CutlassFp8, false, m, 4096, kProfileTile, 0);
     CHECK(k.fitted);
     CHECK(k.tile_m == 128);
     CHECK(k.tile_n == 128);

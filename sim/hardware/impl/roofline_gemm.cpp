@@ -128,8 +128,8 @@ std::vector<RooflineModel::GemmChoice> RooflineModel::gemm_choices(
     GemmChoice g;
     g.op = op;
     g.m = m;
-    g.kernel =
-        choose_gemm_kernel(family, block_scaled_, m, n, gemm_tiling(hardware_, c), fp8_cuda_core_tokens_);
+    g.kernel = choose_gemm_kernel(family, block_scaled_, m, n, gemm_tiling(hardware_, c),
+                                  fp8_cuda_core_tokens_);
     choices.push_back(g);
   };
   add(OperatorKind::QkvProj, attention_family_, tokens, qkv_width_,

@@ -23,8 +23,7 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
                           ? gemm_family_for(hardware, DType::BF16, false)
                           : weight_family_;
   block_scaled_ = own_format && options.weight_dtype == DType::FP8 && checkpoint->group_size > 0;
-  fp8_cuda_core_tokens_ =
-      static_cast<double>(options.engine.kernels.fp8_cuda_core_gemm_max_tokens);
+  fp8_cuda_core_tokens_ = static_cast<double>(options.engine.kernels.fp8_cuda_core_gemm_max_tokens);
   if (options.weight_dtype == DType::FP32) {
     compute_dtype_ = DType::FP32;
   } else if (weight_family_ == GemmFamily::CutlassFp8 || weight_family_ == GemmFamily::CutlassFp4) {
