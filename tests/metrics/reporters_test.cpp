@@ -237,21 +237,39 @@ TEST_CASE("A simulated time prints as its nanoseconds in decimal", "[metrics]") 
   }
 }
 
+namespace {
+
+// A 64-bit linear congruential generator's top 53 bits: test values, the same every run.
+struct Lcg {
+  explicit Lcg(std::uint64_t seed) : state(seed) {}
+  std::uint64_t operator()() {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 11;
+  }
+  std::uint64_t state;
+};
+
+// `write` writes `value` as `reference` (a std::to_chars call) does.
+template <class Write, class Reference>
+void expect_to_chars(double value, Write write, Reference reference) {
+  std::array<char, 32> want{};
+  std::array<char, 32> got{};
+  const std::string wanted(want.data(), reference(want.data(), want.data() + want.size(), value));
+  const std::string written(got.data(), write(got.data(), value));
+  INFO(wanted);
+  REQUIRE(written == wanted);
+}
+
+}  // namespace
+
 TEST_CASE("write_round_trip writes what std::to_chars writes", "[metrics]") {
   // Its fast path (whole nanoseconds from 1 ms to 10^5 s) and the values around it: times in
   // every magnitude, times nudged off their nanosecond, and doubles with no nanosecond at all.
-  std::uint64_t state = 987654321;
-  const auto next = [&state] {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return state >> 11;
-  };
+  Lcg next(987654321);
   const auto check = [](double value) {
-    std::array<char, 32> want{};
-    std::array<char, 32> got{};
-    const auto want_end = std::to_chars(want.data(), want.data() + want.size(), value).ptr;
-    char* got_end = servesim::write_round_trip(got.data(), value);
-    INFO(std::string(want.data(), want_end));
-    REQUIRE(std::string(got.data(), got_end) == std::string(want.data(), want_end));
+    expect_to_chars(value, servesim::write_round_trip, [](char* first, char* last, double v) {
+      return std::to_chars(first, last, v).ptr;
+    });
   };
   for (int i = 0; i < 300000; ++i) {
     const int digits = 1 + static_cast<int>(next() % 16);  // 1 ns to 10^16 ns
@@ -430,20 +448,11 @@ TEST_CASE("write_9_digits writes what std::to_chars writes at 9 digits", "[metri
   // Its fast path (10^-4 to 10^9) and beyond: ratios of integers (as kv_utilization),
   // latencies of whole nanoseconds and their differences, random doubles of every magnitude,
   // near ties and powers of ten.
-  std::uint64_t state = 123456789;
-  const auto next = [&state] {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return state >> 11;
-  };
+  Lcg next(123456789);
   const auto check = [](double value) {
-    std::array<char, 32> want{};
-    std::array<char, 32> got{};
-    const auto want_end =
-        std::to_chars(want.data(), want.data() + want.size(), value, std::chars_format::general, 9)
-            .ptr;
-    char* got_end = servesim::write_9_digits(got.data(), value);
-    INFO(std::string(want.data(), want_end));
-    REQUIRE(std::string(got.data(), got_end) == std::string(want.data(), want_end));
+    expect_to_chars(value, servesim::write_9_digits, [](char* first, char* last, double v) {
+      return std::to_chars(first, last, v, std::chars_format::general, 9).ptr;
+    });
   };
   for (int i = 0; i < 300000; ++i) {
     const auto a = static_cast<double>(next() % 1'000'000);
