@@ -43,11 +43,6 @@ SglangScheduler::SglangScheduler(const SglangSchedulerOptions& options)
         "scheduler.chunked_prefill_size",
         "expected 0 (off) or more tokens, got " + std::to_string(options.chunked_prefill_size));
   }
-  init_new_token_ratio_ = kInitNewTokenRatio;
-  min_new_token_ratio_ = init_new_token_ratio_ * kMinNewTokenRatioFactor;
-  new_token_ratio_decay_ = (init_new_token_ratio_ - min_new_token_ratio_) /
-                           static_cast<double>(kNewTokenRatioDecaySteps);
-  new_token_ratio_ = init_new_token_ratio_;
 }
 
 std::optional<std::string> SglangScheduler::reject_reason(
@@ -90,8 +85,8 @@ std::int64_t SglangScheduler::max_running(const IKvCacheAllocator& allocator) co
 }
 
 void SglangScheduler::decay_ratio(std::int64_t steps) {
-  for (std::int64_t i = 0; i < steps && new_token_ratio_ > min_new_token_ratio_; ++i)
-    new_token_ratio_ = std::max(new_token_ratio_ - new_token_ratio_decay_, min_new_token_ratio_);
+  for (std::int64_t i = 0; i < steps && new_token_ratio_ > kMinNewTokenRatio; ++i)
+    new_token_ratio_ = std::max(new_token_ratio_ - kNewTokenRatioDecay, kMinNewTokenRatio);
 }
 
 void SglangScheduler::on_decode_plans_skipped(std::int64_t plans) {
@@ -103,7 +98,7 @@ void SglangScheduler::plan(IKvCacheAllocator& allocator, BatchPlan& plan) {
   if (plan_prefill(allocator, plan)) return;
   plan_decode(allocator, plan);
   // An idle replica starts over with the initial ratio (Scheduler.self_check_during_idle).
-  if (plan.empty() && queues_.running().empty()) new_token_ratio_ = init_new_token_ratio_;
+  if (plan.empty() && queues_.running().empty()) new_token_ratio_ = kInitNewTokenRatio;
 }
 
 bool SglangScheduler::plan_prefill(IKvCacheAllocator& allocator, BatchPlan& plan) {

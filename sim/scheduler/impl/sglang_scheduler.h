@@ -1,10 +1,10 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/scheduler/batch_scheduler.h"
+#include "sim/scheduler/impl/retracted_to_back_order.h"
 #include "sim/scheduler/running_requests.h"
 
 namespace servesim {
@@ -16,35 +16,6 @@ struct SglangSchedulerOptions {
   std::int64_t max_prefill_tokens = 16384;   // tokens one prefill batch computes at most
   std::int64_t chunked_prefill_size = 8192;  // tokens one prompt computes per batch; 0: off
   std::int64_t context_len_tokens = 0;       // max_len, for the request pool's size
-};
-
-// SGLang's waiting queue: arrival order, except that a request retracted from the decode
-// batch goes to the back (Scheduler._extend_requests_to_queue appends it), behind every
-// request that has reached the replica so far and ahead of later arrivals. A strict order
-// at every instant: a request's key changes only while it is in no queue.
-class RetractedToBack final : public IQueueOrder {
- public:
-  bool before(const Request& a, const Request& b) const override { return key(a) < key(b); }
-  // `request` is about to be retracted; `last_arrival` is the highest id queued so far.
-  void send_to_back(const Request& request, std::int64_t last_arrival) {
-    tickets_[request.spec.id] = {last_arrival, next_ticket_++};
-  }
-  void forget(const Request& request) { tickets_.erase(request.spec.id); }
-
- private:
-  struct Key {
-    std::int64_t after = 0;    // the last arrival it queues behind (its own id if never retracted)
-    std::int64_t ticket = -1;  // retractions in order; -1: never retracted
-    auto operator<=>(const Key&) const = default;
-  };
-  // A request preempted other than by retraction keeps its place by arrival.
-  Key key(const Request& r) const {
-    if (r.preemptions == 0) return {r.spec.id, -1};
-    const auto it = tickets_.find(r.spec.id);
-    return it == tickets_.end() ? Key{r.spec.id, -1} : it->second;
-  }
-  std::unordered_map<std::int64_t, Key> tickets_;
-  std::int64_t next_ticket_ = 0;
 };
 
 // SGLang's scheduler (python/sglang/srt/managers/scheduler.py get_next_batch_to_run and
@@ -95,8 +66,8 @@ class SglangScheduler final : public IBatchScheduler {
  private:
   // SGLang's constants (global_config.py; SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION).
   static constexpr double kInitNewTokenRatio = 0.7;
-  static constexpr double kMinNewTokenRatioFactor = 0.14;
-  static constexpr std::int64_t kNewTokenRatioDecaySteps = 600;
+  static constexpr double kMinNewTokenRatio = kInitNewTokenRatio * 0.14;
+  static constexpr double kNewTokenRatioDecay = (kInitNewTokenRatio - kMinNewTokenRatio) / 600;
   static constexpr std::int64_t kClipMaxNewTokens = 4096;
   static constexpr std::int64_t kRetractDecodeSteps = 20;
 
@@ -112,10 +83,7 @@ class SglangScheduler final : public IBatchScheduler {
   SglangSchedulerOptions options_;
   RetractedToBack order_;
   RequestQueues queues_;
-  double init_new_token_ratio_;
-  double min_new_token_ratio_;
-  double new_token_ratio_decay_;
-  double new_token_ratio_;
+  double new_token_ratio_ = kInitNewTokenRatio;
   bool batch_is_full_ = false;
   bool last_plan_repeats_ = true;
   bool batch_shrank_ = false;  // requests left since the last decode plan
