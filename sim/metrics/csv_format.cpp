@@ -1,5 +1,6 @@
 #include "sim/metrics/csv_format.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -51,52 +52,44 @@ std::string format_9_digits(double value) {
 }
 
 char* write_9_digits(char* first, double value) {
-  // %.9g prints fixed notation for decimal exponents from -4 to 8: the value rounded to 9
-  // significant digits n (10^8 <= n < 10^9) with the point placed by the exponent and
-  // trailing zeros dropped. v x 10^(8 - e) is one rounding away from exact (10^0 to 10^12 are
-  // exact doubles), within 2^-24 of the true product below 2^30: rounding it gives n unless
-  // the product is that close to a tie, which is left to to_chars, as are the powers of ten
-  // (where rounding may carry into a tenth digit) and every other value.
-  static constexpr std::array<double, 14> kPowers = {1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2,
-                                                     1e3,  1e4,  1e5,  1e6,  1e7, 1e8, 1e9};
-  if (value >= kPowers.front() && value < kPowers.back()) {
-    int exponent = -4;
-    while (value >= kPowers[static_cast<std::size_t>(exponent + 5)])
-      ++exponent;
-    static constexpr std::array<double, 13> kScales = {1e0, 1e1, 1e2, 1e3,  1e4,  1e5, 1e6,
-                                                       1e7, 1e8, 1e9, 1e10, 1e11, 1e12};
-    const double scaled = value * kScales[static_cast<std::size_t>(8 - exponent)];
-    const double fraction = scaled - std::floor(scaled);
-    if (std::abs(fraction - 0.5) > 1e-6) {
-      const auto digits = static_cast<std::int64_t>(std::floor(scaled + 0.5));
-      if (digits >= 100'000'000 && digits < 1'000'000'000) {
-        std::array<char, 9> text{};
-        std::to_chars(text.data(), text.data() + text.size(), digits);
-        int last = 8;  // the last significant digit
-        while (text[static_cast<std::size_t>(last)] == '0')
-          --last;
-        char* out = first;
-        if (exponent < 0) {
-          *out++ = '0';
-          *out++ = '.';
-          for (int i = -1; i > exponent; --i)
-            *out++ = '0';
-          for (int i = 0; i <= last; ++i)
-            *out++ = text[static_cast<std::size_t>(i)];
-          return out;
-        }
-        for (int i = 0; i <= exponent; ++i)
-          *out++ = text[static_cast<std::size_t>(i)];
-        if (last > exponent) {
-          *out++ = '.';
-          for (int i = exponent + 1; i <= last; ++i)
-            *out++ = text[static_cast<std::size_t>(i)];
-        }
-        return out;
-      }
-    }
+  // %.9g prints fixed notation for decimal exponents e from -4 to 8: the value rounded to 9
+  // significant digits n (10^8 <= n < 10^9) with the point placed by e and trailing zeros
+  // dropped. v x 10^(8 - e) is one rounding away from exact (10^0 to 10^12 are exact doubles),
+  // within 2^-24 of the true product below 2^30: rounding it gives n unless the product is
+  // that close to a tie, which is left to to_chars, as are the powers of ten (where rounding
+  // may carry into a tenth digit) and every other value.
+  static constexpr std::array<double, 17> kPowers = {
+      1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12};
+  const auto power = [](int e) { return kPowers[static_cast<std::size_t>(e + 4)]; };
+  if (!(value >= power(-4) && value < power(9))) {
+    return std::to_chars(first, first + 32, value, std::chars_format::general, 9).ptr;
   }
-  return std::to_chars(first, first + 32, value, std::chars_format::general, 9).ptr;
+  int exponent = -4;
+  while (value >= power(exponent + 1))
+    ++exponent;
+  const double scaled = value * power(8 - exponent);
+  const auto digits = static_cast<std::int64_t>(std::floor(scaled + 0.5));
+  if (std::abs(scaled - std::floor(scaled) - 0.5) <= 1e-6 || digits < 100'000'000 ||
+      digits >= 1'000'000'000) {
+    return std::to_chars(first, first + 32, value, std::chars_format::general, 9).ptr;
+  }
+  std::array<char, 9> text{};
+  std::to_chars(text.data(), text.data() + text.size(), digits);
+  int last = 8;  // the last significant digit
+  while (text[static_cast<std::size_t>(last)] == '0')
+    --last;
+  // Digit i of n stands for 10^(exponent - i): the point goes before digit exponent + 1.
+  char* out = first;
+  if (exponent < 0) {
+    *out++ = '0';
+    *out++ = '.';
+    out = std::fill_n(out, -exponent - 1, '0');
+  }
+  for (int i = 0; i <= last || i <= exponent; ++i) {
+    if (exponent >= 0 && i == exponent + 1) *out++ = '.';
+    *out++ = text[static_cast<std::size_t>(i)];
+  }
+  return out;
 }
 
 std::string csv_field(std::string_view text) {

@@ -49,8 +49,7 @@ GrowthOutcome preempt_to_grow(Request* request, std::int64_t tokens, RequestQueu
   return outcome;
 }
 
-bool decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
-                             DecodeScratch& scratch, bool only_if_all) {
+bool gather_decoding(const RequestQueues& queues, DecodeScratch& scratch) {
   const std::vector<Request*>& running = queues.running();
   std::vector<Request*>& decoding = scratch.requests;
   std::vector<std::int64_t>& sequences = scratch.sequences;
@@ -65,9 +64,15 @@ bool decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator
     sequences[count] = request->spec.id;
     count += static_cast<std::size_t>(!request->in_flight && !request->prefilling());
   }
-  if (only_if_all && count != running.size()) return false;
   decoding.resize(count);
   sequences.resize(count);
+  return count == running.size();
+}
+
+void decode_gathered_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
+                              DecodeScratch& scratch) {
+  std::vector<Request*>& decoding = scratch.requests;
+  std::vector<std::int64_t>& sequences = scratch.sequences;
   std::size_t next = 0;
   while (next < decoding.size()) {
     // After a refusal the allocator goes on with the batch it grew so far (grow_each_after).
@@ -75,7 +80,7 @@ bool decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator
         grow_each(allocator, std::span(sequences).subspan(next), 1, /*after=*/next > 0);
     plan.add_decodes(std::span(decoding).subspan(next, grown));
     next += grown;
-    if (next == decoding.size()) return true;
+    if (next == decoding.size()) return;
     // The allocator refused this one: make room by preemption, as one grow at a time would;
     // with room made, the next grow_each grows it first.
     Request* request = decoding[next];
@@ -93,6 +98,12 @@ bool decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator
     decoding.resize(kept);
     sequences.resize(kept);
   }
+}
+
+bool decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
+                             DecodeScratch& scratch, bool only_if_all) {
+  if (!gather_decoding(queues, scratch) && only_if_all) return false;
+  decode_gathered_in_order(queues, allocator, plan, scratch);
   return true;
 }
 

@@ -79,6 +79,13 @@ struct DecodeScratch {
 };
 bool decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
                              DecodeScratch& scratch, bool only_if_all = false);
+// Its two halves, for a policy that looks at the batch before it grows (sglang):
+// gather_decoding puts the running requests a decode step takes (neither in flight nor
+// prefilling), in queue order, and their ids into `scratch`, and returns whether that is
+// every running request; decode_gathered_in_order then grows and plans them.
+bool gather_decoding(const RequestQueues& queues, DecodeScratch& scratch);
+void decode_gathered_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
+                              DecodeScratch& scratch);
 
 // Admits waiting requests in queue order, each with its whole prefill (prompt plus
 // generated tokens after a preemption), while the tokens to compute (those the prefix cache

@@ -169,23 +169,18 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
     pp_link_bytes_per_s_ = nic;
     pp_latency_s_ = std::max(pp_latency_s_, hardware.inter_node_latency_s);
   }
-  // A factor f on a class's time: every term of KernelCeilings::kernel_s scales by f.
-  const auto scaled = [](KernelCeilings k, double f) {
+  // A factor f on a class's time: every term of KernelCeilings::kernel_s scales by f, the
+  // memory side by `memory_f` where it has one of its own (the GEMMs' gemm_memory).
+  const auto scaled = [](KernelCeilings k, double f, std::optional<double> memory_f = {}) {
     k.compute_efficiency /= f;
-    k.memory_efficiency /= f;
+    k.memory_efficiency /= memory_f.value_or(f);
     k.fixed_s *= f;
     return k;
   };
-  // The GEMMs' memory side may take a factor of its own (EngineKernelFactors::gemm_memory).
-  const auto scaled_gemm = [&](KernelCeilings k) {
-    k = scaled(k, factors.gemm);
-    if (factors.gemm_memory) k.memory_efficiency *= factors.gemm / *factors.gemm_memory;
-    return k;
-  };
   kernels_ = hardware.kernels;
-  kernels_.gemm = scaled_gemm(kernels_.gemm);
+  kernels_.gemm = scaled(kernels_.gemm, factors.gemm, factors.gemm_memory);
   for (auto& own : kernels_.gemm_operators) {
-    if (own) own = scaled_gemm(*own);
+    if (own) own = scaled(*own, factors.gemm, factors.gemm_memory);
   }
   kernels_.decode_attention =
       scaled(hardware.kernels.decode_attention_for(options.kv_dtype, model.mla.has_value()),

@@ -207,28 +207,23 @@ void SglangScheduler::plan_decode(IKvCacheAllocator& allocator, BatchPlan& plan)
     // The next plan tries a prefill again: this decode-only plan does not repeat.
     last_plan_repeats_ = queues_.waiting().empty();
   }
-  decoding_.clear();
-  sequences_.clear();
-  for (Request* request : queues_.running()) {
-    if (request->in_flight || request->prefilling()) continue;
-    decoding_.push_back(request);
-    sequences_.push_back(request->spec.id);
-  }
-  if (decoding_.empty()) return;
-  if (rounds_fit(allocator, sequences_, 1)) {
+  gather_decoding(queues_, scratch_);
+  if (scratch_.requests.empty()) return;
+  if (rounds_fit(allocator, scratch_.sequences, 1)) {
     decay_ratio(1);
   } else {
-    retract(allocator, plan, decoding_);
+    retract(allocator, plan);
     batch_is_full_ = false;
     last_plan_repeats_ = false;
   }
   // Retraction leaves room for every token but where a prompt being chunked holds the
   // memory; then the newest running request makes room, as a plain decode would.
-  decode_running_in_order(queues_, allocator, plan, scratch_);
+  decode_gathered_in_order(queues_, allocator, plan, scratch_);
 }
 
-void SglangScheduler::retract(IKvCacheAllocator& allocator, BatchPlan& plan,
-                              std::vector<Request*>& decoding) {
+void SglangScheduler::retract(IKvCacheAllocator& allocator, BatchPlan& plan) {
+  std::vector<Request*>& decoding = scratch_.requests;
+  std::vector<std::int64_t>& sequences = scratch_.sequences;
   // ScheduleBatch.retract_decode: sorted by (generated tokens, -prompt tokens), descending,
   // and retracted from the end of that order.
   std::vector<Request*> order = decoding;
@@ -237,25 +232,17 @@ void SglangScheduler::retract(IKvCacheAllocator& allocator, BatchPlan& plan,
       return a->generated_tokens > b->generated_tokens;
     return a->spec.prompt_tokens < b->spec.prompt_tokens;
   });
-  const auto kept_sequences = [&]() {
-    sequences_.clear();
-    for (const Request* request : decoding)
-      sequences_.push_back(request->spec.id);
-  };
   bool first = true;
-  while (order.size() > 1) {
-    if (!first) {
-      kept_sequences();
-      if (rounds_fit(allocator, sequences_, kRetractDecodeSteps)) break;
-    }
+  while (order.size() > 1 && (first || !rounds_fit(allocator, sequences, kRetractDecodeSteps))) {
     first = false;
     Request* victim = order.back();
     order.pop_back();
     order_.send_to_back(*victim, last_arrival_);
     preempt(victim, queues_, allocator, plan);
-    decoding.erase(std::find(decoding.begin(), decoding.end(), victim));
+    const auto at = std::find(decoding.begin(), decoding.end(), victim) - decoding.begin();
+    decoding.erase(decoding.begin() + at);
+    sequences.erase(sequences.begin() + at);
   }
-  kept_sequences();
   std::int64_t generated = 0;
   std::int64_t outputs = 0;
   for (const Request* request : decoding) {

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "sim/scheduler/batch_scheduler.h"
 #include "sim/scheduler/impl/retracted_to_back_order.h"
@@ -74,9 +73,9 @@ class SglangScheduler final : public IBatchScheduler {
   // Forms a prefill batch into `plan`; false when none can be formed.
   bool plan_prefill(IKvCacheAllocator& allocator, BatchPlan& plan);
   void plan_decode(IKvCacheAllocator& allocator, BatchPlan& plan);
-  // Retracts from `decoding` (the decode batch, in queue order) until what is free lasts
-  // kRetractDecodeSteps decode steps, and sets the new ratio.
-  void retract(IKvCacheAllocator& allocator, BatchPlan& plan, std::vector<Request*>& decoding);
+  // Retracts from the gathered decode batch (scratch_, in queue order) until what is free
+  // lasts kRetractDecodeSteps decode steps, and sets the new ratio.
+  void retract(IKvCacheAllocator& allocator, BatchPlan& plan);
   std::int64_t max_running(const IKvCacheAllocator& allocator) const;
   void decay_ratio(std::int64_t steps);
 
@@ -88,9 +87,7 @@ class SglangScheduler final : public IBatchScheduler {
   bool last_plan_repeats_ = true;
   bool batch_shrank_ = false;  // requests left since the last decode plan
   std::int64_t last_arrival_ = -1;
-  std::vector<Request*> decoding_;
-  std::vector<std::int64_t> sequences_;
-  DecodeScratch scratch_;
+  DecodeScratch scratch_;  // the decode batch a plan gathers
 };
 
 }  // namespace servesim
