@@ -11,6 +11,7 @@
 
 using namespace servesim;
 using test::decode_batch;
+using test::prefill_batch;
 using test::shipped_hardware;
 using test::shipped_model;
 
@@ -18,12 +19,6 @@ namespace {
 
 const char* const kShipped[] = {"a100-40gb", "a100-80gb", "h100-sxm", "h200",
                                 "l40s",      "b200",      "mi300x"};
-
-BatchShape prefill(std::int64_t tokens) {
-  BatchShape shape;
-  shape.add_prefill(tokens, 0);
-  return shape;
-}
 
 }  // namespace
 
@@ -34,7 +29,7 @@ TEST_CASE("prefill is compute-bound and small-batch decode memory-bound on every
     for (const char* hw : kShipped) {
       INFO(model_name << " on " << hw);
       const RooflineModel roofline(model, shipped_hardware(hw), RooflineOptions{});
-      const IterationCost p = roofline.estimate(prefill(2048));
+      const IterationCost p = roofline.estimate(prefill_batch(2048));
       CHECK(p.dominant_bound() == Bound::Compute);
       CHECK(p.at(OperatorKind::MlpUp).bound == Bound::Compute);
       const IterationCost d = roofline.estimate(decode_batch(1, 1024));
@@ -108,7 +103,8 @@ TEST_CASE("time grows with work and falls with faster hardware", "[roofline]") {
         a100.estimate(decode_batch(8, 512)).total_time_s);
   CHECK(a100.estimate(decode_batch(8, 2048)).total_time_s >
         a100.estimate(decode_batch(8, 512)).total_time_s);
-  CHECK(h100.estimate(prefill(4096)).total_time_s < a100.estimate(prefill(4096)).total_time_s);
+  CHECK(h100.estimate(prefill_batch(4096)).total_time_s <
+        a100.estimate(prefill_batch(4096)).total_time_s);
   CHECK(a100.estimate(BatchShape{}).total_time_s == 0);
   // Decode at batch 1 streams the weights: time is at least weights / peak bandwidth.
   CHECK(a100.estimate(decode_batch(1, 16)).total_time_s > 13.4e9 / 2.039e12);
@@ -161,8 +157,8 @@ TEST_CASE("fp8 weights use fp8 tensor cores only where the device has them", "[r
   // Half the weight bytes: decode at batch 1 gets faster; prefill doubles its ceiling.
   CHECK(h100.estimate(decode_batch(1, 128)).at(OperatorKind::MlpUp).bytes <
         0.51 * h100_bf16.estimate(decode_batch(1, 128)).at(OperatorKind::MlpUp).bytes);
-  CHECK(h100.estimate(prefill(4096)).at(OperatorKind::MlpUp).time_s <
-        0.6 * h100_bf16.estimate(prefill(4096)).at(OperatorKind::MlpUp).time_s);
+  CHECK(h100.estimate(prefill_batch(4096)).at(OperatorKind::MlpUp).time_s <
+        0.6 * h100_bf16.estimate(prefill_batch(4096)).at(OperatorKind::MlpUp).time_s);
 }
 
 TEST_CASE("without a KV cache, generation work grows quadratically", "[roofline]") {
@@ -194,14 +190,14 @@ TEST_CASE("calibrated ceilings price GEMMs by size and attention by its masked w
   const RooflineModel a(m, flat, RooflineOptions{});
   const RooflineModel b(m, curved, RooflineOptions{});
   // At 2,000 tokens the MLP is compute-bound: efficiency 0.7 x 2000 / 2100.
-  const auto up_flat = a.estimate(prefill(2000)).at(OperatorKind::MlpUp);
-  const auto up_curved = b.estimate(prefill(2000)).at(OperatorKind::MlpUp);
+  const auto up_flat = a.estimate(prefill_batch(2000)).at(OperatorKind::MlpUp);
+  const auto up_curved = b.estimate(prefill_batch(2000)).at(OperatorKind::MlpUp);
   REQUIRE(up_flat.bound == Bound::Compute);
   CHECK(up_curved.time_s == Approx(up_flat.time_s * 2100 / 2000));
   CHECK(up_curved.flops == up_flat.flops);
   // A kernel that computes the masked half of the causal square does about twice the work.
-  const auto att_flat = a.estimate(prefill(2000)).at(OperatorKind::AttentionPrefill);
-  const auto att_curved = b.estimate(prefill(2000)).at(OperatorKind::AttentionPrefill);
+  const auto att_flat = a.estimate(prefill_batch(2000)).at(OperatorKind::AttentionPrefill);
+  const auto att_curved = b.estimate(prefill_batch(2000)).at(OperatorKind::AttentionPrefill);
   REQUIRE(att_flat.bound == Bound::Compute);
   CHECK(att_curved.time_s / att_flat.time_s == Approx(2.0 * 2000 / 2001));
   CHECK(att_curved.flops == att_flat.flops);
@@ -230,8 +226,8 @@ TEST_CASE("GEMM tiles run in waves: idle tile slots cost their quantization weig
   hw.kernels.gemm_operators = {};
   HardwareProfile quantized = hw;
   quantized.kernels.gemm.quantization_weight = 1;
-  const auto plain = RooflineModel(m, hw, RooflineOptions{}).estimate(prefill(2000));
-  const auto waves = RooflineModel(m, quantized, RooflineOptions{}).estimate(prefill(2000));
+  const auto plain = RooflineModel(m, hw, RooflineOptions{}).estimate(prefill_batch(2000));
+  const auto waves = RooflineModel(m, quantized, RooflineOptions{}).estimate(prefill_batch(2000));
   const auto& up = plain.at(OperatorKind::MlpUp);
   REQUIRE(up.bound == Bound::Compute);
   const double idle = 32 * 2.0 * 4096 * (2808.0 * 128 * 128 - 2000.0 * 22016);
@@ -244,7 +240,7 @@ TEST_CASE("GEMM tiles run in waves: idle tile slots cost their quantization weig
   KernelCeilings down = hw.kernels.gemm;
   down.compute_efficiency = 0.35;
   own.kernels.gemm_operators[static_cast<std::size_t>(GemmOperator::MlpDown)] = down;
-  const auto split = RooflineModel(m, own, RooflineOptions{}).estimate(prefill(2000));
+  const auto split = RooflineModel(m, own, RooflineOptions{}).estimate(prefill_batch(2000));
   CHECK(split.at(OperatorKind::MlpUp).time_s == up.time_s);
   CHECK(split.at(OperatorKind::MlpDown).time_s - 32 * down.fixed_s ==
         Approx(2 * (plain.at(OperatorKind::MlpDown).time_s - 32 * down.fixed_s)));
@@ -342,9 +338,9 @@ TEST_CASE("an operator is compute-bound exactly when its intensity exceeds its b
           "[roofline]") {
   // Idle tile slots and masked pairs slow the compute side; the balance must count them as
   // the bound does, or a batch-1 GEMV reads "compute-bound" below its balance.
-  std::vector<BatchShape> shapes{
-      decode_batch(1, 1024), decode_batch(7, 300), decode_batch(256, 2048), prefill(1),
-      prefill(129),          prefill(2048)};
+  std::vector<BatchShape> shapes{decode_batch(1, 1024),   decode_batch(7, 300),
+                                 decode_batch(256, 2048), prefill_batch(1),
+                                 prefill_batch(129),      prefill_batch(2048)};
   BatchShape chunk;
   chunk.add_prefill(512, 1536);
   chunk.add_decode(1024);
@@ -414,8 +410,8 @@ TEST_CASE("CUDA graphs pad the batch, and without them a step takes at least its
   CHECK(padded.estimate(decode_batch(9, 500)).at(OperatorKind::AttentionDecode).time_s ==
         bare.estimate(decode_batch(9, 500)).at(OperatorKind::AttentionDecode).time_s);
   // A prompt step is not graphed unless the engine graphs mixed batches.
-  CHECK(padded.estimate(prefill(9)).at(OperatorKind::MlpUp).time_s ==
-        bare.estimate(prefill(9)).at(OperatorKind::MlpUp).time_s);
+  CHECK(padded.estimate(prefill_batch(9)).at(OperatorKind::MlpUp).time_s ==
+        bare.estimate(prefill_batch(9)).at(OperatorKind::MlpUp).time_s);
 
   // Eager launches: 32 layers x (5 GEMM-like + 5 elementwise + 1 attention) + 3 kernels.
   RooflineOptions eager;
@@ -428,58 +424,4 @@ TEST_CASE("CUDA graphs pad the batch, and without them a step takes at least its
   CHECK(mixed.estimate(decode_batch(8, 100)).total_time_s ==
         padded.estimate(decode_batch(8, 100)).total_time_s);
   CHECK(mixed.estimate(decode_batch(40, 100)).total_time_s == Approx(1e-3 * (32 * 11 + 3)));
-}
-
-TEST_CASE("kernel factors scale their class time and a custom all-reduce its latency",
-          "[roofline][engine]") {
-  const ModelSpec model = shipped_model("llama-2-70b");
-  const HardwareProfile hw = shipped_hardware("h100-sxm");
-  RooflineOptions base;
-  base.parallelism.tensor = 4;
-  RooflineOptions scaled = base;
-  scaled.engine.kernels.decode_attention = 1.5;
-  scaled.engine.kernels.gemm = 0.8;
-  scaled.engine.kernels.all_reduce_latency_s = 5e-6;
-  const BatchShape shape = decode_batch(32, 2000);
-  const IterationCost a = RooflineModel(model, hw, base).estimate(shape);
-  const IterationCost b = RooflineModel(model, hw, scaled).estimate(shape);
-  CHECK(b.at(OperatorKind::AttentionDecode).time_s ==
-        Approx(1.5 * a.at(OperatorKind::AttentionDecode).time_s));
-  CHECK(b.at(OperatorKind::QkvProj).time_s == Approx(0.8 * a.at(OperatorKind::QkvProj).time_s));
-  CHECK(b.at(OperatorKind::Norms).time_s == a.at(OperatorKind::Norms).time_s);
-  const double layers = 80;
-  CHECK(a.at(OperatorKind::TpAllReduce).time_s - b.at(OperatorKind::TpAllReduce).time_s ==
-        Approx(2 * layers * (hw.overheads.collective_latency_s - 5e-6)));
-}
-
-TEST_CASE("a GEMM memory factor scales the weight streaming alone", "[roofline][engine]") {
-  // Llama-2-70B on H100, TP 4: batch-1 decode GEMMs stream weights (memory-bound), a 4,096-
-  // token prefill's run at the tensor cores (compute-bound).
-  const ModelSpec model = shipped_model("llama-2-70b");
-  const HardwareProfile hw = shipped_hardware("h100-sxm");
-  RooflineOptions both;
-  both.parallelism.tensor = 4;
-  both.engine.kernels.gemm = 1.3;
-  RooflineOptions apart = both;
-  apart.engine.kernels.gemm_memory = 1.0;
-  RooflineOptions plain = both;
-  plain.engine.kernels.gemm = 1.0;
-  const RooflineModel with_both(model, hw, both);
-  const RooflineModel with_apart(model, hw, apart);
-  const RooflineModel with_none(model, hw, plain);
-  const auto mlp_up = [](const RooflineModel& m, const BatchShape& shape) {
-    return m.estimate(shape).at(OperatorKind::MlpUp);
-  };
-  // Decode: the memory side is the plain one, the fixed cost per kernel the factor's.
-  const BatchShape decode = decode_batch(1, 1000);
-  REQUIRE(mlp_up(with_none, decode).bound == Bound::Memory);
-  CHECK(mlp_up(with_both, decode).time_s == Approx(1.3 * mlp_up(with_none, decode).time_s));
-  const double fixed_s = hw.kernels.gemm_for(GemmOperator::MlpUp).fixed_s * 80;  // a kernel a layer
-  CHECK(mlp_up(with_apart, decode).time_s ==
-        Approx(mlp_up(with_none, decode).time_s + 0.3 * fixed_s));
-  // Prefill: compute-bound, the factor whole either way.
-  const BatchShape prompt = prefill(4096);
-  REQUIRE(mlp_up(with_none, prompt).bound == Bound::Compute);
-  CHECK(mlp_up(with_apart, prompt).time_s == Approx(mlp_up(with_both, prompt).time_s));
-  CHECK(mlp_up(with_apart, prompt).time_s == Approx(1.3 * mlp_up(with_none, prompt).time_s));
 }

@@ -29,6 +29,13 @@ inline BatchShape decode_batch(std::int64_t sequences, std::int64_t context) {
   return shape;
 }
 
+// One prompt of `tokens` tokens, nothing cached.
+inline BatchShape prefill_batch(std::int64_t tokens) {
+  BatchShape shape;
+  shape.add_prefill(tokens, 0);
+  return shape;
+}
+
 // The repository root (models/, hw_profiles/) and the shared reference data beside it.
 std::filesystem::path source_dir();
 inline std::filesystem::path shared_data_dir() {

@@ -1,0 +1,129 @@
+// The number formats of the CSV files (csv_format.h): each fast path against the
+// std::to_chars call it stands for.
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "sim/core/sim_time.h"
+#include "sim/metrics/csv_format.h"
+
+TEST_CASE("A simulated time prints as its nanoseconds in decimal", "[metrics]") {
+  // The exact decimal of ns / 10^9, trailing zeros dropped: what the CSV should read.
+  const auto decimal = [](std::int64_t ns) {
+    std::string fraction = std::to_string(ns % 1000000000);
+    fraction.insert(0, 9 - fraction.size(), '0');
+    while (!fraction.empty() && fraction.back() == '0')
+      fraction.pop_back();
+    return std::to_string(ns / 1000000000) + (fraction.empty() ? "" : "." + fraction);
+  };
+  // 10630638 ns printed 0.010630638000000001 when seconds() multiplied by 1e-9.
+  CHECK(servesim::format_round_trip(servesim::SimTime::from_ns(10630638).seconds()) ==
+        "0.010630638");
+  std::uint64_t state = 12345;
+  for (int i = 0; i < 200000; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    // Spread over every magnitude from 1 ns to 10^15 ns (11.6 days).
+    const int digits = 1 + static_cast<int>((state >> 33) % 15);
+    std::int64_t ns =
+        static_cast<std::int64_t>(state >> 4) % static_cast<std::int64_t>(std::pow(10.0, digits));
+    INFO(ns);
+    // The shortest digits that read back as the double, in fixed notation (the files print the
+    // same digits, in scientific notation below 10^-4 s where that is shorter: 1.7349e-05).
+    std::array<char, 64> buffer{};
+    const double seconds = servesim::SimTime::from_ns(ns).seconds();
+    const auto end = std::to_chars(buffer.data(), buffer.data() + buffer.size(), seconds,
+                                   std::chars_format::fixed)
+                         .ptr;
+    REQUIRE(std::string(buffer.data(), end) == decimal(ns));
+  }
+}
+
+namespace {
+
+// A 64-bit linear congruential generator's top 53 bits: test values, the same every run.
+struct Lcg {
+  explicit Lcg(std::uint64_t seed) : state(seed) {}
+  std::uint64_t operator()() {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 11;
+  }
+  std::uint64_t state;
+};
+
+// `write` writes `value` as `reference` (a std::to_chars call) does.
+template <class Write, class Reference>
+void expect_to_chars(double value, Write write, Reference reference) {
+  std::array<char, 32> want{};
+  std::array<char, 32> got{};
+  const std::string wanted(want.data(), reference(want.data(), want.data() + want.size(), value));
+  const std::string written(got.data(), write(got.data(), value));
+  INFO(wanted);
+  REQUIRE(written == wanted);
+}
+
+}  // namespace
+
+TEST_CASE("write_round_trip writes what std::to_chars writes", "[metrics]") {
+  // Its fast path (whole nanoseconds from 1 ms to 10^5 s) and the values around it: times in
+  // every magnitude, times nudged off their nanosecond, and doubles with no nanosecond at all.
+  Lcg next(987654321);
+  const auto check = [](double value) {
+    expect_to_chars(value, servesim::write_round_trip, [](char* first, char* last, double v) {
+      return std::to_chars(first, last, v).ptr;
+    });
+  };
+  for (int i = 0; i < 300000; ++i) {
+    const int digits = 1 + static_cast<int>(next() % 16);  // 1 ns to 10^16 ns
+    const auto ns =
+        static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(std::pow(10.0, digits)));
+    const double seconds = servesim::SimTime::from_ns(ns).seconds();
+    check(seconds);
+    check(std::nextafter(seconds, 1e300));
+    check(std::nextafter(seconds, 0.0));
+    check(static_cast<double>(next()) * 0x1p-40);
+  }
+  for (const double edge : {1e-3, 0.00099999999999999, 1e5, 99999.999999999, 0.0, 1.0, 10000.0})
+    check(edge);
+}
+
+TEST_CASE("write_9_digits writes what std::to_chars writes at 9 digits", "[metrics]") {
+  // Its fast path (10^-4 to 10^9) and beyond: ratios of integers (as kv_utilization),
+  // latencies of whole nanoseconds and their differences, random doubles of every magnitude,
+  // near ties and powers of ten.
+  Lcg next(123456789);
+  const auto check = [](double value) {
+    expect_to_chars(value, servesim::write_9_digits, [](char* first, char* last, double v) {
+      return std::to_chars(first, last, v, std::chars_format::general, 9).ptr;
+    });
+  };
+  for (int i = 0; i < 300000; ++i) {
+    const auto a = static_cast<double>(next() % 1'000'000);
+    const auto b = static_cast<double>(1 + next() % 1'000'000);
+    check(a / b);
+    const int digits = 1 + static_cast<int>(next() % 14);
+    const auto ns =
+        static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(std::pow(10.0, digits)));
+    check(servesim::SimTime::from_ns(ns).seconds());
+    check(servesim::SimTime::from_ns(ns).seconds() - 0.001);
+    check(static_cast<double>(next()) * std::pow(10.0, static_cast<double>(next() % 30) - 20.0) *
+          0x1p-53);
+    // Just below, at and above a rounding tie of the ninth digit.
+    const double tie = (static_cast<double>(100'000'000 + next() % 900'000'000) + 0.5) *
+                       std::pow(10.0, static_cast<double>(next() % 13) - 12.0);
+    check(tie);
+    check(std::nextafter(tie, 0.0));
+    check(std::nextafter(tie, 1e300));
+  }
+  for (int p = -6; p <= 10; ++p) {
+    const double power = std::pow(10.0, p);
+    for (const double v : {power, std::nextafter(power, 0.0), std::nextafter(power, 1e300),
+                           power * 0.99999999949, power * 0.9999999995, -power})
+      check(v);
+  }
+  for (const double edge : {0.0, -0.0, 1e-300, 5e-324, 1e300})
+    check(edge);
+}
