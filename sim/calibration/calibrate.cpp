@@ -56,6 +56,7 @@ std::optional<Group> group_of(MeasurementKind kind) {
       return Group::AllReduce;
     case MeasurementKind::HostOverhead:  // engine terms: see fit_host_costs
     case MeasurementKind::Iteration:
+    case MeasurementKind::MoeGemm:  // checked by validate, never fitted
       return std::nullopt;
   }
   return std::nullopt;

@@ -108,7 +108,7 @@ std::vector<double> to_parameters(const KernelCeilings& k) {
 }
 
 double compute_term(const std::vector<double>& p, const KernelSample& s) {
-  return s.compute_peak_s * (p[kComputeInverse] + p[kComputeHalf] / s.size) +
+  return s.compute_peak_s * (p[kComputeInverse] + p[kComputeHalf] / s.compute_size) +
          s.masked_peak_s * p[kMasked] + s.idle_peak_s * p[kIdle];
 }
 
@@ -183,8 +183,8 @@ Attempt alternate(std::span<const CeilingPoint> points, std::vector<double> p,
     for (std::size_t i = 0; i < points.size(); ++i) {
       const KernelSample& s = points[i].sample;
       if (classes[i]) {
-        rows.push_back(
-            {1, s.compute_peak_s, s.compute_peak_s / s.size, s.masked_peak_s, s.idle_peak_s, 0, 0});
+        rows.push_back({1, s.compute_peak_s, s.compute_peak_s / s.compute_size, s.masked_peak_s,
+                        s.idle_peak_s, 0, 0});
         any_compute = true;
       } else {
         rows.push_back({1, 0, 0, 0, 0, s.memory_peak_s, s.memory_peak_s / s.size});

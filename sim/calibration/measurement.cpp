@@ -10,7 +10,7 @@
 namespace servesim {
 namespace {
 
-constexpr std::array<std::pair<MeasurementKind, std::string_view>, 8> kKinds{{
+constexpr std::array<std::pair<MeasurementKind, std::string_view>, 9> kKinds{{
     {MeasurementKind::Gemm, "gemm"},
     {MeasurementKind::DecodeAttention, "decode_attention"},
     {MeasurementKind::PrefillAttention, "prefill_attention"},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<MeasurementKind, std::string_view>, 8> kKinds{{
     {MeasurementKind::AllReduce, "all_reduce"},
     {MeasurementKind::Iteration, "iteration"},
     {MeasurementKind::HostOverhead, "host_overhead"},
+    {MeasurementKind::MoeGemm, "moe_gemm"},
 }};
 
 constexpr std::array<std::string_view, 5> kGemmOperators{"qkv", "o", "mlp_up", "mlp_down",
@@ -40,23 +41,78 @@ void read_attention_heads(JsonObjectReader& r, Measurement& m) {
   }
 }
 
-// What the harness's quant-gemm records add (validation/README.md): the activations' and
-// output's formats, the int4 scales' group and the kernel that ran.
+DType read_dtype(JsonObjectReader& r, std::string_view key) {
+  return parse_dtype(r.string(key), r.source_name() + ": field \"" + r.key_path(key) + "\"");
+}
+
+std::optional<DType> read_optional_dtype(JsonObjectReader& r, std::string_view key) {
+  const auto name = r.optional_string(key);
+  if (!name) return std::nullopt;
+  return parse_dtype(*name, r.source_name() + ": field \"" + r.key_path(key) + "\"");
+}
+
+// What the harness's quant-gemm and moe-gemm records add (validation/README.md): the
+// activations' and output's formats, the int4 scales' group and the kernel that ran.
 void read_gemm_kernel(JsonObjectReader& r, Measurement& m) {
-  for (const char* key : {"activation_dtype", "output_dtype"}) {
-    if (const auto dtype = r.optional_string(key)) {
-      parse_dtype(*dtype, r.source_name() + ": field \"" + r.key_path(key) + "\"");
-    }
-  }
+  m.activation_dtype = read_optional_dtype(r, "activation_dtype");
+  m.output_dtype = read_optional_dtype(r, "output_dtype");
   m.group_size = r.optional_positive_integer("group_size").value_or(0);
   if (auto kernel = r.optional_object("kernel")) {
-    m.kernel = kernel->string("name");
-    kernel->optional_string("kind");
-    kernel->optional_string("cores");
-    kernel->optional_positive_number("tile_m");
-    kernel->optional_positive_number("tile_n");
+    Measurement::Kernel& k = m.kernel.emplace();
+    k.name = kernel->string("name");
+    k.kind = kernel->optional_string("kind").value_or("");
+    k.cores = kernel->optional_string("cores").value_or("");
+    k.tile_m = kernel->optional_positive_number("tile_m").value_or(0);
+    k.tile_n = kernel->optional_positive_number("tile_n").value_or(0);
     kernel->reject_unknown_keys();
   }
+}
+
+void read_gemm_operator(JsonObjectReader& r, Measurement& m, bool required) {
+  const auto op =
+      required ? std::optional<std::string>(r.string("operator")) : r.optional_string("operator");
+  if (!op) return;
+  bool valid = false;
+  for (const auto name : kGemmOperators)
+    valid = valid || name == *op;
+  if (!valid) {
+    r.fail("operator",
+           "unknown GEMM operator \"" + *op + "\" (valid: qkv, o, mlp_up, mlp_down, lm_head)");
+  }
+  m.gemm_operator = *op;
+}
+
+// A moe_gemm record: one expert projection (mlp_up or mlp_down) over the routing it ran.
+void read_moe_gemm(JsonObjectReader& r, Measurement& m) {
+  read_gemm_operator(r, m, true);
+  if (m.gemm_operator != "mlp_up" && m.gemm_operator != "mlp_down") {
+    r.fail("operator", "expected mlp_up or mlp_down for a moe_gemm record");
+  }
+  m.n = r.positive_integer("n");
+  m.k = r.positive_integer("k");
+  m.dtype = read_dtype(r, "dtype");
+  m.tokens = r.positive_integer("tokens");
+  m.experts = r.positive_integer("experts");
+  m.top_k = r.positive_integer("top_k");
+  if (m.top_k > m.experts) {
+    r.fail("top_k", "expected at most experts (" + std::to_string(m.experts) + ")");
+  }
+  m.routed_rows = r.positive_integer("routed_rows");
+  if (m.routed_rows != m.tokens * m.top_k) {
+    r.fail("routed_rows", "expected tokens x top_k (" + std::to_string(m.tokens * m.top_k) + ")");
+  }
+  m.experts_touched = r.positive_integer("experts_touched");
+  // Each token picks top_k distinct experts.
+  if (m.experts_touched < m.top_k || m.experts_touched > std::min(m.experts, m.routed_rows)) {
+    r.fail("experts_touched", "expected between top_k (" + std::to_string(m.top_k) +
+                                  ") and min(experts, routed_rows)");
+  }
+  m.padded_rows = r.positive_integer("padded_rows");
+  if (m.padded_rows < m.routed_rows) {
+    r.fail("padded_rows", "expected at least routed_rows (" + std::to_string(m.routed_rows) + ")");
+  }
+  m.seed = r.optional_nonnegative_integer("seed");
+  read_gemm_kernel(r, m);
 }
 
 Measurement read_record(JsonObjectReader& r, const std::string& device) {
@@ -88,19 +144,12 @@ Measurement read_record(JsonObjectReader& r, const std::string& device) {
       m.m = r.positive_integer("m");
       m.n = r.positive_integer("n");
       m.k = r.positive_integer("k");
-      m.dtype = parse_dtype(r.string("dtype"),
-                            r.source_name() + ": field \"" + r.key_path("dtype") + "\"");
-      if (const auto op = r.optional_string("operator")) {
-        bool valid = false;
-        for (const auto name : kGemmOperators)
-          valid = valid || name == *op;
-        if (!valid) {
-          r.fail("operator", "unknown GEMM operator \"" + *op +
-                                 "\" (valid: qkv, o, mlp_up, mlp_down, lm_head)");
-        }
-        m.gemm_operator = *op;
-      }
+      m.dtype = read_dtype(r, "dtype");
+      read_gemm_operator(r, m, false);
       read_gemm_kernel(r, m);
+      break;
+    case MeasurementKind::MoeGemm:
+      read_moe_gemm(r, m);
       break;
     case MeasurementKind::DecodeAttention:
       m.batch = r.positive_integer("batch");
@@ -159,6 +208,19 @@ Measurement read_record(JsonObjectReader& r, const std::string& device) {
   return m;
 }
 
+void write_gemm_kernel(const Measurement& m, nlohmann::json& j) {
+  if (m.activation_dtype) j["activation_dtype"] = dtype_name(*m.activation_dtype);
+  if (m.output_dtype) j["output_dtype"] = dtype_name(*m.output_dtype);
+  if (m.group_size > 0) j["group_size"] = m.group_size;
+  if (!m.kernel) return;
+  nlohmann::json kernel = {{"name", m.kernel->name}};
+  if (!m.kernel->kind.empty()) kernel["kind"] = m.kernel->kind;
+  if (!m.kernel->cores.empty()) kernel["cores"] = m.kernel->cores;
+  if (m.kernel->tile_m > 0) kernel["tile_m"] = m.kernel->tile_m;
+  if (m.kernel->tile_n > 0) kernel["tile_n"] = m.kernel->tile_n;
+  j["kernel"] = std::move(kernel);
+}
+
 }  // namespace
 
 std::string_view measurement_kind_name(MeasurementKind kind) noexcept {
@@ -170,12 +232,17 @@ std::string_view measurement_kind_name(MeasurementKind kind) noexcept {
 
 std::string_view measurement_kind_list() noexcept {
   return "gemm, decode_attention, prefill_attention, memcpy_d2d, copy_kernel_d2d, all_reduce, "
-         "iteration, host_overhead";
+         "iteration, host_overhead, moe_gemm";
 }
 
 std::string Measurement::class_name() const {
-  const std::string kind_name(measurement_kind_name(kind));
-  return gemm_operator.empty() ? kind_name : kind_name + "." + gemm_operator;
+  std::string name(measurement_kind_name(kind));
+  if (!gemm_operator.empty()) name += "." + gemm_operator;
+  const bool gemm = kind == MeasurementKind::Gemm || kind == MeasurementKind::MoeGemm;
+  if (gemm && dtype != DType::FP16 && dtype != DType::BF16 && dtype != DType::FP32) {
+    name += "." + std::string(dtype_name(dtype));
+  }
+  return name;
 }
 
 std::vector<Measurement> measurements_from_json(const nlohmann::json& document,
@@ -230,6 +297,21 @@ void write_measurements_json(std::ostream& out, std::string_view device,
       case MeasurementKind::Gemm:
         j.update({{"m", m.m}, {"n", m.n}, {"k", m.k}, {"dtype", dtype_name(m.dtype)}});
         if (!m.gemm_operator.empty()) j["operator"] = m.gemm_operator;
+        write_gemm_kernel(m, j);
+        break;
+      case MeasurementKind::MoeGemm:
+        j.update({{"operator", m.gemm_operator},
+                  {"n", m.n},
+                  {"k", m.k},
+                  {"dtype", dtype_name(m.dtype)},
+                  {"tokens", m.tokens},
+                  {"top_k", m.top_k},
+                  {"experts", m.experts},
+                  {"experts_touched", m.experts_touched},
+                  {"routed_rows", m.routed_rows},
+                  {"padded_rows", m.padded_rows}});
+        if (m.seed) j["seed"] = *m.seed;
+        write_gemm_kernel(m, j);
         break;
       case MeasurementKind::DecodeAttention:
         j.update({{"batch", m.batch},

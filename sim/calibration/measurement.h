@@ -28,6 +28,7 @@ enum class MeasurementKind {
   AllReduce,         // one all-reduce of size_bytes over `ranks` GPUs
   Iteration,         // one whole forward pass of a replica: BatchShape fields
   HostOverhead,      // host work of one engine iteration (schedule, prepare, sample, output)
+  MoeGemm,           // one grouped GEMM over the experts a step's tokens were routed to
 };
 std::string_view measurement_kind_name(MeasurementKind kind) noexcept;
 
@@ -46,10 +47,25 @@ struct Measurement {
   std::int64_t tp = 1;
   std::string gemm_operator;  // gemm: qkv, o, mlp_up, mlp_down, lm_head or empty
   DType dtype = DType::FP16;
-  // gemm; a harness quant-gemm record also names its kernel and the int4 scales' group (0: none)
+  // gemm (and moe_gemm: n, k); a harness quant-gemm record also gives its activations' format,
+  // the int4 scales' group (0: none) and the kernel that ran (validation/README.md, "Output")
   std::int64_t m = 0, n = 0, k = 0;
-  std::string kernel;
+  std::optional<DType> activation_dtype;
+  std::optional<DType> output_dtype;
   std::int64_t group_size = 0;
+  struct Kernel {
+    std::string name;
+    std::string kind;               // "gemv", "grouped", ... (empty: not given)
+    std::string cores;              // "cuda" or "tensor"
+    double tile_m = 0, tile_n = 0;  // 0: not given
+  };
+  std::optional<Kernel> kernel;
+  // moe_gemm: `tokens` routed top_k over `experts`; what the seeded routing gave: the experts
+  // with a token, the rows routed (tokens x top_k) and the rows computed (each touched expert's
+  // padded to the kernel's tile)
+  std::int64_t tokens = 0, top_k = 0, experts = 0;
+  std::int64_t experts_touched = 0, routed_rows = 0, padded_rows = 0;
+  std::optional<std::int64_t> seed;
   // attention: batch sequences; each decode sequence has context_tokens of KV; each prefill
   // chunk of chunk_tokens follows context_tokens already cached.
   std::int64_t batch = 1, context_tokens = 0, chunk_tokens = 0;
@@ -63,7 +79,8 @@ struct Measurement {
   BatchShape shape;
   std::optional<double> predicted_s;
 
-  // The class it is reported under: "gemm.qkv", "decode_attention", ...
+  // The class it is reported under: "gemm.qkv", "decode_attention", ...; GEMMs whose weights
+  // are not 16 or 32 bits add their format: "gemm.mlp_up.int4", "moe_gemm.mlp_down.fp8".
   std::string class_name() const;
 };
 

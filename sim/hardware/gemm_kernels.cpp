@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace servesim {
 namespace {
@@ -148,6 +149,23 @@ double kernel_idle_flops(const GemmKernel& kernel, double m, double n, double k,
     return 2 * k * (rows - m) * n;
   }
   return gemm_idle_flops(m, n, k, {kernel.tile_m, kernel.tile_n, sm_count});
+}
+
+GemmComputeWork gemm_compute_work(const GemmKernel& kernel, double flops, double idle_flops,
+                                  double m, double tensor_flops_per_s,
+                                  double gemv_flops_per_s) noexcept {
+  constexpr double kNoRamp = std::numeric_limits<double>::infinity();
+  if (kernel.fitted) return {flops / tensor_flops_per_s, m, idle_flops / tensor_flops_per_s};
+  if (kernel.kind == GemmKernelKind::Gemv) return {flops / gemv_flops_per_s, kNoRamp, 0};
+  return {(flops + idle_flops) / tensor_flops_per_s, kNoRamp, 0};
+}
+
+double grouped_idle_flops(const GemmKernel& kernel, double row_tiles, double copies, double n,
+                          double k, double sm_count) noexcept {
+  const double tile = kernel.tile_m * kernel.tile_n;
+  const double tiles = row_tiles * std::ceil(n / kernel.tile_n);
+  const double slots = sm_count > 0 ? std::ceil(tiles / sm_count) * sm_count * tile : tiles * tile;
+  return 2 * k * std::max(slots - copies * n, 0.0);
 }
 
 double grouped_block_m(GemmFamily family, bool block_scaled, double tokens, double experts,

@@ -66,6 +66,29 @@ GemmKernel choose_gemm_kernel(GemmFamily family, bool block_scaled, double m, do
 double kernel_idle_flops(const GemmKernel& kernel, double m, double n, double k,
                          double sm_count) noexcept;
 
+// The compute side of one GEMM run by `kernel`, at the datasheet peaks, as
+// KernelCeilings::compute_s(peak_s, size, 0, idle_peak_s) scales it (the roofline's layers and
+// single measured records alike):
+//   fitted kernel   its useful FLOPs at `tensor_flops_per_s` with the class's ramp in m, its idle
+//                   slots at the class's quantization weight;
+//   chosen for m    every slot of its tiles (useful plus `idle_flops`) at the class's efficiency,
+//                   no ramp: size is infinite;
+//   GEMV            its FLOPs on the CUDA cores (`gemv_flops_per_s`), no ramp.
+struct GemmComputeWork {
+  double peak_s = 0;
+  double size = 0;
+  double idle_peak_s = 0;
+};
+GemmComputeWork gemm_compute_work(const GemmKernel& kernel, double flops, double idle_flops,
+                                  double m, double tensor_flops_per_s,
+                                  double gemv_flops_per_s) noexcept;
+
+// FLOPs a grouped GEMM computes beyond the useful 2 x copies x n x k: one launch over
+// `row_tiles` row tiles (every expert's rows padded to kernel.tile_m) times ceil(n / tile_n)
+// column tiles, in waves of one tile per SM (padding alone when sm_count is 0).
+double grouped_idle_flops(const GemmKernel& kernel, double row_tiles, double copies, double n,
+                          double k, double sm_count) noexcept;
+
 // The grouped (fused-MoE) kernel's rows per tile, by the step's tokens B routed top-k over E
 // experts (the rules of vLLM's fused_moe default configs, Marlin MoE and FlashInfer's TensorRT-LLM
 // MoE; sources in gemm_kernels.cpp).

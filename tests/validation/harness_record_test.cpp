@@ -128,6 +128,15 @@ TEST_CASE("moe-gemm records carry the routing they ran", "[validation][measureme
   CHECK(r.at("kernel").at("kind") == "grouped");
   CHECK(r.at("kernel").at("tile_m") == 4);
   CHECK(r.at("repeats") == 3);
+  // The simulator reads it back as the grouped kernel's record.
+  const std::vector<servesim::Measurement> read =
+      servesim::measurements_from_json(written({record}), "moe.json");
+  REQUIRE(read.size() == 1);
+  CHECK(read[0].kind == servesim::MeasurementKind::MoeGemm);
+  CHECK(read[0].class_name() == "moe_gemm.mlp_up");
+  CHECK(read[0].experts_touched == 3);
+  CHECK(read[0].padded_rows == 12);
+  CHECK(read[0].kernel->tile_m == 4);
 }
 
 TEST_CASE("the simulator reads the harness's quant-gemm records and prices them",
@@ -142,10 +151,13 @@ TEST_CASE("the simulator reads the harness's quant-gemm records and prices them"
       servesim::measurements_from_json(document, "quant.json");
   REQUIRE(read.size() == 2);
   CHECK(read[0].dtype == servesim::DType::INT4);
-  CHECK(read[0].kernel == "int4_gemv");
+  CHECK(read[0].kernel->name == "int4_gemv");
+  CHECK(read[0].kernel->kind == "gemv");
+  CHECK(read[0].activation_dtype == servesim::DType::BF16);
   CHECK(read[0].group_size == 128);
   CHECK(read[1].dtype == servesim::DType::FP8);
-  CHECK(read[1].kernel == "fp8_gemv");
+  CHECK(read[1].kernel->name == "fp8_gemv");
+  CHECK(read[1].activation_dtype == servesim::DType::FP8);
   CHECK(read[1].group_size == 0);
   // A misspelt field of the kernel object is still refused, naming it.
   nlohmann::json bad = document;

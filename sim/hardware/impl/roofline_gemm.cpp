@@ -50,16 +50,9 @@ void RooflineModel::record(OperatorCost& op, double flops, double bytes, const K
 
 double RooflineModel::gemm_compute_s(const GemmPart& part,
                                      const KernelCeilings& ceilings) const noexcept {
-  const double peak = part.peak_flops_per_s;
-  if (part.kernel.fitted) {
-    return ceilings.compute_s(part.flops / peak, part.size, 0, part.idle_flops / peak);
-  }
-  // A kernel chosen for this m: every slot of its tiles at the class's efficiency, no ramp in m; a
-  // GEMV on the CUDA cores.
-  if (part.kernel.kind == GemmKernelKind::Gemv) {
-    return part.flops / gemv_flops_per_s_ / ceilings.compute_efficiency;
-  }
-  return (part.flops + part.idle_flops) / peak / ceilings.compute_efficiency;
+  const GemmComputeWork w = gemm_compute_work(part.kernel, part.flops, part.idle_flops, part.size,
+                                              part.peak_flops_per_s, gemv_flops_per_s_);
+  return ceilings.compute_s(w.peak_s, w.size, 0, w.idle_peak_s);
 }
 
 void RooflineModel::price_gemm(OperatorCost& op, std::initializer_list<GemmPart> parts,

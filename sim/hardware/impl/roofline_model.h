@@ -122,8 +122,6 @@ class RooflineModel final : public IExecutionTimeModel {
   // The probability that a token's copies land on one given expert of this GPU: k / E, times the
   // busiest GPU's load imbalance with expert parallelism (at most 1).
   double routed_probability() const noexcept;
-  // Idle FLOPs of the grouped GEMM over `copies` routed rows against a [k x n] weight.
-  double grouped_idle_flops(const Grouped& g, double copies, double n, double k) const noexcept;
   // Fills `op` with the work and time of a kernel timed as `t`.
   void record(OperatorCost& op, double flops, double bytes, const KernelTime& t,
               const KernelCeilings& ceilings, double size) const noexcept;

@@ -26,17 +26,6 @@ RooflineModel::Grouped RooflineModel::grouped_kernel(double moe_tokens) const no
   return g;
 }
 
-double RooflineModel::grouped_idle_flops(const Grouped& g, double copies, double n,
-                                         double k) const noexcept {
-  // One launch over every expert's row tiles times the weight's column tiles, in waves of one tile
-  // per SM (padding alone without an SM count).
-  const double tile = g.kernel.tile_m * g.kernel.tile_n;
-  const double tiles = g.row_tiles * std::ceil(n / g.kernel.tile_n);
-  const double sms = hardware_.sm_count;
-  const double slots = sms > 0 ? std::ceil(tiles / sms) * sms * tile : tiles * tile;
-  return 2 * k * std::max(slots - copies * n, 0.0);
-}
-
 double RooflineModel::price_mlp(IterationCost& cost, double tokens) const noexcept {
   const double a = activation_bytes_;
   const double l = layers_;
@@ -85,7 +74,8 @@ double RooflineModel::price_mlp(IterationCost& cost, double tokens) const noexce
     GemmPart part;
     part.kernel = grouped.kernel;
     part.flops = m * 2 * copies * n * k;
-    part.idle_flops = m * grouped_idle_flops(grouped, copies, n, k);
+    part.idle_flops =
+        m * grouped_idle_flops(grouped.kernel, grouped.row_tiles, copies, n, k, hardware_.sm_count);
     part.size = copies;
     part.peak_flops_per_s = wp;
     return part;
