@@ -26,6 +26,7 @@ struct KernelSample {
   // The compute ramp's size: `size`, but infinite (no ramp) for a GEMM kernel chosen for its m
   // (gemm_compute_work).
   double compute_size = 1;
+  // The kernel's time under `c`: max(compute, memory) plus its fixed cost.
   double seconds(const KernelCeilings& c) const noexcept {
     return std::max(c.compute_s(compute_peak_s, compute_size, masked_peak_s, idle_peak_s),
                     c.memory_s(memory_peak_s, size)) +

@@ -67,13 +67,6 @@ struct KernelCeilings {
   double memory_s(double peak_s, double size) const noexcept {
     return peak_s / memory_efficiency * (1 + memory_half_size / std::max(size, 1.0));
   }
-  // One kernel whose work takes `compute_peak_s` and `memory_peak_s` at the datasheet peaks.
-  double kernel_s(double compute_peak_s, double memory_peak_s, double size,
-                  double masked_peak_s = 0, double idle_peak_s = 0) const noexcept {
-    return std::max(compute_s(compute_peak_s, size, masked_peak_s, idle_peak_s),
-                    memory_s(memory_peak_s, size)) +
-           fixed_s;
-  }
 };
 
 // The GEMMs of a decoder layer, which may have ceilings of their own: measured kernels of
