@@ -51,6 +51,7 @@ void DecodeCohort::leave(BlockTable& t) {
   group_joined();
   settle(t);
   const auto at = std::find(sequences_.begin(), sequences_.end(), t.sequence);
+  if (static_cast<std::size_t>(sequences_.end() - at) <= behind_) --behind_;
   tables_.erase(tables_.begin() + (at - sequences_.begin()));
   sequences_.erase(at);
   const auto first = grouped_.begin() + static_cast<std::ptrdiff_t>(group_start_[t.group]);
@@ -69,6 +70,7 @@ void DecodeCohort::dissolve() {
   tables_.clear();
   std::fill(group_start_.begin(), group_start_.end(), 0);
   sequences_.clear();
+  behind_ = 0;
 }
 
 std::size_t DecodeCohort::partial_round(BlockPool& pool) {
@@ -80,12 +82,48 @@ std::size_t DecodeCohort::partial_round(BlockPool& pool) {
   const BlockTable* refused = needing[free];
   const std::size_t kept = static_cast<std::size_t>(
       std::find(tables_.begin(), tables_.end(), refused) - tables_.begin());
-  left_sequences_.assign(sequences_.begin() + static_cast<std::ptrdiff_t>(kept), sequences_.end());
-  left_tables_.assign(tables_.begin() + static_cast<std::ptrdiff_t>(kept), tables_.end());
+  for (BlockTable* t : needing.first(free))
+    pool.take(1, t->blocks);
+  // The rest stay where they were while the round passes them.
+  for (std::size_t i = kept; i < tables_.size(); ++i)
+    ++tables_[i]->joined;
+  behind_ = tables_.size() - kept;
+  catching_ = needing_;
+  ++round_;
+  needing_ = previous_group(needing_);
+  return kept;
+}
+
+std::optional<std::size_t> DecodeCohort::catch_up(std::span<const std::int64_t> sequences,
+                                                  BlockPool& pool) {
+  const std::size_t first = sequences_.size() - behind_;
+  if (sequences.size() < behind_ ||
+      !std::equal(sequences_.begin() + static_cast<std::ptrdiff_t>(first), sequences_.end(),
+                  sequences.begin())) {
+    return std::nullopt;
+  }
+  std::size_t grown = 0;
+  for (; grown < behind_; ++grown) {
+    BlockTable& t = *tables_[first + grown];
+    if (t.group == catching_) {
+      if (pool.free() == 0) break;
+      pool.take(1, t.blocks);
+    }
+    --t.joined;
+  }
+  behind_ -= grown;
+  return grown;
+}
+
+void DecodeCohort::drop_behind() {
+  if (behind_ == 0) return;
+  group_joined();
+  const std::size_t kept = tables_.size() - behind_;
   for (std::size_t i = kept; i < tables_.size(); ++i)
     settle(*tables_[i]);  // out of the cohort: joined is -1 now
   sequences_.resize(kept);
   tables_.resize(kept);
+  behind_ = 0;
   // The groups without the tables that left, each still in plan order.
   std::size_t out = 0;
   std::size_t begin = 0;
@@ -99,8 +137,6 @@ std::size_t DecodeCohort::partial_round(BlockPool& pool) {
   }
   group_start_.back() = out;
   grouped_.resize(out);
-  round(pool);
-  return kept;
 }
 
 template <class BlocksOf>

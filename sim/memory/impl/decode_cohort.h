@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -37,10 +38,14 @@ class DecodeCohort {
   }
 
   std::size_t size() const { return sequences_.size(); }
-  // Whether `sequences` are the cohort's, in its order.
+  // Whether `sequences` are the cohort's, in its order, every table grown as far as the
+  // cohort's rounds (none behind).
   bool is(std::span<const std::int64_t> sequences) const {
-    return std::equal(sequences.begin(), sequences.end(), sequences_.begin(), sequences_.end());
+    return behind_ == 0 &&
+           std::equal(sequences.begin(), sequences.end(), sequences_.begin(), sequences_.end());
   }
+  // How many of the last tables are a round behind (partial_round), 0 when none.
+  std::size_t behind() const { return behind_; }
   // The blocks the next round takes.
   std::int64_t blocks_next_round() const {
     group_joined();
@@ -54,11 +59,6 @@ class DecodeCohort {
   void leave(BlockTable& t);
   // Settles every table and empties the cohort.
   void dissolve();
-  // Forgets partial_round's leavers.
-  void forget_left() {
-    left_sequences_.clear();
-    left_tables_.clear();
-  }
 
   // One round, its blocks taken from `pool` now (the caller has checked they are free).
   // Returns the tokens it added (one per table).
@@ -70,13 +70,16 @@ class DecodeCohort {
   }
   // The round as single grows in plan order make it when `pool` holds fewer free blocks than
   // it takes: the tables before the first that finds no block grow; that one and every
-  // later one are settled as they are and leave the cohort. Returns the tables grown.
+  // later one stay in the cohort a round behind (behind()), in their groups, until
+  // catch_up grows them or they leave. Returns the tables grown.
   std::size_t partial_round(BlockPool& pool);
-  // The tables that left in the last partial round, in plan order, with their sequences
-  // (read without touching a table a preemption may have released since); cleared by the
-  // next join from outside them.
-  std::span<const std::int64_t> left_sequences() const { return left_sequences_; }
-  BlockTable* left_table(std::size_t i) const { return left_tables_[i]; }
+  // After a partial round (and the preemptions that made room, whose tables left): grows the
+  // tables behind, in plan order, as single grows would, up to the first that finds no free
+  // block; `sequences` must begin with theirs, else nothing grows and nullopt says so.
+  // Returns the tables grown.
+  std::optional<std::size_t> catch_up(std::span<const std::int64_t> sequences, BlockPool& pool);
+  // Settles the tables behind and takes them out, the rest staying as they are.
+  void drop_behind();
   // One round whose blocks are only counted in `pool`, to be handed out by hand_out. Returns
   // the tokens it added.
   std::int64_t count_round(BlockPool& pool) {
@@ -131,10 +134,13 @@ class DecodeCohort {
                               std::int64_t free_blocks, const BlocksOf& blocks_of) const;
 
   std::int64_t block_size_;
-  std::vector<std::int64_t> sequences_;       // in plan order
-  std::vector<BlockTable*> tables_;           // theirs, in the same order
-  std::vector<std::int64_t> left_sequences_;  // partial_round's leavers
-  std::vector<BlockTable*> left_tables_;
+  std::vector<std::int64_t> sequences_;  // in plan order
+  std::vector<BlockTable*> tables_;      // theirs, in the same order
+  // The last behind_ tables are a round behind the rest: their `joined` is one round later, so
+  // that tokens_of holds them where they were, and catch_up takes blocks for those of group
+  // catching_ (the group that needed blocks in the partial round).
+  std::size_t behind_ = 0;
+  std::size_t catching_ = 0;
   // The tables by group, group 0 first, in one array (a run reads every group): group g is
   // grouped_[group_start_[g], group_start_[g + 1]). Tables joined since the groups were last
   // read wait in joined_, in plan order. The grouping is a cache of sequences_' order, kept

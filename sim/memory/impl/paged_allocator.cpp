@@ -56,7 +56,6 @@ std::int64_t PagedAllocator::admit(std::int64_t sequence, std::int64_t tokens,
   if (tables_.contains(sequence)) throw_sequence_error(kName, sequence, "admitted twice");
   // A new table may move the others, which the cohort points to.
   if (!tables_.emplace_keeps_values()) cohort_.dissolve();
-  cohort_.forget_left();
   BlockTable* t = tables_.emplace(sequence);
   t->sequence = sequence;
   t->tokens = 0;
@@ -116,12 +115,21 @@ KvUsage PagedAllocator::usage(std::int64_t /*next_final_tokens*/) const {
 std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences, std::int64_t tokens,
                                       bool after) {
   if (tokens < 0) return 0;
-  // The leavers of a partial round serve the grow_each_after that follows it, and no other.
-  if (!after) cohort_.forget_left();
   std::size_t grown = 0;
   const std::size_t members = cohort_.size();
   if (tokens == 1 && after) {
-    // The cohort is the batch grown so far, which these sequences continue: they join it.
+    // The cohort is the batch grown so far, which these sequences continue. After a partial
+    // round its last tables are these, a round behind (the preemptions took some out): they
+    // grow first, with no look-up; any others join after them.
+    if (cohort_.behind() > 0) {
+      if (const std::optional<std::size_t> caught = cohort_.catch_up(sequences, pool_)) {
+        grown = *caught;
+        token_states_ += static_cast<std::int64_t>(grown);
+        if (cohort_.behind() > 0) return grown;  // refused again
+      } else {
+        cohort_.drop_behind();
+      }
+    }
   } else if (tokens == 1 && members > 0 && sequences.size() >= members &&
              cohort_.is(sequences.first(members))) {
     // The last batch again (perhaps with new sequences after it): one round, no look-ups;
@@ -130,34 +138,24 @@ std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences, s
       token_states_ += cohort_.round(pool_);
       grown = members;
     } else {
+      // The first refused finds no free block: the grows stop there.
       grown = cohort_.partial_round(pool_);
       token_states_ += static_cast<std::int64_t>(grown);
+      return grown;
     }
   } else {
     cohort_.dissolve();
   }
-  // The rest one at a time; each joins the cohort, which then is what was grown. After a
-  // partial round they are mostly its leavers, in order (the preemptions took some out):
-  // those tables are known without a look-up.
-  const std::span<const std::int64_t> left =
-      after ? cohort_.left_sequences() : std::span<const std::int64_t>();
-  std::size_t next_left = 0;
+  // The rest one at a time, looked up; each joins the cohort, which then is what was grown.
   const auto find = tables_.finder();  // the index's geometry in registers for the loop
   const std::size_t count = sequences.size();
   for (std::size_t i = grown; i < count; ++i) {
     const std::int64_t sequence = sequences[i];
-    while (next_left < left.size() && left[next_left] != sequence)
-      ++next_left;
-    BlockTable* t = nullptr;
-    if (next_left < left.size()) {
-      t = cohort_.left_table(next_left++);
-    } else {
-      // Tables are found through the index: fetch the entries a few sequences ahead, then
-      // (once those have arrived) their tables.
-      if (i + 8 < count) find.prefetch_entry(sequences[i + 8]);
-      if (i + 4 < count) find.prefetch_value(sequences[i + 4]);
-      t = find(sequence);
-    }
+    // Tables are found through the index: fetch the entries a few sequences ahead, then
+    // (once those have arrived) their tables.
+    if (i + 8 < count) find.prefetch_entry(sequences[i + 8]);
+    if (i + 4 < count) find.prefetch_value(sequences[i + 4]);
+    BlockTable* t = find(sequence);
     if (t == nullptr) throw_unknown(sequence);
     if (t->joined >= 0) cohort_.leave(*t);  // listed twice, or after a mismatch
     if (!fits(*t, tokens)) break;
