@@ -29,6 +29,21 @@ std::int64_t count(JsonObjectReader& r, std::string_view key) {
   return r.optional_nonnegative_integer(key).value_or(0);
 }
 
+// Where a field is, for parse_dtype's errors.
+std::string field_where(JsonObjectReader& r, std::string_view key) {
+  return r.source_name() + ": field \"" + r.key_path(key) + "\"";
+}
+
+DType read_dtype(JsonObjectReader& r, std::string_view key) {
+  return parse_dtype(r.string(key), field_where(r, key));
+}
+
+std::optional<DType> read_optional_dtype(JsonObjectReader& r, std::string_view key) {
+  const auto name = r.optional_string(key);
+  if (!name) return std::nullopt;
+  return parse_dtype(*name, field_where(r, key));
+}
+
 void read_attention_heads(JsonObjectReader& r, Measurement& m) {
   m.num_heads = r.positive_integer("num_heads");
   m.num_kv_heads = r.positive_integer("num_kv_heads");
@@ -36,19 +51,7 @@ void read_attention_heads(JsonObjectReader& r, Measurement& m) {
   if (m.num_heads % m.num_kv_heads != 0) {
     r.fail("num_kv_heads", "expected a divisor of num_heads (" + std::to_string(m.num_heads) + ")");
   }
-  if (const auto dtype = r.optional_string("dtype")) {
-    m.dtype = parse_dtype(*dtype, r.source_name() + ": field \"" + r.key_path("dtype") + "\"");
-  }
-}
-
-DType read_dtype(JsonObjectReader& r, std::string_view key) {
-  return parse_dtype(r.string(key), r.source_name() + ": field \"" + r.key_path(key) + "\"");
-}
-
-std::optional<DType> read_optional_dtype(JsonObjectReader& r, std::string_view key) {
-  const auto name = r.optional_string(key);
-  if (!name) return std::nullopt;
-  return parse_dtype(*name, r.source_name() + ": field \"" + r.key_path(key) + "\"");
+  m.dtype = read_optional_dtype(r, "dtype").value_or(m.dtype);
 }
 
 // What the harness's quant-gemm and moe-gemm records add (validation/README.md): the

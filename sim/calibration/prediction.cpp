@@ -4,15 +4,12 @@
 
 #include "sim/core/error.h"
 #include "sim/hardware/gemm_kernels.h"
+#include "sim/hardware/gemm_peaks.h"
 #include "sim/hardware/impl/roofline_model.h"
 #include "sim/hardware/kernel_work.h"
 
 namespace servesim {
 namespace {
-
-double peak_flops_for(const HardwareProfile& profile, DType dtype) {
-  return profile.supports(dtype) ? profile.peak_flops(dtype) : profile.peak_flops(DType::BF16);
-}
 
 double activation_bytes(DType dtype) {
   return dtype == DType::FP32 ? 4.0 : 2.0;
@@ -42,21 +39,6 @@ GemmFamily record_family(const Measurement& m, const HardwareProfile& profile) {
   return gemm_family_for(profile, m.dtype, /*fp4_checkpoint=*/true);
 }
 
-// The FLOP/s the family's tensor cores and the CUDA cores (a GEMV) run the record at.
-struct RecordPeaks {
-  double tensor_flops_per_s = 0;
-  double gemv_flops_per_s = 0;
-};
-
-RecordPeaks record_peaks(const Measurement& m, GemmFamily family, const HardwareProfile& profile) {
-  const double wide = peak_flops_for(profile, wide_dtype(m));
-  RecordPeaks peaks;
-  const DType compute = gemm_family_compute_dtype(family, wide_dtype(m));
-  peaks.tensor_flops_per_s = is_wide(compute) ? wide : peak_flops_for(profile, compute);
-  peaks.gemv_flops_per_s = profile.supports(DType::FP32) ? profile.peak_flops(DType::FP32) : wide;
-  return peaks;
-}
-
 // Weight bytes of n x k elements of the record's format, with int4's 16-bit group scales.
 double weight_bytes(const Measurement& m) {
   const double scales = m.group_size > 0 ? 2.0 / static_cast<double>(m.group_size) : 0.0;
@@ -67,7 +49,7 @@ KernelSample gemm_sample(const Measurement& m, const HardwareProfile& profile,
                          const KernelCeilings& ceilings) {
   const auto d = [](std::int64_t v) { return static_cast<double>(v); };
   const GemmFamily family = record_family(m, profile);
-  const RecordPeaks peaks = record_peaks(m, family, profile);
+  const GemmPeaks peaks = gemm_peaks(profile, family, wide_dtype(m));
   GemmKernel kernel;
   if (m.kernel && m.kernel->kind == "gemv") {
     // A CUDA-core GEMV (the harness's quant-gemm kernels, TensorRT-LLM's cudaCoreGemm).
@@ -100,7 +82,7 @@ KernelSample gemm_sample(const Measurement& m, const HardwareProfile& profile,
 KernelSample moe_gemm_sample(const Measurement& m, const HardwareProfile& profile) {
   const auto d = [](std::int64_t v) { return static_cast<double>(v); };
   const GemmFamily family = record_family(m, profile);
-  const RecordPeaks peaks = record_peaks(m, family, profile);
+  const GemmPeaks peaks = gemm_peaks(profile, family, wide_dtype(m));
   const bool block_scaled = m.dtype == DType::FP8 && m.group_size > 0;
   GemmKernel kernel;
   kernel.kind = GemmKernelKind::Grouped;
@@ -165,7 +147,7 @@ KernelSample kernel_sample(const Measurement& m, const HardwareProfile& profile,
     return gemm_sample(m, profile, ceilings ? *ceilings : kernel_class(m, profile));
   }
   if (m.kind == MeasurementKind::MoeGemm) return moe_gemm_sample(m, profile);
-  const double peak = peak_flops_for(profile, m.dtype);
+  const double peak = peak_flops_or_bf16(profile, m.dtype);
   const double a = activation_bytes(m.dtype);
   const double element = bytes_per_element(m.dtype);
   KernelWork work;

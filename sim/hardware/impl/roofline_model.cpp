@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "sim/hardware/data_parallel.h"
+#include "sim/hardware/gemm_peaks.h"
 #include "sim/model/model_size.h"
 
 namespace servesim {
@@ -123,22 +124,16 @@ RooflineModel::RooflineModel(const ModelSpec& model, const HardwareProfile& hard
     recurrent_state_elements_ = static_cast<double>(d.num_value_heads / options.parallelism.tensor *
                                                     d.key_head_dim * d.value_head_dim);
   }
-  const double peak = hardware.supports(compute_dtype_) ? hardware.peak_flops(compute_dtype_)
-                                                        : hardware.peak_flops(DType::BF16);
-  compute_flops_per_s_ = peak;
-  // Cublas and marlin compute in 16 bits (or fp32): the compute format's peak unless that is a
-  // narrow tensor-core format.
-  const double wide_peak = compute_dtype_ == DType::FP8 || compute_dtype_ == DType::FP4
-                               ? hardware.peak_flops(DType::BF16)
-                               : peak;
-  const auto family_peak = [&](GemmFamily family) {
-    const DType d = gemm_family_compute_dtype(family, DType::BF16);
-    return d == DType::BF16 ? wide_peak : hardware.peak_flops(d);
-  };
-  wide_peak_flops_per_s_ = wide_peak;
-  weight_peak_flops_per_s_ = family_peak(weight_family_);
-  attention_peak_flops_per_s_ = family_peak(attention_family_);
-  gemv_flops_per_s_ = hardware.supports(DType::FP32) ? hardware.peak_flops(DType::FP32) : wide_peak;
+  compute_flops_per_s_ = peak_flops_or_bf16(hardware, compute_dtype_);
+  // Cublas and marlin compute in 16 bits (or fp32): the compute format unless that is a narrow
+  // tensor-core format.
+  const DType wide =
+      compute_dtype_ == DType::FP8 || compute_dtype_ == DType::FP4 ? DType::BF16 : compute_dtype_;
+  const GemmPeaks weight_peaks = gemm_peaks(hardware, weight_family_, wide);
+  wide_peak_flops_per_s_ = peak_flops_or_bf16(hardware, wide);
+  weight_peak_flops_per_s_ = weight_peaks.tensor_flops_per_s;
+  attention_peak_flops_per_s_ = gemm_peaks(hardware, attention_family_, wide).tensor_flops_per_s;
+  gemv_flops_per_s_ = weight_peaks.gemv_flops_per_s;
   memory_bytes_per_s_ = hardware.memory_bandwidth_bytes_per_s;
   elementwise_ = {hardware.efficiency.gemm_compute, 0, hardware.efficiency.memory_bandwidth, 0,
                   hardware.overheads.kernel_launch_s};

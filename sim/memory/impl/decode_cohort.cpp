@@ -88,7 +88,6 @@ std::size_t DecodeCohort::partial_round(BlockPool& pool) {
   for (std::size_t i = kept; i < tables_.size(); ++i)
     ++tables_[i]->joined;
   behind_ = tables_.size() - kept;
-  catching_ = needing_;
   ++round_;
   needing_ = previous_group(needing_);
   return kept;
@@ -102,10 +101,12 @@ std::optional<std::size_t> DecodeCohort::catch_up(std::span<const std::int64_t> 
                   sequences.begin())) {
     return std::nullopt;
   }
+  // The partial round's needing group: its tables take a block as they catch up.
+  const std::size_t catching = next_group(needing_);
   std::size_t grown = 0;
   for (; grown < behind_; ++grown) {
     BlockTable& t = *tables_[first + grown];
-    if (t.group == catching_) {
+    if (t.group == catching) {
       if (pool.free() == 0) break;
       pool.take(1, t.blocks);
     }

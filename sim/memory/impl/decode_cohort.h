@@ -114,6 +114,9 @@ class DecodeCohort {
   std::size_t previous_group(std::size_t g) const {
     return g == 0 ? static_cast<std::size_t>(block_size_) - 1 : g - 1;
   }
+  std::size_t next_group(std::size_t g) const {
+    return g + 1 == static_cast<std::size_t>(block_size_) ? 0 : g + 1;
+  }
   // The round's books: the next group needs blocks; the tokens added.
   std::int64_t advance() {
     ++round_;
@@ -137,10 +140,9 @@ class DecodeCohort {
   std::vector<std::int64_t> sequences_;  // in plan order
   std::vector<BlockTable*> tables_;      // theirs, in the same order
   // The last behind_ tables are a round behind the rest: their `joined` is one round later, so
-  // that tokens_of holds them where they were, and catch_up takes blocks for those of group
-  // catching_ (the group that needed blocks in the partial round).
+  // that tokens_of holds them where they were. No round passes while any is behind (is() is
+  // false), so the group that needed blocks in the partial round is the one after needing_.
   std::size_t behind_ = 0;
-  std::size_t catching_ = 0;
   // The tables by group, group 0 first, in one array (a run reads every group): group g is
   // grouped_[group_start_[g], group_start_[g + 1]). Tables joined since the groups were last
   // read wait in joined_, in plan order. The grouping is a cache of sequences_' order, kept
