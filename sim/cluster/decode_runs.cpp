@@ -8,8 +8,8 @@
 namespace servesim {
 
 std::int64_t DecodeRuns::steps_for(const BatchPlan& plan, std::size_t running_requests) const {
-  if (plan.shape.prefill_sequences > 0 || !plan.preempted.empty() || plan.swap_in_tokens > 0 ||
-      plan.swap_out_tokens > 0 || plan.work.size() != running_requests) {
+  if (plan.shape.prefill_sequences > 0 || (!after_preemption_ && !plan.preempted.empty()) ||
+      plan.swap_in_tokens > 0 || plan.swap_out_tokens > 0 || plan.work.size() != running_requests) {
     return 1;
   }
   // The run stops at the first iteration that finishes a request (that one included: the

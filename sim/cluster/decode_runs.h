@@ -17,21 +17,25 @@ namespace servesim {
 // Bulk decoding, a replica's fast path (a named mode beside the plain one, which launches
 // every iteration on its own; engine.bulk_decode picks it, and tests hold the two equal).
 //
-// When a plan decodes every running request and does nothing else, and the scheduler
-// promises that such plans repeat (IBatchScheduler::decode_plans_repeat), the iterations
-// that follow are known until a request finishes or the allocator would refuse a token. The
-// replica then launches them as one decode run: each iteration priced on its own (O(1)
-// apiece, IExecutionTimeModel::estimate_decode_run), one completion event at the end of the
-// last, and the allocator advanced in bulk (IDecodeRoundAllocator). A request arriving for
-// the replica cuts the run after the iteration in flight at that instant, which is where
-// one-at-a-time iterations would have let it in. Every metric equals the one-at-a-time
-// result: each iteration is reported with its own start, duration and KV usage.
+// When a plan decodes every running request and does nothing else (or preempts others to make
+// room, where the scheduler judges such plans: IBatchScheduler::judges_preempting_plans), and
+// the scheduler promises that such plans repeat (IBatchScheduler::decode_plans_repeat), the
+// iterations that follow are known until a request finishes or the allocator would refuse a token.
+// The replica then launches them as one decode run: each iteration priced on its own (O(1) apiece,
+// IExecutionTimeModel::estimate_decode_run), one completion event at the end of the last, and the
+// allocator advanced in bulk (IDecodeRoundAllocator). A request arriving for the replica cuts the
+// run after the iteration in flight at that instant, which is where one-at-a-time iterations would
+// have let it in. Every metric equals the one-at-a-time result: each iteration is reported with its
+// own start, duration and KV usage.
 //
 // One run at a time: the mode is off with pipeline parallelism (several batches in flight).
 class DecodeRuns {
  public:
-  DecodeRuns(IDecodeRoundAllocator& allocator, const IExecutionTimeModel& time_model)
-      : allocator_(allocator), time_model_(time_model) {}
+  // `after_preemption`: a plan that preempted may start a run too, when the scheduler says it
+  // repeats (IBatchScheduler::judges_preempting_plans).
+  DecodeRuns(IDecodeRoundAllocator& allocator, const IExecutionTimeModel& time_model,
+             bool after_preemption)
+      : allocator_(allocator), time_model_(time_model), after_preemption_(after_preemption) {}
 
   // How many iterations a run of `plan` would last, its own included (1: it cannot start
   // one). `running_requests` is the scheduler's running queue's length.
@@ -68,6 +72,7 @@ class DecodeRuns {
  private:
   IDecodeRoundAllocator& allocator_;
   const IExecutionTimeModel& time_model_;
+  bool after_preemption_;
   std::int64_t batch_ = -1;  // the run in flight; -1: none
   std::vector<SimTime> ends_;
   std::vector<double> durations_s_;  // the iterations' durations, as priced at launch

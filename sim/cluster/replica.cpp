@@ -27,7 +27,7 @@ Replica::Replica(std::int32_t id, std::unique_ptr<IKvCacheAllocator> allocator,
   IDecodeRoundAllocator* rounds = allocator_->decode_rounds();
   if (bulk_decode && pipeline_stages == 1 && scheduler_->decode_plans_repeat() &&
       rounds != nullptr) {
-    runs_.emplace(*rounds, time_model_);
+    runs_.emplace(*rounds, time_model_, scheduler_->judges_preempting_plans());
   }
 }
 

@@ -22,7 +22,8 @@ inline void set_kv_memory(IterationRecord& record, const KvUsage& usage) {
                      usage.external_fragmentation, usage.free,     usage.cached};
 }
 
-// The iterations of a decode run after its first, which repeat its batch: iteration k
+// The iterations of a decode run after its first, which repeat its batch (but for the
+// requests it preempted, which the later ones do not preempt again): iteration k
 // (k = 1 .. usages.size()) runs from ends[k - 1] to ends[k] with every decoding context k
 // tokens longer than in the first and the KV memory of usages[k - 1], and each of its
 // batch's sequences emits a token at its end.
@@ -37,6 +38,7 @@ struct DecodeRunIterations {
     record.start_s = ends[k - 1].seconds();
     record.duration_s = (ends[k] - ends[k - 1]).seconds();
     set_kv_memory(record, usages[k - 1]);
+    record.preempted = 0;  // a run's first iteration may have preempted; the later ones do not
     record.decode_context_tokens =
         first.decode_context_tokens + static_cast<std::int64_t>(k) * first.decode_tokens;
   }

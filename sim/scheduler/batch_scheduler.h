@@ -61,6 +61,11 @@ class IBatchScheduler {
   // Whether the plan just made repeats as decode_plans_repeat promises: a policy whose
   // promise has exceptions (a plan that changed state the next plan reads) says so here.
   virtual bool last_plan_repeats() const { return true; }
+  // Whether last_plan_repeats also speaks for a plan that decoded every running request and
+  // preempted some others to make room (and did nothing else): a policy that works out, as
+  // it plans such a step, that the next step would admit nobody answers true, and then the
+  // plans after a preempting one may run in bulk too. Fixed for the scheduler's lifetime.
+  virtual bool judges_preempting_plans() const { return false; }
   // A decode run stood for `plans` more plans after the last plan() (each the same plan
   // again): a policy that keeps state from plan to plan updates it as those plans would have.
   virtual void on_decode_plans_skipped(std::int64_t plans) { (void)plans; }

@@ -46,6 +46,8 @@ void VllmV1Scheduler::plan(IKvCacheAllocator& allocator, BatchPlan& plan) {
   }
   // vLLM admits nobody in a step that preempted.
   if (running_fit && plan.preempted.empty()) admit_waiting(allocator, plan, budget);
+  last_plan_repeats_ =
+      plan.preempted.empty() || (running_fit && head_admission(allocator, budget).tokens == 0);
 }
 
 std::int64_t VllmV1Scheduler::next_tokens(const Request& request, std::int64_t budget,
@@ -86,19 +88,26 @@ bool VllmV1Scheduler::schedule_running(IKvCacheAllocator& allocator, BatchPlan& 
   return all_fit;
 }
 
+VllmV1Scheduler::Admission VllmV1Scheduler::head_admission(const IKvCacheAllocator& allocator,
+                                                           std::int64_t budget) const {
+  if (budget <= 0 || queues_.waiting().empty()) return {};
+  if (static_cast<std::int64_t>(queues_.running().size()) >= options_.max_num_seqs) return {};
+  const Request* request = queues_.waiting().front();
+  // vLLM looks the prefix cache up before sizing the chunk: the chunk and the budget cover
+  // the tokens it does not hold, and the hit blocks are held rather than allocated.
+  const PrefixKey key = prefix_key(*request);
+  const std::int64_t cached = computed_at_admission(allocator, *request, key);
+  const std::int64_t chunk = next_tokens(*request, budget, cached);
+  if (!allocator.can_admit_prefix(key, cached + chunk, request->final_tokens())) return {};
+  return {cached + chunk, chunk};
+}
+
 void VllmV1Scheduler::admit_waiting(IKvCacheAllocator& allocator, BatchPlan& plan,
                                     std::int64_t budget) {
-  while (budget > 0 && !queues_.waiting().empty()) {
-    if (static_cast<std::int64_t>(queues_.running().size()) >= options_.max_num_seqs) return;
-    const Request* request = queues_.waiting().front();
-    // vLLM looks the prefix cache up before sizing the chunk: the chunk and the budget cover
-    // the tokens it does not hold, and the hit blocks are held rather than allocated.
-    const PrefixKey key = prefix_key(*request);
-    const std::int64_t cached = computed_at_admission(allocator, *request, key);
-    const std::int64_t chunk = next_tokens(*request, budget, cached);
-    if (!allocator.can_admit_prefix(key, cached + chunk, request->final_tokens())) return;
-    admit_first_waiting(queues_, allocator, plan, cached + chunk);
-    budget -= chunk;
+  for (Admission next = head_admission(allocator, budget); next.tokens > 0;
+       next = head_admission(allocator, budget)) {
+    admit_first_waiting(queues_, allocator, plan, next.tokens);
+    budget -= next.chunk;
   }
 }
 

@@ -55,6 +55,11 @@ class VllmV1Scheduler final : public QueueingScheduler {
   // head: an admission that failed for lack of a seat, of budget or of memory fails again
   // while nobody leaves and memory only fills.
   bool decode_plans_repeat() const override { return options_.num_speculative_tokens == 0; }
+  // A step that preempted admits nobody; the step after it tries. When that admission would
+  // fail as things stand after this step, it fails in every later step of the same decodes
+  // too (memory only fills), so the preempting plan repeats as well.
+  bool last_plan_repeats() const override { return last_plan_repeats_; }
+  bool judges_preempting_plans() const override { return true; }
   // A decoding request then schedules 1 + its drafts (plan_speculative_decode), as vLLM's
   // scheduler schedules a request's spec tokens within the same token budget.
   bool speculate(std::int64_t num_speculative_tokens) override {
@@ -71,9 +76,18 @@ class VllmV1Scheduler final : public QueueingScheduler {
   // or, with batches in flight, at all.
   bool schedule_running(IKvCacheAllocator& allocator, BatchPlan& plan, std::int64_t& budget);
   void admit_waiting(IKvCacheAllocator& allocator, BatchPlan& plan, std::int64_t budget);
+  // How the waiting queue's head would be admitted with `budget` left: holding `tokens` (its
+  // cached prefix and first chunk), computing `chunk` of them; tokens 0: it would not be (no
+  // head, no budget, no seat or no memory).
+  struct Admission {
+    std::int64_t tokens = 0;
+    std::int64_t chunk = 0;
+  };
+  Admission head_admission(const IKvCacheAllocator& allocator, std::int64_t budget) const;
 
   VllmV1SchedulerOptions options_;
   DecodeScratch scratch_;
+  bool last_plan_repeats_ = true;
 };
 
 }  // namespace servesim
