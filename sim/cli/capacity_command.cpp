@@ -279,8 +279,8 @@ int run_capacity(CommandContext& context) {
       "price of one GPU for an hour (default the hardware profile's price_per_gpu_hour_usd)")(
       "out", po::value<std::string>()->value_name("DIR"),
       "write capacity.csv (every point simulated), summary.json and the points' plot "
-      "(capacity.png/.svg) here")("no-plots",
-                                  "write the plot data and gnuplot script but do not render them")(
+      "(capacity.svg) here")("no-plots",
+                             "write the plot data and gnuplot script but do not render them")(
       "json", "print summary.json to stdout instead of the tables");
   add_jobs_option(options);
   add_resume_option(options);

@@ -121,7 +121,7 @@ int run_compare(CommandContext& context) {
   add_plot_format_option(options);
   options.add_options()("out", po::value<std::string>()->value_name("DIR"),
                         "write one folder per combination, compare.csv and the comparison's "
-                        "plots (kv_breakdown, latency_bars .png/.svg) here")(
+                        "plots (kv_breakdown, latency_bars .svg) here")(
       "json", "print {policy: summary.json} to stdout instead of the table")(
       "no-plots",
       "with --out: write no plots, scripts or plot data (`servesim plot DIR` draws "

@@ -170,7 +170,7 @@ DType kv_dtype_from(const po::variables_map& vm, const ModelSpec& model) {
 void add_plot_format_option(po::options_description& options) {
   options.add_options()("plot-format", po::value<std::string>()->value_name("LIST"),
                         "the files each figure renders to: png, svg, pdf, comma-separated "
-                        "(default png,svg; the HTML report inlines the SVG)");
+                        "(default svg; the HTML report inlines the SVG, else the PNG)");
 }
 
 PlotFormats plot_formats_from(const po::variables_map& vm) {

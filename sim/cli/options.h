@@ -28,7 +28,7 @@ std::optional<po::variables_map> parse_options(
 void add_parallelism_options(po::options_description& options);
 void add_dtype_options(po::options_description& options);
 
-// --plot-format LIST of the commands that draw figures: png, svg and pdf (default png,svg).
+// --plot-format LIST of the commands that draw figures: png, svg and pdf (default svg).
 void add_plot_format_option(po::options_description& options);
 PlotFormats plot_formats_from(const po::variables_map& vm);
 

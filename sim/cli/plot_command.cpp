@@ -59,7 +59,8 @@ std::vector<std::filesystem::path> plot_folder(const std::filesystem::path& dir,
   }
   if (!figures.empty() && (!render || render_figures(dir, figures, warnings))) {
     for (const auto& figure : figures)
-      drawn.push_back(dir / (figure.name + (render ? ".png" : ".gp")));
+      drawn.push_back(dir / (figure.name + '.' +
+                             (render ? plot_format_extension(kDefaultPlotFormats.front()) : "gp")));
   }
   std::vector<std::filesystem::path> subfolders;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
@@ -89,7 +90,7 @@ int run_plot(CommandContext& context) {
   positional.add("dir", 1);
   const auto vm = parse_options(
       context, options, "servesim plot DIR",
-      "Draws the plots of an existing output folder as PNG and SVG with gnuplot, next to its\n"
+      "Draws the plots of an existing output folder as SVG with gnuplot, next to its\n"
       "CSV files: for a run, TTFT and TPOT CDFs, the KV memory breakdown over time and the\n"
       "batch size over time; for a sweep with a rate axis, latency against throughput per\n"
       "policy (log y where a panel spans over 30x); for compare, its KV breakdown and latency\n"

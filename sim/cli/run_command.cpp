@@ -127,7 +127,7 @@ int run_run(CommandContext& context) {
       "with --out: also write requests.jsonl (requests.csv's rows as JSON "
       "lines)")("json", "print summary.json to stdout instead of the table")(
       "no-plots",
-      "with --out: skip the PNG/SVG plots (TTFT/TPOT CDFs, KV memory and batch "
+      "with --out: skip the plots (TTFT/TPOT CDFs, KV memory and batch "
       "size over time)")("save-result", po::value<std::string>()->value_name("FILE.json"),
                          "write vLLM's `vllm bench serve --save-result` keys and units (ms) "
                          "here, agreeing with summary.json")(

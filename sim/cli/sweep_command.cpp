@@ -107,7 +107,10 @@ std::string write_sweep_outputs(const SweepResult& sweep, const SweepResult* per
   const auto figure = write_curve_figure(sweep, dir, curves);
   if (!figure) return "";
   if (plots && render_figures(dir, {*figure}, warnings, formats)) {
-    return ", latency_throughput.png/.svg";
+    std::string files;
+    for (const PlotFormat format : formats)
+      files += std::string(", latency_throughput.") + plot_format_extension(format);
+    return files;
   }
   return ", curves.dat, latency_throughput.gp (not rendered)";
 }
@@ -122,7 +125,7 @@ int run_sweep(CommandContext& context) {
       "grid-file", po::value<std::string>()->value_name("FILE"),
       "axes from a JSON file: {\"grid\": [{\"key\": \"rate\", \"values\": [1, 2]}, ...]}")(
       "out", po::value<std::string>()->value_name("DIR"),
-      "write sweep.csv, summary.json and plots (latency_throughput.png/.svg) here")(
+      "write sweep.csv, summary.json and plots (latency_throughput.svg) here")(
       "no-plots", "write the plot data and gnuplot scripts but do not render them")(
       "x", po::value<std::string>()->value_name("AXIS")->default_value("throughput"),
       "x axis of the latency curves: throughput (achieved req/s) or offered_rate (the rate "

@@ -25,22 +25,21 @@ char* write_round_trip(char* first, double value) {
   if (value >= 1e-3 && value < 1e5) {
     const auto ns = static_cast<std::int64_t>(std::llround(value * 1e9));
     if (static_cast<double>(ns) / 1e9 == value) {
-      const std::int64_t whole = ns / 1'000'000'000;
-      std::int64_t fraction = ns % 1'000'000'000;
-      char* end = std::to_chars(first, first + 32, whole).ptr;
-      if (fraction == 0) return end;
-      int digits = 9;
-      while (fraction % 10 == 0) {
-        fraction /= 10;
-        --digits;
-      }
-      *end++ = '.';
-      char* const fraction_end = end + digits;
-      for (char* p = fraction_end; p != end;) {
-        *--p = static_cast<char>('0' + fraction % 10);
-        fraction /= 10;
-      }
-      return fraction_end;
+      // n's digits (at least 10, zero-padded, so that a whole part precedes the point),
+      // written two at a time by to_chars, then split 9 from the right.
+      std::array<char, 24> digits{};
+      char* const digits_end = std::to_chars(digits.data() + 10, digits.data() + 24, ns).ptr;
+      const auto length = std::max<std::ptrdiff_t>(digits_end - (digits.data() + 10), 10);
+      const char* begin = digits_end - length;
+      std::fill(digits.data(), digits.data() + 10, '0');
+      const char* const point = digits_end - 9;
+      const char* end = digits_end;
+      while (end != point && end[-1] == '0')
+        --end;
+      char* out = std::copy(begin, point, first);
+      if (end == point) return out;
+      *out++ = '.';
+      return std::copy(point, end, out);
     }
   }
   return std::to_chars(first, first + 32, value).ptr;

@@ -232,6 +232,43 @@ std::vector<ColumnValues> iteration_table(const std::vector<IterationRecord>& re
   return table(iteration_columns(), records, iteration_file_order(records));
 }
 
+char* write_iteration_cells(char* first, const IterationRecord& it) {
+  char* out = first;
+  const auto integer = [&](std::int64_t value) {
+    out = std::to_chars(out, out + kMaxNumberCellChars, value).ptr;
+    *out++ = ',';
+  };
+  const auto round_trip = [&](double value) {
+    out = write_round_trip(out, value);
+    *out++ = ',';
+  };
+  integer(it.replica);
+  round_trip(it.start_s);
+  round_trip(it.duration_s);
+  integer(it.batch_size);
+  integer(it.prefill_tokens);
+  integer(it.decode_tokens);
+  integer(it.preempted);
+  integer(it.kv_used_tokens);
+  integer(it.kv_capacity_tokens);
+  out = write_9_digits(out, it.kv_utilization());
+  *out++ = ',';
+  integer(it.kv_memory.token_states);
+  integer(it.kv_memory.reserved);
+  integer(it.kv_memory.internal_fragmentation);
+  integer(it.kv_memory.external_fragmentation);
+  integer(it.kv_memory.free);
+  integer(it.kv_memory.cached);
+  integer(it.cached_tokens);
+  integer(it.prefill_sequences);
+  integer(it.prefill_context_tokens);
+  round_trip(it.prefill_attention_pairs);
+  round_trip(it.prefill_masked_pairs);
+  integer(it.decode_context_tokens);
+  integer(it.sampled_sequences);
+  return out - 1;  // no comma after the last
+}
+
 std::string cell_text(const Cell& cell, CellFormat format) {
   if (const auto* integer = std::get_if<std::int64_t>(&cell)) return std::to_string(*integer);
   if (const auto* real = std::get_if<double>(&cell)) {

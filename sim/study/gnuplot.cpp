@@ -70,6 +70,10 @@ std::string gnuplot_quote(const std::string& text) {
   return quoted + "\"";
 }
 
+const char* plot_format_extension(PlotFormat format) {
+  return format == PlotFormat::Png ? "png" : format == PlotFormat::Svg ? "svg" : "pdf";
+}
+
 PlotFormats parse_plot_formats(const std::string& list, const std::string& flag) {
   PlotFormats formats;
   std::vector<std::string> names;
@@ -105,9 +109,7 @@ void write_figure_script(const std::filesystem::path& dir, const Figure& figure,
     const char* terminal = format == PlotFormat::Png   ? "pngcairo noenhanced"
                            : format == PlotFormat::Svg ? "svg dynamic noenhanced"
                                                        : "pdfcairo noenhanced";
-    const char* extension = format == PlotFormat::Png   ? "png"
-                            : format == PlotFormat::Svg ? "svg"
-                                                        : "pdf";
+    const char* extension = plot_format_extension(format);
     // Ticks in plain digits up to 10 significant ones (1000000, not gnuplot's 1e+06).
     out << "reset\nset terminal " << terminal << " font \"sans,15\" linewidth 1.5 size "
         << (format == PlotFormat::Pdf ? inches : pixels) << "\nset output \"" << figure.name << '.'
@@ -126,7 +128,7 @@ bool render_figures(const std::filesystem::path& dir, const std::vector<Figure>&
   }
   const auto gnuplot = find_gnuplot();
   if (gnuplot.empty()) {
-    warnings << "servesim: warning: gnuplot not found, so no PNG/SVG plots were drawn; their "
+    warnings << "servesim: warning: gnuplot not found, so no plots were drawn; their "
                 "data and .gp scripts are next to the CSVs (apt-get install gnuplot-nox, then "
                 "`servesim plot DIR`)\n";
     return false;

@@ -9,17 +9,19 @@ namespace servesim {
 
 // A figure: gnuplot commands that draw it from data files in the same folder.
 struct Figure {
-  std::string name;  // file stem: NAME.gp renders NAME.png and NAME.svg
+  std::string name;  // file stem: NAME.gp renders NAME.svg (and the other formats asked for)
   std::string body;  // set title/labels ... plot ... (may use multiplot)
   int width_px = 1000;
   int height_px = 620;
 };
 
-// The files a figure renders to. PNG and SVG by default (the HTML report inlines the SVG);
-// PDF for papers, when asked (--plot-format).
+// The files a figure renders to. SVG by default (a vector figure any browser shows, which the
+// HTML report inlines, and the cheapest to render); PNG and PDF when asked (--plot-format).
 enum class PlotFormat { Png, Svg, Pdf };
 using PlotFormats = std::vector<PlotFormat>;
-inline const PlotFormats kDefaultPlotFormats{PlotFormat::Png, PlotFormat::Svg};
+inline const PlotFormats kDefaultPlotFormats{PlotFormat::Svg};
+// "png", "svg" or "pdf".
+const char* plot_format_extension(PlotFormat format);
 // "png,svg,pdf": any non-empty list of the three, each once; UsageError naming `flag` else.
 PlotFormats parse_plot_formats(const std::string& list, const std::string& flag);
 

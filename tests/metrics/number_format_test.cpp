@@ -1,15 +1,18 @@
 // The number formats of the CSV files (csv_format.h): each fast path against the
-// std::to_chars call it stands for.
+// std::to_chars call it stands for; and the iterations.csv row's fast path against its columns.
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "sim/core/sim_time.h"
 #include "sim/metrics/csv_format.h"
+#include "sim/metrics/record_columns.h"
+#include "sim/metrics/records.h"
 
 TEST_CASE("A simulated time prints as its nanoseconds in decimal", "[metrics]") {
   // The exact decimal of ns / 10^9, trailing zeros dropped: what the CSV should read.
@@ -126,4 +129,47 @@ TEST_CASE("write_9_digits writes what std::to_chars writes at 9 digits", "[metri
   }
   for (const double edge : {0.0, -0.0, 1e-300, 5e-324, 1e300})
     check(edge);
+}
+
+TEST_CASE("an iterations.csv row's fast path writes what its columns' cells joined write",
+          "[metrics]") {
+  // Records of every magnitude: times of whole and of no nanoseconds, zero and huge counts,
+  // pair sums with and without a fraction, utilizations of every ratio.
+  Lcg next(24681357);
+  const auto value = [&next](int max_digits) {
+    const int digits = static_cast<int>(next() % static_cast<std::uint64_t>(max_digits + 1));
+    return static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(std::pow(10.0, digits)));
+  };
+  for (int i = 0; i < 20000; ++i) {
+    servesim::IterationRecord it;
+    it.replica = static_cast<std::int32_t>(value(4));
+    it.start_s = servesim::SimTime::from_ns(value(15)).seconds();
+    it.duration_s = i % 3 == 0 ? static_cast<double>(next()) * 0x1p-60
+                               : servesim::SimTime::from_ns(value(10)).seconds();
+    it.batch_size = static_cast<std::int32_t>(value(4));
+    it.prefill_tokens = value(6);
+    it.decode_tokens = value(4);
+    it.preempted = static_cast<std::int32_t>(value(2));
+    it.kv_capacity_tokens = value(12);
+    it.kv_used_tokens = it.kv_capacity_tokens > 0 ? value(12) % it.kv_capacity_tokens : 0;
+    it.kv_memory = {value(12), value(12), value(6), value(9), value(12), value(12)};
+    it.cached_tokens = value(6);
+    it.prefill_sequences = value(3);
+    it.prefill_context_tokens = value(9);
+    it.prefill_attention_pairs = static_cast<double>(value(15)) / (i % 2 == 0 ? 1.0 : 2.0);
+    it.prefill_masked_pairs = static_cast<double>(next()) * 0x1p-20;
+    it.decode_context_tokens = i == 0 ? std::numeric_limits<std::int64_t>::max() : value(12);
+    it.sampled_sequences = value(4);
+
+    std::string plain;
+    for (const auto& column : servesim::iteration_columns()) {
+      if (!plain.empty()) plain += ',';
+      servesim::append_cell_text(plain, column.cell(it), column.format);
+    }
+    std::string fast(servesim::iteration_columns().size() * (servesim::kMaxNumberCellChars + 1),
+                     '\0');
+    fast.resize(
+        static_cast<std::size_t>(servesim::write_iteration_cells(fast.data(), it) - fast.data()));
+    REQUIRE(fast == plain);
+  }
 }

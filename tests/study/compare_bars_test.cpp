@@ -11,15 +11,15 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// The PNG half of a figure script cut into its panels, each from the axis settings before its
-// "set title" to its plot command.
-std::vector<std::string> png_panels(const std::string& script) {
-  const std::string png = script.substr(0, script.find("set terminal svg"));
+// The first format's part of a figure script (the only one by default) cut into its panels, each
+// from the axis settings before its "set title" to its plot command.
+std::vector<std::string> first_panels(const std::string& script) {
+  const std::string part = script.substr(0, script.find("\nreset\n", script.find("set terminal")));
   std::vector<std::string> panels;
-  std::size_t start = png.find("logscale y");
+  std::size_t start = part.find("logscale y");
   while (start != std::string::npos) {
-    const std::size_t next = png.find("logscale y", png.find("plot ", start));
-    panels.push_back(png.substr(start, next == std::string::npos ? next : next - start));
+    const std::size_t next = part.find("logscale y", part.find("plot ", start));
+    panels.push_back(part.substr(start, next == std::string::npos ? next : next - start));
     start = next;
   }
   return panels;
@@ -38,7 +38,7 @@ TEST_CASE("compare's bars take a log axis and value labels when values span more
                                                "--num-requests", "300", "--out", out.string()});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  const auto panels = png_panels(servesim::test::read_file(out / "latency_bars.gp"));
+  const auto panels = first_panels(servesim::test::read_file(out / "latency_bars.gp"));
   REQUIRE(panels.size() == 3);
   INFO(panels[0]);
   CHECK_THAT(panels[0], Contains("Mean TTFT") && Contains("set yrange [*:*]") &&

@@ -52,8 +52,9 @@ TEST_CASE("figures render in one gnuplot, and a script gnuplot refuses is named"
     WARN("gnuplot is not installed: nothing rendered");
     return;
   }
-  CHECK(std::filesystem::exists(dir.path() / "good.png"));
+  CHECK(std::filesystem::exists(dir.path() / "good.svg"));
   CHECK(std::filesystem::exists(dir.path() / "also_good.svg"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "good.png"));  // only when asked
 
   const Figure broken{"broken", "plot this is not gnuplot\n"};
   write_figure_script(dir.path(), broken);

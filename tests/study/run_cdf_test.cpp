@@ -18,15 +18,17 @@ TEST_CASE("the latency CDF switches to seconds, a log axis and round tick steps 
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const std::string script = servesim::test::read_file(out / "latency_cdf.gp");
-  const std::string png = script.substr(0, script.find("set terminal svg"));
-  const auto tpot = png.find("set xlabel \"TPOT");
+  // The first format's half of the script (one format by default).
+  const std::string panels =
+      script.substr(0, script.find("\nreset\n", script.find("set terminal")));
+  const auto tpot = panels.find("set xlabel \"TPOT");
   REQUIRE(tpot != std::string::npos);
-  const std::string ttft_panel = png.substr(0, tpot);
-  const std::string tpot_panel = png.substr(png.rfind("unset logscale x", tpot));
+  const std::string ttft_panel = panels.substr(0, tpot);
+  const std::string tpot_panel = panels.substr(panels.rfind("unset logscale x", tpot));
   CHECK_THAT(ttft_panel, Contains("set logscale x") && Contains("TTFT (s, log scale)"));
   CHECK_THAT(tpot_panel, Contains("TPOT (ms)") && Contains("set xtics 0.0"));
   // Every figure's ticks in plain digits (1000000, not gnuplot's 1e+06).
-  CHECK_THAT(png, Contains("set format x \"%.10g\"\nset format y \"%.10g\""));
+  CHECK_THAT(panels, Contains("set format x \"%.10g\"\nset format y \"%.10g\""));
   CHECK_THAT(servesim::test::read_file(out / "latency_cdf.dat"),
              Contains("# TTFT (s) and cumulative share of completed requests, then TPOT (ms)"));
 }

@@ -148,8 +148,12 @@ void CsvRecordWriter::on_request(const RequestRecord& record,
 
 void CsvRecordWriter::on_iteration(const IterationRecord& record) {
   if (files_.iterations.empty()) return;
-  append_row(iterations_.buffer, iteration_columns(), record);
-  iterations_.buffer += '\n';
+  std::string& line = iterations_.buffer;
+  const std::size_t used = line.size();
+  line.resize(used + iteration_columns().size() * (kMaxNumberCellChars + 1));
+  char* const end = write_iteration_cells(line.data() + used, record);
+  *end = '\n';
+  line.resize(static_cast<std::size_t>(end + 1 - line.data()));
   iterations_.flush_if_full();
 }
 
