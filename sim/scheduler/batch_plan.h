@@ -59,10 +59,11 @@ struct BatchPlan {
   void add_decode(Request* request) { add_decodes(std::span<Request* const>(&request, 1)); }
   // add_decode for each, in order.
   void add_decodes(std::span<Request* const> requests) {
-    // The vectors grow once (a plan adds its whole batch here).
+    // The vectors grow once (a plan adds its whole batch here, or in a few spans when it
+    // preempts: room doubles, so that those spans do not copy the plan each time).
     const std::size_t count = requests.size();
-    work.reserve(work.size() + count);
-    decode_sequences.reserve(decode_sequences.size() + count);
+    grow_room(work, count);
+    grow_room(decode_sequences, count);
     std::int64_t context_tokens = 0;
     std::int64_t fewest_left = fewest_tokens_left;
     bool content = has_content;
@@ -77,6 +78,12 @@ struct BatchPlan {
     fewest_tokens_left = fewest_left;
     has_content = content;
     shape.add_decodes(static_cast<std::int64_t>(count), context_tokens);
+  }
+
+ private:
+  template <class T>
+  static void grow_room(std::vector<T>& v, std::size_t more) {
+    if (v.capacity() - v.size() < more) v.reserve(std::max(v.size() + more, 2 * v.capacity()));
   }
 };
 

@@ -186,8 +186,13 @@ TEST_CASE("vllm_v1 preempts the newest running request and admits nobody in that
   CHECK(b.allocator->can_admit(4, 8));
   CHECK(d->state == RequestState::Waiting);
   // Next step c (33 tokens to recompute) heads the queue; its first chunk, 31 tokens, needs
-  // two blocks and one is free, so neither it nor d behind it is admitted.
+  // two blocks and one is free, so neither it nor d behind it is admitted. The scheduler
+  // knew that as it planned the preempting step: the plans after it repeat it (a decode run
+  // may start there).
+  CHECK(b.scheduler.judges_preempting_plans());
+  CHECK(b.scheduler.last_plan_repeats());
   CHECK(ids(b.step()) == std::vector<std::int64_t>{0});
+  CHECK(b.scheduler.last_plan_repeats());
   while (!a->finished() && ++iterations < 100)
     CHECK(ids(b.step()) == std::vector<std::int64_t>{0});
   // a gone: c re-prefills 32 of its 33 tokens, the whole budget; then its last token, and d
@@ -195,6 +200,7 @@ TEST_CASE("vllm_v1 preempts the newest running request and admits nobody in that
   p = b.step();
   CHECK(ids(p) == std::vector<std::int64_t>{1});
   CHECK(tokens_of(p) == std::vector<std::int64_t>{32});
+  CHECK(b.scheduler.last_plan_repeats());  // it preempted nobody
   p = b.step();
   CHECK(ids(p) == std::vector<std::int64_t>{1, 2});
   CHECK(tokens_of(p) == std::vector<std::int64_t>{1, 4});
