@@ -56,21 +56,23 @@ struct BatchPlan {
     shape.add_prefill(tokens, request->computed_tokens,
                       request->computed_tokens + tokens == request->tokens());
   }
-  void add_decode(Request* request) { add_decodes(std::span<Request* const>(&request, 1)); }
-  // add_decode for each, in order.
-  void add_decodes(std::span<Request* const> requests) {
+  void add_decode(Request* request) {
+    const std::int64_t sequence = request->spec.id;
+    add_decodes(std::span<Request* const>(&request, 1), std::span(&sequence, 1));
+  }
+  // add_decode for each, in order; `sequences` are their ids (spec.id), in the same order.
+  void add_decodes(std::span<Request* const> requests, std::span<const std::int64_t> sequences) {
     // The vectors grow once (a plan adds its whole batch here, or in a few spans when it
     // preempts: room doubles, so that those spans do not copy the plan each time).
     const std::size_t count = requests.size();
     grow_room(work, count);
-    grow_room(decode_sequences, count);
+    decode_sequences.insert(decode_sequences.end(), sequences.begin(), sequences.end());
     std::int64_t context_tokens = 0;
     std::int64_t fewest_left = fewest_tokens_left;
     bool content = has_content;
     for (std::size_t i = 0; i < count; ++i) {
       const Request& request = *requests[i];
       work.push_back({requests[i], 1, false});
-      decode_sequences.push_back(request.spec.id);
       context_tokens += request.computed_tokens + 1;
       fewest_left = std::min(fewest_left, request.output_tokens_left());
       content = content || request.has_content;

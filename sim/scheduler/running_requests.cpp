@@ -31,8 +31,9 @@ void admit_first_waiting(RequestQueues& queues, IKvCacheAllocator& allocator, Ba
 }
 
 GrowthOutcome preempt_for_room(Request* request, std::int64_t tokens, RequestQueues& queues,
-                               IKvCacheAllocator& allocator, BatchPlan& plan) {
-  if (any_in_flight(queues)) return GrowthOutcome::NoRoom;
+                               IKvCacheAllocator& allocator, BatchPlan& plan,
+                               bool some_may_be_in_flight) {
+  if (some_may_be_in_flight && any_in_flight(queues)) return GrowthOutcome::NoRoom;
   while (!allocator.can_grow(request->spec.id, tokens)) {
     Request* victim = newest_preemptible(queues, plan);
     if (victim == nullptr) return GrowthOutcome::NoRoom;
@@ -56,14 +57,17 @@ bool gather_decoding(const RequestQueues& queues, DecodeScratch& scratch) {
   decoding.resize(running.size());
   sequences.resize(running.size());
   std::size_t count = 0;
+  bool in_flight = false;
   for (std::size_t i = 0; i < running.size(); ++i) {
     Request* request = running[i];
     // The requests are scattered over the heap: fetch a few ahead.
     if (i + 8 < running.size()) __builtin_prefetch(running[i + 8]);
     decoding[count] = request;
     sequences[count] = request->spec.id;
+    in_flight = in_flight || request->in_flight;
     count += static_cast<std::size_t>(!request->in_flight && !request->prefilling());
   }
+  scratch.some_in_flight = in_flight;
   decoding.resize(count);
   sequences.resize(count);
   return count == running.size();
@@ -78,18 +82,24 @@ void decode_gathered_in_order(RequestQueues& queues, IKvCacheAllocator& allocato
     // After a refusal the allocator goes on with the batch it grew so far (grow_each_after).
     const std::size_t grown =
         grow_each(allocator, std::span(sequences).subspan(next), 1, /*after=*/next > 0);
-    plan.add_decodes(std::span(decoding).subspan(next, grown));
+    plan.add_decodes(std::span(decoding).subspan(next, grown),
+                     std::span(sequences).subspan(next, grown));
     next += grown;
     if (next == decoding.size()) return;
     // The allocator refused this one: make room by preemption, as one grow at a time would;
     // with room made, the next grow_each grows it first.
     Request* request = decoding[next];
-    if (preempt_for_room(request, 1, queues, allocator, plan) != GrowthOutcome::Grown) ++next;
-    if (plan.preempted.empty()) continue;
+    const std::size_t preempted_before = plan.preempted.size();
+    if (preempt_for_room(request, 1, queues, allocator, plan, scratch.some_in_flight) !=
+        GrowthOutcome::Grown) {
+      ++next;
+    }
+    const std::span<Request* const> victims = std::span(plan.preempted).subspan(preempted_before);
+    if (victims.empty()) continue;
     // Victims come after the request in the queue (never in the plan): they left `running`.
     std::size_t kept = next;
     for (std::size_t i = next; i < decoding.size(); ++i) {
-      if (decoding[i]->state == RequestState::Running) {
+      if (std::find(victims.begin(), victims.end(), decoding[i]) == victims.end()) {
         decoding[kept] = decoding[i];
         sequences[kept] = sequences[i];
         ++kept;

@@ -76,6 +76,7 @@ enum class GrowthOutcome {
 struct DecodeScratch {
   std::vector<Request*> requests;
   std::vector<std::int64_t> sequences;
+  bool some_in_flight = true;  // whether any running request was in flight at the gathering
 };
 bool decode_running_in_order(RequestQueues& queues, IKvCacheAllocator& allocator, BatchPlan& plan,
                              DecodeScratch& scratch, bool only_if_all = false);
@@ -100,9 +101,11 @@ void admit_whole_prompts_in_order(RequestQueues& queues, IKvCacheAllocator& allo
 GrowthOutcome preempt_to_grow(Request* request, std::int64_t tokens, RequestQueues& queues,
                               IKvCacheAllocator& allocator, BatchPlan& plan);
 // preempt_to_grow but for the grow itself: Grown means the allocator can now grow the
-// request by `tokens`, and has not yet.
+// request by `tokens`, and has not yet. `some_may_be_in_flight` false: the caller knows that
+// no running request is in flight (planning marks none), which spares a walk of the queue.
 GrowthOutcome preempt_for_room(Request* request, std::int64_t tokens, RequestQueues& queues,
-                               IKvCacheAllocator& allocator, BatchPlan& plan);
+                               IKvCacheAllocator& allocator, BatchPlan& plan,
+                               bool some_may_be_in_flight = true);
 
 // Makes room for `tokens` more tokens of a running request, preempting the newest
 // preemptible running requests by recompute while the allocator cannot grow it (vLLM's
