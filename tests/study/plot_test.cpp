@@ -65,9 +65,10 @@ TEST_CASE("sweep curves use a log y axis only where a curve spans over 30x", "[s
   SECTION("TTFT from 10 ms to 1 s: its panel alone is log-scaled") {
     REQUIRE(write_curve_figure(rate_sweep(1000), dir.path(), options));
     const std::string script = read_text(dir.path() / "latency_throughput.gp");
-    // Two terminals (PNG, SVG), each with the one log panel.
-    CHECK(count_of(script, "\nset logscale y") == 2);
-    CHECK(count_of(script, "unset logscale y") == 4);
+    // One terminal (SVG, the default format) with the one log panel.
+    CHECK(count_of(script, "\nset terminal") == 1);
+    CHECK(count_of(script, "\nset logscale y") == 1);
+    CHECK(count_of(script, "unset logscale y") == 2);
     CHECK_THAT(script, Contains(gnuplot_quote(options.title)));
     CHECK_THAT(script, Contains("set key at screen") && Contains("center bottom"));
     CHECK_THAT(script, Contains("font \"sans,15\""));
@@ -79,7 +80,7 @@ TEST_CASE("sweep curves use a log y axis only where a curve spans over 30x", "[s
     CHECK(count_of(linear, "\nset logscale y") == 0);
     options.force_log_y = true;
     REQUIRE(write_curve_figure(rate_sweep(250), dir.path(), options));
-    CHECK(count_of(read_text(dir.path() / "latency_throughput.gp"), "\nset logscale y") == 6);
+    CHECK(count_of(read_text(dir.path() / "latency_throughput.gp"), "\nset logscale y") == 3);
   }
   SECTION("against the offered rate") {
     options.x = parse_curve_x("offered_rate", "--x");
