@@ -81,10 +81,10 @@ PlotFormats parse_plot_formats(const std::string& list, const std::string& flag)
   for (std::string item; std::getline(items, item, ',');)
     names.push_back(item);
   for (const std::string& name : names) {
-    const std::optional<PlotFormat> format = name == "png"   ? std::optional(PlotFormat::Png)
-                                             : name == "svg" ? std::optional(PlotFormat::Svg)
-                                             : name == "pdf" ? std::optional(PlotFormat::Pdf)
-                                                             : std::nullopt;
+    std::optional<PlotFormat> format;
+    for (const PlotFormat known : {PlotFormat::Png, PlotFormat::Svg, PlotFormat::Pdf}) {
+      if (name == plot_format_extension(known)) format = known;
+    }
     if (!format || std::find(formats.begin(), formats.end(), *format) != formats.end()) {
       throw UsageError(flag + ": expected a list of png, svg and pdf, each once, got \"" + list +
                        "\"");
