@@ -43,7 +43,7 @@ SimTime DecodeRuns::start(std::int64_t batch, const IterationRecord& first, SimT
   return end;
 }
 
-std::optional<SimTime> DecodeRuns::cut(SimTime now) {
+std::optional<SimTime> DecodeRuns::cut(SimTime now, bool plans_ahead) {
   if (batch_ < 0) return std::nullopt;
   // Iteration k (0-based) launched before the arrival when it started before `now`: it
   // starts where iteration k - 1 ends, and launches run after arrivals at the same instant.
@@ -51,8 +51,11 @@ std::optional<SimTime> DecodeRuns::cut(SimTime now) {
   if (in_flight == ends_.end()) {
     throw InvariantError("time_monotonic", "a decode run ended unnoticed", now);
   }
-  const auto steps = static_cast<std::size_t>(in_flight - ends_.begin()) + 1;
-  if (steps == ends_.size()) return std::nullopt;
+  auto steps = static_cast<std::size_t>(in_flight - ends_.begin()) + 1;
+  // Planning ahead, the next iteration's plan was made when the one in flight launched,
+  // without the newcomer (which waits for the step after: Replica::plan_one_step_ahead).
+  if (plans_ahead && *in_flight != now) ++steps;
+  if (steps >= ends_.size()) return std::nullopt;
   ends_.resize(steps);
   // Halved, but not below kRoundsPerSequence per sequence of the batch: the rounds priced
   // in vain then cost about what ending the run early saves.

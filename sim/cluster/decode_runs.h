@@ -52,15 +52,22 @@ class DecodeRuns {
   bool is_run(std::int64_t batch) const { return batch_ == batch; }
   bool in_flight() const { return batch_ >= 0; }
   // A request arrives at `now` while a run is in flight: the run ends after the iteration
-  // in flight at `now` (or ending at `now`). Returns its new end, or nullopt when no run
-  // is in flight or it ends then anyway.
-  std::optional<SimTime> cut(SimTime now);
+  // in flight at `now` (or ending at `now`). With `plans_ahead` (the replica plans each step
+  // while the one before runs), the iteration after the one in flight was planned before
+  // `now` and runs too, unless `now` is where it starts. Returns the run's new end, or
+  // nullopt when no run is in flight or it ends then anyway.
+  std::optional<SimTime> cut(SimTime now, bool plans_ahead);
 
   // The run completes at `now` (checked): returns its iterations, the first included. The
   // replica then completes the first iteration's steps, with the later ones in bulk, and
   // calls report_later_iterations.
   std::int64_t finish(SimTime now);
   SimTime first_end() const { return ends_.front(); }
+  // When the last iteration of the run completed last started (its first's end if it has
+  // more than one; `launched` otherwise).
+  SimTime last_start(SimTime launched) const {
+    return ends_.size() > 1 ? ends_[ends_.size() - 2] : launched;
+  }
   // The iterations after the run's first, as each would have been launched: the allocator
   // grows every sequence of `plan` by one token per iteration, then
   // `check_usage(usage, end of the iteration before)` checks each, and the observer hears

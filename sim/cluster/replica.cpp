@@ -184,7 +184,7 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
 
 std::optional<SimTime> Replica::cut_decode_run(SimTime now) {
   if (!runs_) return std::nullopt;
-  const std::optional<SimTime> end = runs_->cut(now);
+  const std::optional<SimTime> end = runs_->cut(now, plans_ahead_);
   if (end) stage_free_at_ = *end;
   return end;
 }
@@ -246,6 +246,9 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
     complete_steps<false>(plan, now, finished, 0, {});
   } else {
     const std::int64_t steps = runs_->finish(now);
+    // The steps after the first were launched where the one before ended: staged requests
+    // that arrived by the last one's launch join the next plan (release_staged).
+    last_launch_ = runs_->last_start(last_launch_);
     // The first iteration's steps, and the requests' state after the last; the steps in
     // between change nothing that the checks and reports below read.
     complete_steps<true>(plan, runs_->first_end(), finished, steps - 1, now);

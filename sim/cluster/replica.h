@@ -64,7 +64,8 @@ class Replica {
   // it finished, already released and out of the queues, in arrival order.
   std::vector<Request*> complete(std::int64_t batch, SimTime now);
   // A request arrives for this replica at `now` while a decode run is in flight: the run
-  // (the batch in flight) ends after the iteration in flight at `now`, or ending at `now`.
+  // (the batch in flight) ends after the iteration in flight at `now`, or ending at `now`;
+  // planning one step ahead, after the iteration planned while that one ran.
   // Returns its new completion time, which replaces the one launched (at once when it is
   // `now`); nullopt when no run is in flight or it ends then anyway.
   std::optional<SimTime> cut_decode_run(SimTime now);
