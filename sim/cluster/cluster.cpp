@@ -216,24 +216,22 @@ std::int32_t Cluster::route_among(IRouter& router, std::size_t first, std::size_
   return static_cast<std::int32_t>(first) + picked;
 }
 
-void Cluster::cut_run(std::int32_t target) {
-  const auto index = static_cast<std::size_t>(target);
-  if (const auto end = replicas_[index]->cut_decode_run(queue_.now())) {
-    const PendingCompletion run = last_completion_[index];
-    queue_.cancel(run.event);
-    if (*end == queue_.now()) {
-      on_batch_done(target, run.batch);
-    } else {
-      push_batch_done(*end, target, run.batch);
-    }
+void Cluster::end_run_at(std::int32_t target, std::optional<SimTime> end) {
+  if (!end) return;
+  const PendingCompletion run = last_completion_[static_cast<std::size_t>(target)];
+  queue_.cancel(run.event);
+  if (*end == queue_.now()) {
+    on_batch_done(target, run.batch);
+  } else {
+    push_batch_done(*end, target, run.batch);
   }
 }
 
 void Cluster::deliver(std::int32_t target, Request* request) {
   const auto index = static_cast<std::size_t>(target);
-  // A decode run on the target ends with the iteration in flight now; the newcomer may
-  // join the batch after it, as it would have with iterations launched one at a time.
-  cut_run(target);
+  // A decode run on the target ends where the newcomer may join the batch after it, as it
+  // would have with iterations launched one at a time.
+  end_run_at(target, replicas_[index]->cut_decode_run(queue_.now(), *request));
   replicas_[index]->enqueue(request, queue_.now());
   refresh_view(target);
   request_launch(target);
@@ -281,7 +279,7 @@ void Cluster::wait_for_decode_room(std::int32_t decode,
   // The replica's allocator is current between iterations: a decode run ends with the
   // iteration in flight, and the room is looked for when it completes.
   const std::int32_t replica = pools_->prefill_replicas + decode;
-  cut_run(replica);
+  end_run_at(replica, replicas_[static_cast<std::size_t>(replica)]->cut_decode_run(queue_.now()));
   if (!replicas_[static_cast<std::size_t>(replica)]->batch_in_flight()) {
     reserve_decode_room(decode);
   }
@@ -335,6 +333,8 @@ void Cluster::on_transfer_done(std::int64_t transfer) {
   const KvHandoff::Arrived arrived = pools_->handoff->finish(transfer, queue_.now(), changes);
   schedule_transfers(changes);
   // The prefill side frees the blocks the decode side has read.
+  end_run_at(arrived.from,
+             replicas_[static_cast<std::size_t>(arrived.from)]->settle_decode_run(queue_.now()));
   replicas_[static_cast<std::size_t>(arrived.from)]->release_held_kv(arrived.prefilled->spec.id);
   refresh_view(arrived.from);
   request_launch(arrived.from);
@@ -343,6 +343,8 @@ void Cluster::on_transfer_done(std::int64_t transfer) {
 
 void Cluster::on_kv_expiry(std::int32_t replica, std::int64_t request) {
   expiry_events_.erase(request);
+  end_run_at(replica,
+             replicas_[static_cast<std::size_t>(replica)]->settle_decode_run(queue_.now()));
   replicas_[static_cast<std::size_t>(replica)]->release_held_kv(request);
   expired_.insert(request);
   refresh_view(replica);
@@ -371,6 +373,9 @@ void Cluster::decode_on(std::int32_t decode, Request* prefilled, bool kv_arrived
   // passes to the decode scheduler's admission.
   if (kv_arrived) request->remote_kv_tokens = static_cast<std::int32_t>(spec.prompt_tokens - 1);
   const std::int32_t decode_replica = pools_->prefill_replicas + decode;
+  // The room set aside is freed now, between launches the decode run there stood for.
+  end_run_at(decode_replica,
+             replicas_[static_cast<std::size_t>(decode_replica)]->settle_decode_run(queue_.now()));
   reservations_->release(*replicas_[static_cast<std::size_t>(decode_replica)], spec.id);
   deliver(decode_replica, request);
 }

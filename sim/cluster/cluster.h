@@ -109,8 +109,9 @@ class Cluster {
   void on_request_done(const RequestSpec& spec, bool rejected = false);
   // Hands `request` to replica `target` at now: a decode run there is cut for it.
   void deliver(std::int32_t target, Request* request);
-  // A decode run on `target` ends with the iteration in flight now.
-  void cut_run(std::int32_t target);
+  // A decode run on `target` was cut (Replica::cut_decode_run, settle_decode_run): its
+  // completion moves to `end`.
+  void end_run_at(std::int32_t target, std::optional<SimTime> end);
   // Disaggregation: a prefilled request's KV leaves for a decode replica once the replica
   // has room for it (or had it before the prefill); a transfer ended.
   void hand_off(std::int32_t prefill_replica, Request* prefilled);

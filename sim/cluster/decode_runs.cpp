@@ -28,6 +28,7 @@ double DecodeRuns::price(const BatchPlan& plan, std::int64_t steps) {
 SimTime DecodeRuns::start(std::int64_t batch, const IterationRecord& first, SimTime first_end,
                           std::int64_t next_final_tokens) {
   batch_ = batch;
+  settled_ = false;
   first_ = first;
   next_final_tokens_ = next_final_tokens;
   // Every context grows by one token per iteration; each iteration is priced and rounded on
@@ -43,18 +44,17 @@ SimTime DecodeRuns::start(std::int64_t batch, const IterationRecord& first, SimT
   return end;
 }
 
-std::optional<SimTime> DecodeRuns::cut(SimTime now, bool plans_ahead) {
-  if (batch_ < 0) return std::nullopt;
-  // Iteration k (0-based) launched before the arrival when it started before `now`: it
-  // starts where iteration k - 1 ends, and launches run after arrivals at the same instant.
-  const auto in_flight = std::lower_bound(ends_.begin(), ends_.end(), now);
+std::optional<SimTime> DecodeRuns::cut(SimTime now, RunCut cut) {
+  if (batch_ < 0 || settled_) return std::nullopt;
+  // Iteration k (0-based) starts where iteration k - 1 ends. It launched before a cause
+  // at `now` when it started before `now`, or at `now` for a cause after the launches.
+  const auto in_flight = cut.after_launches ? std::upper_bound(ends_.begin(), ends_.end(), now)
+                                            : std::lower_bound(ends_.begin(), ends_.end(), now);
   if (in_flight == ends_.end()) {
     throw InvariantError("time_monotonic", "a decode run ended unnoticed", now);
   }
   auto steps = static_cast<std::size_t>(in_flight - ends_.begin()) + 1;
-  // Planning ahead, the next iteration's plan was made when the one in flight launched,
-  // without the newcomer (which waits for the step after: Replica::plan_one_step_ahead).
-  if (plans_ahead && *in_flight != now) ++steps;
+  if (cut.planned_ahead && *in_flight != now) ++steps;
   if (steps >= ends_.size()) return std::nullopt;
   ends_.resize(steps);
   // Halved, but not below kRoundsPerSequence per sequence of the batch: the rounds priced
@@ -62,6 +62,13 @@ std::optional<SimTime> DecodeRuns::cut(SimTime now, bool plans_ahead) {
   run_limit_ = std::max<std::int64_t>(
       {4, run_limit_ / 2, kRoundsPerSequence * std::int64_t{first_.batch_size}});
   return ends_.back();
+}
+
+void DecodeRuns::settle(const BatchPlan& plan) {
+  if (settled_) return;
+  usages_.resize(ends_.size() - 1);
+  allocator_.grow_decode_rounds(plan.decode_sequences, next_final_tokens_, usages_);
+  settled_ = true;
 }
 
 std::int64_t DecodeRuns::finish(SimTime now) {

@@ -24,10 +24,26 @@ namespace servesim {
 // The replica then launches them as one decode run: each iteration priced on its own (O(1) apiece,
 // IExecutionTimeModel::estimate_decode_run), one completion event at the end of the last, and the
 // allocator advanced in bulk (IDecodeRoundAllocator). A request arriving for the replica cuts the
-// run after the iteration in flight at that instant, which is where one-at-a-time iterations would
-// have let it in. Every metric equals the one-at-a-time result: each iteration is reported with its
-// own start, duration and KV usage.
+// run where one-at-a-time iterations would have let it in: after the iteration in flight at that
+// instant, or the one after it when that one's plan was made before (planning ahead); not at all
+// when it queues behind a waiting request the run's plans do not admit. A change to the allocator
+// from outside (a KV transfer's end) cuts the run too, and the iterations launched by then grow
+// the allocator before the change (settle). Every metric equals the one-at-a-time result: each
+// iteration is reported with its own start, duration and KV usage.
 //
+// Where a cut (DecodeRuns::cut) ends a run: after the iteration in flight at the cut's
+// instant, which is the one ending then, unless the cause comes after that instant's
+// launches (the events' phases: sim/cluster/cluster.h).
+struct RunCut {
+  // The cause comes after the launches at its instant (a KV transfer's end): an iteration
+  // starting then was launched before it.
+  bool after_launches = false;
+  // The cause is a request reaching an engine that plans each step while the one before
+  // runs: the plan of the iteration after the one in flight was made without it, so that
+  // iteration runs too (unless it had not started: then nothing was planned yet).
+  bool planned_ahead = false;
+};
+
 // One run at a time: the mode is off with pipeline parallelism (several batches in flight).
 class DecodeRuns {
  public:
@@ -51,12 +67,15 @@ class DecodeRuns {
 
   bool is_run(std::int64_t batch) const { return batch_ == batch; }
   bool in_flight() const { return batch_ >= 0; }
-  // A request arrives at `now` while a run is in flight: the run ends after the iteration
-  // in flight at `now` (or ending at `now`). With `plans_ahead` (the replica plans each step
-  // while the one before runs), the iteration after the one in flight was planned before
-  // `now` and runs too, unless `now` is where it starts. Returns the run's new end, or
-  // nullopt when no run is in flight or it ends then anyway.
-  std::optional<SimTime> cut(SimTime now, bool plans_ahead);
+  // Something at `now` may change the plans after it (see RunCut): the run in flight ends
+  // after the iterations launched by then, and with `cut.planned_ahead` one more. Returns the
+  // run's new end, or nullopt when no run is in flight, it ends then anyway, or it was
+  // settled (which kept the iterations launched by the instant of the settling cut).
+  std::optional<SimTime> cut(SimTime now, RunCut cut);
+  // The allocator is about to change at the instant of the last cut (made with
+  // `after_launches`): the later iterations kept grow it now, as their launches did before
+  // the change, rather than when the run completes. `plan` is the run's.
+  void settle(const BatchPlan& plan);
 
   // The run completes at `now` (checked): returns its iterations, the first included. The
   // replica then completes the first iteration's steps, with the later ones in bulk, and
@@ -84,6 +103,7 @@ class DecodeRuns {
   std::vector<SimTime> ends_;
   std::vector<double> durations_s_;  // the iterations' durations, as priced at launch
   std::vector<KvUsage> usages_;      // the KV memory of iterations 2, 3, ...
+  bool settled_ = false;             // the later iterations grew the allocator (settle)
   IterationRecord first_;            // the first iteration's record
   // The waiting queue's head as every iteration of the run saw it at launch (a request
   // arriving later cuts the run, but may be queued before the run completes).
@@ -100,8 +120,7 @@ class DecodeRuns {
 template <class CheckUsage>
 void DecodeRuns::report_later_iterations(const BatchPlan& plan, IServingObserver& observer,
                                          CheckUsage check_usage) {
-  usages_.resize(ends_.size() - 1);
-  allocator_.grow_decode_rounds(plan.decode_sequences, next_final_tokens_, usages_);
+  settle(plan);
   for (std::size_t k = 1; k < ends_.size(); ++k)
     check_usage(usages_[k - 1], ends_[k - 1]);
   observer.on_decode_run(DecodeRunIterations{first_, ends_, usages_});

@@ -72,6 +72,12 @@ void Replica::enqueue(Request* request, SimTime now) {
   scheduler_->enqueue(request);
 }
 
+bool Replica::staged_queue_behind_waiting() const {
+  return std::all_of(staged_.begin(), staged_.end(), [this](const Staged& s) {
+    return scheduler_->queues_behind_waiting(*s.request);
+  });
+}
+
 void Replica::release_staged() {
   std::size_t ready = 0;
   while (ready < staged_.size() && !(last_launch_ < staged_[ready].arrived))
@@ -139,10 +145,11 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   // With prefix caching, a decode iteration of a request with content may name a block that a
   // waiting request's prompt shares, and so admit it sooner than a decode run would let it
   // (a run names its blocks at its end): such plans run one iteration at a time.
-  // Requests held back by planning ahead join the step after this one: no run may pass it.
+  // Requests held back by planning ahead join the step after this one: no run may pass it,
+  // unless they queue behind a waiting request that the run's plans do not admit.
   const bool hits_may_grow = plan.has_content && !queues_.waiting().empty();
   const std::int64_t run_steps =
-      runs_ && !hits_may_grow && staged_.empty() && scheduler_->last_plan_repeats()
+      runs_ && !hits_may_grow && scheduler_->last_plan_repeats() && staged_queue_behind_waiting()
           ? runs_->steps_for(plan, queues_.running().size())
           : 1;
   double first_s;
@@ -182,10 +189,27 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   return Launch{batch, stage_free_at_, done};
 }
 
+std::optional<SimTime> Replica::cut_decode_run(SimTime now, const Request& newcomer) {
+  if (!runs_ || scheduler_->queues_behind_waiting(newcomer)) return std::nullopt;
+  const std::optional<SimTime> end = runs_->cut(now, {.planned_ahead = plans_ahead_});
+  if (end) stage_free_at_ = *end;
+  return end;
+}
+
 std::optional<SimTime> Replica::cut_decode_run(SimTime now) {
   if (!runs_) return std::nullopt;
-  const std::optional<SimTime> end = runs_->cut(now, plans_ahead_);
+  const std::optional<SimTime> end = runs_->cut(now, {});
   if (end) stage_free_at_ = *end;
+  return end;
+}
+
+std::optional<SimTime> Replica::settle_decode_run(SimTime now) {
+  if (!runs_ || !runs_->in_flight()) return std::nullopt;
+  const std::optional<SimTime> end = runs_->cut(now, {.after_launches = true});
+  if (end) stage_free_at_ = *end;
+  const auto run = std::find_if(in_flight_.begin(), in_flight_.end(),
+                                [this](const InFlight& f) { return runs_->is_run(f.batch); });
+  if (run != in_flight_.end()) runs_->settle(run->plan);
   return end;
 }
 

@@ -63,12 +63,21 @@ class Replica {
   // Applies the results of a launched batch at its completion time and returns the requests
   // it finished, already released and out of the queues, in arrival order.
   std::vector<Request*> complete(std::int64_t batch, SimTime now);
-  // A request arrives for this replica at `now` while a decode run is in flight: the run
-  // (the batch in flight) ends after the iteration in flight at `now`, or ending at `now`;
-  // planning one step ahead, after the iteration planned while that one ran.
-  // Returns its new completion time, which replaces the one launched (at once when it is
-  // `now`); nullopt when no run is in flight or it ends then anyway.
+  // A decode run in flight is cut (DecodeRuns::cut) and returns its new completion time,
+  // which replaces the one launched (at once when it is `now`); nullopt when no run is in
+  // flight or its end stands.
+  // `newcomer` reaches the replica at `now` (its enqueue follows): the run ends after the
+  // iteration in flight, or ending, at `now`, and when the replica plans ahead, after the one
+  // planned while that ran; it goes on when the scheduler says the newcomer changes none of
+  // its plans (IBatchScheduler::queues_behind_waiting).
+  std::optional<SimTime> cut_decode_run(SimTime now, const Request& newcomer);
+  // The allocator will change when the batch in flight completes (a reservation waits for
+  // it): the run ends after the iteration in flight, or ending, at `now`.
   std::optional<SimTime> cut_decode_run(SimTime now);
+  // The caller changes the allocator at `now`, after that instant's launches (a KV transfer's
+  // end): the run ends after the iteration in flight, and the iterations it kept grow the
+  // allocator now, as their launches had before the change.
+  std::optional<SimTime> settle_decode_run(SimTime now);
   void disable_bulk_decode() { runs_.reset(); }
   // A prefill replica of a disaggregated deployment: a finished request's KV blocks stay
   // allocated until release_held_kv (its transfer to the decode side has completed).
@@ -116,6 +125,8 @@ class Replica {
   // launch (the plan of the step now starting was made then), or every one when the
   // scheduler would have nothing to plan without them.
   void release_staged();
+  // Whether every staged request would queue behind a waiting one (queues_behind_waiting).
+  bool staged_queue_behind_waiting() const;
   std::int64_t next_final_tokens() const {
     const auto& waiting = queues_.waiting();
     return waiting.empty() ? 0 : waiting.front()->final_tokens();

@@ -66,6 +66,12 @@ class IBatchScheduler {
   // it plans such a step, that the next step would admit nobody answers true, and then the
   // plans after a preempting one may run in bulk too. Fixed for the scheduler's lifetime.
   virtual bool judges_preempting_plans() const { return false; }
+  // Whether `request`, enqueued now, would change none of the plans that repeat
+  // (decode_plans_repeat, last_plan_repeats) after the last plan(): a policy that admits in
+  // queue order and stops at the first waiting request it cannot admit answers true when
+  // `request` would queue behind a waiting one, which those plans do not admit. A decode run
+  // then goes on past the request's arrival.
+  virtual bool queues_behind_waiting(const Request& /*request*/) const { return false; }
   // A decode run stood for `plans` more plans after the last plan() (each the same plan
   // again): a policy that keeps state from plan to plan updates it as those plans would have.
   virtual void on_decode_plans_skipped(std::int64_t plans) { (void)plans; }

@@ -25,16 +25,16 @@ struct Setup {
   bool plan_ahead;
   double frontend_latency_s;
   bool bulk_decode;
+  VllmV1SchedulerOptions options{};
   test::FixedTimeModel model{0.010};  // every step 10 ms
   test::RecordingObserver recorder;
 
   ClusterRunStats run(std::vector<RequestSpec> requests) {
     test::ScriptedSource source(std::move(requests));
     std::vector<std::unique_ptr<Replica>> list;
-    list.push_back(
-        std::make_unique<Replica>(0, std::make_unique<PagedAllocator>(16000, 16, 0.0),
-                                  std::make_unique<VllmV1Scheduler>(VllmV1SchedulerOptions{}),
-                                  model, 1, 4096, recorder, SwapLink{}, bulk_decode));
+    list.push_back(std::make_unique<Replica>(0, std::make_unique<PagedAllocator>(16000, 16, 0.0),
+                                             std::make_unique<VllmV1Scheduler>(options), model, 1,
+                                             4096, recorder, SwapLink{}, bulk_decode));
     if (plan_ahead) list.back()->plan_one_step_ahead();
     Cluster cluster(std::move(list), std::make_unique<RoundRobinRouter>(), source, recorder,
                     SimTime::duration_from_seconds(frontend_latency_s));
@@ -54,6 +54,15 @@ RequestSpec at(double arrival_s, std::int64_t id, std::int64_t prompt, std::int6
 
 double ttft_s(const Request& r) {
   return (r.first_token - r.spec.arrival).seconds();
+}
+
+// The end of the decode run in flight at `at_s`: its first iteration started by then and its
+// last ends after.
+double run_end_s(const test::RecordingObserver& recorder, double at_s) {
+  for (const auto& [start_s, end_s] : recorder.runs)
+    if (start_s <= at_s && at_s < end_s) return end_s;
+  FAIL("no decode run was in flight at " << at_s << " s");
+  return 0;
 }
 
 }  // namespace
@@ -78,6 +87,50 @@ TEST_CASE("planning ahead: a request arriving during step k first runs in step k
           Approx((now.finished(0).last_token - now.finished(0).first_token).seconds()));
     // An idle engine takes its first request at once.
     CHECK(ahead.finished(0).first_scheduled.seconds() == Approx(0));
+  }
+}
+
+TEST_CASE("planning ahead: a decode run goes on through the step planned before an arrival",
+          "[cluster][engine_timing][bulk]") {
+  // As above: request 1 arrives at 25 ms, during the step from 20 ms, whose launch planned
+  // the step from 30 ms without it. The run ends after that step, not before it (which
+  // would launch the step from 30 ms alone), and request 1 joins the step from 40 ms.
+  Setup ahead{true};
+  REQUIRE(ahead.run({at(0, 0, 16, 100), at(0.025, 1, 16, 5)}).finished == 2);
+  CHECK(run_end_s(ahead.recorder, 0.025) == Approx(0.040));
+  CHECK(ahead.finished(1).first_scheduled.seconds() == Approx(0.040));
+  // Without planning ahead, the run ends with the step in flight.
+  Setup now{false};
+  REQUIRE(now.run({at(0, 0, 16, 100), at(0.025, 1, 16, 5)}).finished == 2);
+  CHECK(run_end_s(now.recorder, 0.025) == Approx(0.030));
+}
+
+TEST_CASE("a decode run goes on past a request that queues behind a waiting one",
+          "[cluster][engine_timing][bulk]") {
+  // One seat: request 0 decodes 100 tokens from 10 ms while request 1 waits for the seat.
+  // Request 2, arriving at 25 ms, queues behind request 1, so no plan of the run changes.
+  const std::vector<RequestSpec> requests{at(0, 0, 16, 100), at(0.001, 1, 16, 5),
+                                          at(0.025, 2, 16, 5)};
+  for (const bool plan_ahead : {false, true}) {
+    INFO("planning ahead " << plan_ahead);
+    Setup bulk{plan_ahead};
+    Setup step{plan_ahead, 0, false};
+    bulk.options.max_num_seqs = 1;
+    step.options.max_num_seqs = 1;
+    REQUIRE(bulk.run(requests).finished == 3);
+    REQUIRE(step.run(requests).finished == 3);
+    // The run in flight at 25 ms was not cut: it lasted its 16 iterations, from 10 ms (or,
+    // planning ahead, from 20 ms: the step from 10 ms was planned before request 1 queued).
+    CHECK(run_end_s(bulk.recorder, 0.025) == Approx(plan_ahead ? 0.180 : 0.170));
+    CHECK(step.recorder.runs.empty());
+    REQUIRE(bulk.recorder.iterations.size() == step.recorder.iterations.size());
+    for (const std::int64_t id : {0, 1, 2}) {
+      INFO("request " << id);
+      CHECK(bulk.finished(id).first_scheduled == step.finished(id).first_scheduled);
+      CHECK(bulk.finished(id).last_token == step.finished(id).last_token);
+    }
+    // Request 2 is served after request 1, which waited for request 0 to finish.
+    CHECK(bulk.finished(2).first_scheduled >= bulk.finished(1).last_token);
   }
 }
 

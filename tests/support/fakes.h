@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/cluster/serving_observer.h"
@@ -43,7 +44,13 @@ struct RecordingObserver final : IServingObserver {
   std::vector<std::string> rejected;
   double gap_sum_s = 0;
   std::int64_t gaps = 0;
+  // The decode runs reported (bulk decoding): each one's first start and last end, seconds.
+  std::vector<std::pair<double, double>> runs;
   void on_iteration(const IterationRecord& i) override { iterations.push_back(i); }
+  void on_decode_run(const DecodeRunIterations& run) override {
+    runs.emplace_back(run.first.start_s, run.ends.back().seconds());
+    IServingObserver::on_decode_run(run);
+  }
   void on_token_gaps(std::int32_t, double gap_s, std::int64_t count) override {
     gap_sum_s += gap_s * static_cast<double>(count);
     gaps += count;

@@ -60,6 +60,10 @@ class VllmV1Scheduler final : public QueueingScheduler {
   // too (memory only fills), so the preempting plan repeats as well.
   bool last_plan_repeats() const override { return last_plan_repeats_; }
   bool judges_preempting_plans() const override { return true; }
+  // Admission stops at the waiting queue's head, whoever queues behind it.
+  bool queues_behind_waiting(const Request& request) const override {
+    return !queues_.waiting().empty() && order_.before(*queues_.waiting().front(), request);
+  }
   // A decoding request then schedules 1 + its drafts (plan_speculative_decode), as vLLM's
   // scheduler schedules a request's spec tokens within the same token budget.
   bool speculate(std::int64_t num_speculative_tokens) override {
