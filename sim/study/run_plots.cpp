@@ -383,7 +383,7 @@ void RunFigureData::on_request(const RequestRecord& record,
   add_ttft_parts(static_cast<double>(record.prompt_tokens), parts);
 }
 
-void RunFigureData::on_iteration(const IterationRecord& record) {
+TimelineRow timeline_row_from_columns(const IterationRecord& record) {
   const FigureColumns& columns = figure_columns();
   const auto value = [&](std::size_t c) {
     return read_back(*columns.iteration[c], record).value_or(0.0);
@@ -391,7 +391,24 @@ void RunFigureData::on_iteration(const IterationRecord& record) {
   TimelineRow row{value(0), value(1), value(2), value(3), value(4), value(5), {}};
   for (std::size_t c = 0; c < kKvColumns.size(); ++c)
     row.kv[c] = value(6 + c);
-  add_iteration(row);
+  return row;
+}
+
+TimelineRow timeline_row(const IterationRecord& record) {
+  const auto real = [](std::int64_t integer) { return static_cast<double>(integer); };
+  const KvMemoryTokens& kv = record.kv_memory;
+  return {record.start_s,
+          record.duration_s,
+          real(record.batch_size),
+          real(record.kv_capacity_tokens),
+          real(record.cached_tokens),
+          real(record.prefill_tokens),
+          {real(kv.token_states), real(kv.reserved), real(kv.internal_fragmentation),
+           real(kv.external_fragmentation), real(kv.free), real(kv.cached)}};
+}
+
+void RunFigureData::on_iteration(const IterationRecord& record) {
+  add_iteration(timeline_row(record));
 }
 
 std::vector<Figure> write_run_figures(const std::filesystem::path& run_dir,

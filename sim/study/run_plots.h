@@ -26,6 +26,13 @@ struct TimelineRow {
   std::array<double, 6> kv{};
 };
 
+// An iterations.csv row as reading the file gives it back: through the file's columns
+// (timeline_row_from_columns, the plain path), or from the record's fields (timeline_row,
+// which RunFigureData takes: every column the timeline reads is an integer or a round-trip
+// real, which read back as they are). A test holds the two equal.
+TimelineRow timeline_row_from_columns(const IterationRecord& record);
+TimelineRow timeline_row(const IterationRecord& record);
+
 // What a run's figures need, reduced as the rows come: TTFT and TPOT in LatencySamples (exact
 // up to 100,000 requests, then within 0.1%) and iterations in time bins, whose memory does not
 // grow with the run; a disaggregated run also keeps each remote prefill's TTFT parts (56 bytes

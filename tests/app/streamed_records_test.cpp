@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -184,4 +185,33 @@ TEST_CASE("record order refuses a request that never came", "[metrics]") {
   r.id = 1;
   order.on_request(r, nullptr);
   CHECK_THROWS_AS(order.finish(), servesim::InvariantError);
+}
+
+TEST_CASE("a timeline row read from an iteration's fields equals its columns read back",
+          "[metrics][study]") {
+  std::mt19937_64 random(7);
+  std::uniform_int_distribution<std::int64_t> tokens(0, std::int64_t{1} << 40);
+  std::uniform_real_distribution<double> seconds(0.0, 1e5);
+  for (int i = 0; i < 2000; ++i) {
+    servesim::IterationRecord record;
+    record.replica = static_cast<std::int32_t>(i % 7);
+    record.start_s = i % 3 == 0 ? seconds(random) : static_cast<double>(i) * 1e-9;
+    record.duration_s = seconds(random) * 1e-6;
+    record.batch_size = static_cast<std::int32_t>(tokens(random) % 100000);
+    record.kv_capacity_tokens = tokens(random);
+    record.cached_tokens = tokens(random);
+    record.prefill_tokens = tokens(random);
+    record.kv_memory = {tokens(random), tokens(random), tokens(random),
+                        tokens(random), tokens(random), tokens(random)};
+    const servesim::TimelineRow plain = servesim::timeline_row_from_columns(record);
+    const servesim::TimelineRow fast = servesim::timeline_row(record);
+    INFO("record " << i);
+    CHECK(fast.start_s == plain.start_s);
+    CHECK(fast.duration_s == plain.duration_s);
+    CHECK(fast.batch_size == plain.batch_size);
+    CHECK(fast.kv_capacity_tokens == plain.kv_capacity_tokens);
+    CHECK(fast.cached_tokens == plain.cached_tokens);
+    CHECK(fast.prefill_tokens == plain.prefill_tokens);
+    CHECK(fast.kv == plain.kv);
+  }
 }

@@ -1,5 +1,6 @@
 #include "sim/metrics/impl/record_order.h"
 
+#include <algorithm>
 #include <string>
 
 #include "sim/core/error.h"
@@ -31,29 +32,54 @@ void RecordOrder::pass_earliest() {
   if (!queue.empty()) heads_.push({queue.front().start_s, head.replica});
 }
 
+void RecordOrder::grow_ring(std::int64_t span) {
+  std::size_t size = std::max<std::size_t>(ring_.size(), 64);
+  while (size < static_cast<std::size_t>(span))
+    size *= 2;
+  if (size == ring_.size()) return;
+  std::vector<Waiting> ring(size);
+  std::vector<std::uint8_t> held(size, 0);
+  for (std::int64_t id = next_id_; id < next_id_ + span_; ++id) {
+    const auto from = static_cast<std::size_t>(id) & (ring_.size() - 1);
+    if (held_[from] == 0) continue;
+    const auto to = static_cast<std::size_t>(id) & (size - 1);
+    ring[to] = std::move(ring_[from]);
+    held[to] = 1;
+  }
+  ring_ = std::move(ring);
+  held_ = std::move(held);
+}
+
 void RecordOrder::on_request(const RequestRecord& record,
                              const std::array<double, kTtftParts>* ttft_parts) {
   if (record.id < next_id_) {
     throw InvariantError("request " + std::to_string(record.id) + " reported twice");
   }
-  const auto slot = static_cast<std::size_t>(record.id - next_id_);
-  if (slot == 0 && waiting_.empty()) {  // the common case: nothing waits
+  const std::int64_t slot = record.id - next_id_;
+  if (slot == 0 && span_ == 0) {  // the common case: nothing waits
     pass_request(record, ttft_parts);
     ++next_id_;
     return;
   }
-  if (waiting_.size() <= slot) waiting_.resize(slot + 1);
-  Waiting& waiting = waiting_[slot];
-  if (waiting.record) {
+  if (slot >= static_cast<std::int64_t>(ring_.size())) grow_ring(slot + 1);
+  const std::size_t mask = ring_.size() - 1;
+  const auto at = static_cast<std::size_t>(record.id) & mask;
+  if (held_[at] != 0) {
     throw InvariantError("request " + std::to_string(record.id) + " reported twice");
   }
+  Waiting& waiting = ring_[at];
   waiting.record = record;
+  waiting.has_parts = ttft_parts != nullptr;
   if (ttft_parts != nullptr) waiting.parts = *ttft_parts;
-  while (!waiting_.empty() && waiting_.front().record) {
-    const Waiting& front = waiting_.front();
-    pass_request(*front.record, front.parts ? &*front.parts : nullptr);
-    waiting_.pop_front();
+  held_[at] = 1;
+  span_ = std::max(span_, slot + 1);
+  while (span_ > 0 && held_[static_cast<std::size_t>(next_id_) & mask] != 0) {
+    const auto front = static_cast<std::size_t>(next_id_) & mask;
+    const Waiting& ready = ring_[front];
+    pass_request(ready.record, ready.has_parts ? &ready.parts : nullptr);
+    held_[front] = 0;
     ++next_id_;
+    --span_;
   }
 }
 
@@ -89,7 +115,7 @@ void RecordOrder::iterations_reported_before(double start_s) {
 void RecordOrder::finish() {
   while (!heads_.empty())
     pass_earliest();
-  if (!waiting_.empty()) {
+  if (span_ > 0) {
     throw InvariantError("request " + std::to_string(next_id_) +
                          " was never reported, finished or rejected");
   }

@@ -3,9 +3,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <optional>
 #include <queue>
 #include <vector>
 
@@ -35,14 +33,16 @@ class RecordOrder final : public IRecordSink {
   void iterations_reported_before(double start_s) override;
   void finish() override;
 
-  // Records held now (for tests of the bound on what waits).
-  std::size_t waiting_requests() const noexcept { return waiting_.size(); }
+  // What waits now (for tests of the bound on it): the request ids from the next one the
+  // file lists to the highest reported, and the iterations held.
+  std::size_t waiting_requests() const noexcept { return static_cast<std::size_t>(span_); }
   std::size_t waiting_iterations() const noexcept { return waiting_iterations_; }
 
  private:
   struct Waiting {
-    std::optional<RequestRecord> record;  // empty: not reported yet
-    std::optional<std::array<double, kTtftParts>> parts;
+    RequestRecord record;
+    std::array<double, kTtftParts> parts{};
+    bool has_parts = false;
   };
   // Replicas with iterations waiting, by their earliest (start, replica): a k-way merge of
   // the replicas' own queues, each already in time order.
@@ -57,9 +57,17 @@ class RecordOrder final : public IRecordSink {
   // Passes on the earliest waiting iteration of all replicas.
   void pass_earliest();
 
+  // Makes room in the ring for ids up to next_id_ + `span` - 1.
+  void grow_ring(std::int64_t span);
+
   std::vector<IRecordSink*> next_;
-  std::int64_t next_id_ = 0;     // the id the file lists next
-  std::deque<Waiting> waiting_;  // ids next_id_, next_id_ + 1, ...
+  std::int64_t next_id_ = 0;  // the id the file lists next
+  std::int64_t span_ = 0;     // the highest id reported + 1 - next_id_; 0: none waits
+  // Requests reported before next_id_ could go, in a ring indexed by id (its size a power of
+  // two). Whether a slot holds its record is kept apart, in `held_`, so that finding out
+  // touches no record: the records are many cache lines, written once and read once.
+  std::vector<Waiting> ring_;
+  std::vector<std::uint8_t> held_;
 
   // Iterations in report order. It keeps its storage: a std::deque frees and allocates a
   // block every few records as a replica's queue fills and empties all run long.
