@@ -235,7 +235,12 @@ std::vector<ColumnValues> iteration_table(const std::vector<IterationRecord>& re
 char* write_iteration_cells(char* first, const IterationRecord& it) {
   char* out = first;
   const auto integer = [&](std::int64_t value) {
-    out = std::to_chars(out, out + kMaxNumberCellChars, value).ptr;
+    // Half an iteration's integers are single digits (a decode step's prefill columns are 0).
+    if (static_cast<std::uint64_t>(value) < 10) {
+      *out++ = static_cast<char>('0' + value);
+    } else {
+      out = std::to_chars(out, out + kMaxNumberCellChars, value).ptr;
+    }
     *out++ = ',';
   };
   const auto round_trip = [&](double value) {
