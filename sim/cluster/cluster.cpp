@@ -38,6 +38,13 @@ Cluster::Cluster(std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr
       for (std::size_t i = entry_replicas(); i < replicas_.size(); ++i)
         replicas_[i]->disable_bulk_decode();
     }
+    // A prefill's end looks the decode replicas' prefix caches up (decode_cached_tokens).
+    for (std::size_t i = entry_replicas(); i < replicas_.size(); ++i)
+      replicas_[i]->prefix_cache_read_from_outside();
+  }
+  if (router_->reads_prefixes()) {
+    for (std::size_t i = 0; i < entry_replicas(); ++i)
+      replicas_[i]->prefix_cache_read_from_outside();
   }
   // Replicas are identical: the first one's block size names every replica's blocks.
   prefix_block_tokens_ = replicas_.front()->allocator().prefix_block_tokens();
@@ -279,6 +286,7 @@ void Cluster::wait_for_decode_room(std::int32_t decode,
   // The replica's allocator is current between iterations: a decode run ends with the
   // iteration in flight, and the room is looked for when it completes.
   const std::int32_t replica = pools_->prefill_replicas + decode;
+  replicas_[static_cast<std::size_t>(replica)]->set_room_awaited(true);
   end_run_at(replica, replicas_[static_cast<std::size_t>(replica)]->cut_decode_run(queue_.now()));
   if (!replicas_[static_cast<std::size_t>(replica)]->batch_in_flight()) {
     reserve_decode_room(decode);
@@ -289,6 +297,7 @@ void Cluster::reserve_decode_room(std::int32_t decode) {
   const std::int32_t replica = pools_->prefill_replicas + decode;
   const auto reserved =
       reservations_->reserve(decode, *replicas_[static_cast<std::size_t>(replica)]);
+  replicas_[static_cast<std::size_t>(replica)]->set_room_awaited(reservations_->waiting_on(decode));
   if (reserved.empty()) return;
   refresh_view(replica);
   for (const DecodeReservations::Waiting& r : reserved) {

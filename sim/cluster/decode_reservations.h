@@ -48,6 +48,10 @@ class DecodeReservations {
 
   std::size_t held() const { return held_; }
   std::size_t waiting() const;
+  // Whether room waits on decode replica `decode`.
+  bool waiting_on(std::int32_t decode) const {
+    return !waiting_[static_cast<std::size_t>(decode)].empty();
+  }
 
  private:
   std::vector<std::deque<Waiting>> waiting_;

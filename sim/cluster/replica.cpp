@@ -144,14 +144,18 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   // A plan that starts a decode run is priced with the whole run, in one call.
   // With prefix caching, a decode iteration of a request with content may name a block that a
   // waiting request's prompt shares, and so admit it sooner than a decode run would let it
-  // (a run names its blocks at its end): such plans run one iteration at a time.
+  // (a run names its blocks at its end), or that a look-up from outside finds (a router, a
+  // hand-off): such plans run one iteration at a time.
   // Requests held back by planning ahead join the step after this one: no run may pass it,
   // unless they queue behind a waiting request that the run's plans do not admit.
-  const bool hits_may_grow = plan.has_content && !queues_.waiting().empty();
-  const std::int64_t run_steps =
-      runs_ && !hits_may_grow && scheduler_->last_plan_repeats() && staged_queue_behind_waiting()
-          ? runs_->steps_for(plan, queues_.running().size())
-          : 1;
+  const bool hits_may_grow =
+      plan.has_content && (cache_read_from_outside_ || !queues_.waiting().empty());
+  const bool frees_awaited_room = room_awaited_ && !plan.preempted.empty();
+  const std::int64_t run_steps = runs_ && !hits_may_grow && !frees_awaited_room &&
+                                         scheduler_->last_plan_repeats() &&
+                                         staged_queue_behind_waiting()
+                                     ? runs_->steps_for(plan, queues_.running().size())
+                                     : 1;
   double first_s;
   if (run_steps > 1) {
     first_s = runs_->price(plan, run_steps);

@@ -87,6 +87,14 @@ class Replica {
   // they fit (a sequence of its own in the allocator), and frees them when it has arrived.
   bool reserve_kv(std::int64_t request, std::int64_t tokens);
   void release_reserved_kv(std::int64_t request) { allocator_->release(kReservedKv + request); }
+  // Whether KV room for prompts on their way waits on this replica (DecodeReservations), which
+  // looks for it again at every iteration's end: memory a plan frees (by preemption) may take a
+  // reservation then, so such a plan runs alone rather than start a decode run.
+  void set_room_awaited(bool awaited) { room_awaited_ = awaited; }
+  // Others look this replica's prefix cache up between its iterations (a router that reads
+  // prefixes, a disaggregated deployment's hand-off): a plan that may name blocks (requests
+  // with content) then runs alone, for a decode run names its blocks only when it ends.
+  void prefix_cache_read_from_outside() { cache_read_from_outside_ = true; }
   // Whether a launched batch has not completed yet.
   bool batch_in_flight() const { return !in_flight_.empty(); }
   // Between events at `now`: no iteration this replica reports from here on starts before
@@ -146,6 +154,8 @@ class Replica {
   std::optional<DecodeRuns> runs_;      // the bulk-decoding mode; empty: plain
   Speculation* speculation_ = nullptr;  // speculative decoding; null: none
   bool holds_finished_kv_ = false;
+  bool room_awaited_ = false;
+  bool cache_read_from_outside_ = false;
 
   // Batches launched and not yet complete (at most one per pipeline stage), oldest first.
   struct InFlight {

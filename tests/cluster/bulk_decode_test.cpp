@@ -306,4 +306,24 @@ TEST_CASE(
                                         std::vector<std::string>{"--kv-capacity-tokens", "8000"})
           .events;
   CHECK(fewer_events == 4);
+  // Prompts with content: the hand-off looks the decode replica's prefix cache up while its
+  // decodes name blocks, and prefills wait for decode room that a preemption frees.
+  check_both_ways("disaggregated_content",
+                  std::vector<std::string>{"--disaggregation", "1p1d", "--workload",
+                                           "agentic-coding", "--num-requests", "150", "--rate", "5",
+                                           "--kv-capacity-tokens", "30000", "--seed", "8", "--set",
+                                           "disaggregation.local_prefill_max_tokens=500"});
+  // Prompts waiting for decode room that a preempting step frees.
+  check_both_ways(
+      "disaggregated_room",
+      workload("300", "20") + std::vector<std::string>{"--disaggregation", "2p1d",
+                                                       "--kv-capacity-tokens", "15000", "--set",
+                                                       "disaggregation.kv_transfer.handoff="
+                                                       "\"reserve_before_prefill\""});
+  // A router that looks every replica's prefix cache up at each arrival.
+  check_both_ways(
+      "prefix_aware_router",
+      std::vector<std::string>{"--workload", "agentic-coding", "--num-requests", "200", "--rate",
+                               "8", "--replicas", "3", "--router", "prefix_aware",
+                               "--kv-capacity-tokens", "40000", "--seed", "2"});
 }
