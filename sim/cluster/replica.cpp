@@ -126,6 +126,14 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   if (!has_work()) return std::nullopt;
   BatchPlan plan = spare_plan();
   scheduler_->plan(*allocator_, plan);
+  // A step may preempt and schedule nothing (vLLM V1: the one running request finds no block
+  // and goes back to waiting, the memory held by finished prefills whose KV has not left yet):
+  // the step is empty and the next one is planned at once. Each such plan shrinks the running
+  // queue, so this ends.
+  while (plan.empty() && !plan.preempted.empty() && plan.swap_in_tokens == 0) {
+    plan.clear();
+    scheduler_->plan(*allocator_, plan);
+  }
   if (plan.empty()) {
     if (!plan.preempted.empty() || plan.swap_in_tokens > 0) {
       throw InvariantError("replica " + std::to_string(id_) +

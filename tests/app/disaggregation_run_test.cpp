@@ -225,6 +225,24 @@ TEST_CASE("a disaggregated run serves every request, its TTFT parts adding up",
   CHECK_FALSE(aggregated.contains("pools"));
 }
 
+TEST_CASE("a prefill replica whose one running request preempts itself plans again at once",
+          "[app][disaggregation]") {
+  // Tight KV on the prefill side, most of it held by finished prefills whose KV has not left:
+  // a prompt's chunk finds no block, its request (the only one running) goes back to waiting
+  // and the step schedules nothing. vLLM's engine then plans its next step; servesim used to
+  // stop with an invariant error here.
+  const auto result = run_servesim({"run", "--disaggregation", "1p2d", "--workload",
+                                    "agentic-coding", "--num-requests", "150", "--rate", "5",
+                                    "--kv-capacity-tokens", "30000", "--seed", "13", "--json"});
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  const auto summary = result.json();
+  // Every request finished but the few whose context can never fit those 30,000 tokens.
+  CHECK(summary["requests_completed"].get<int>() + summary["requests_rejected"].get<int>() == 150);
+  CHECK(summary["requests_completed"].get<int>() > 140);
+  CHECK(summary["preemptions"].get<int>() > 0);
+}
+
 TEST_CASE("selective disaggregation prefills short prompts on their decode replica",
           "[app][disaggregation]") {
   const auto run = [](const char* threshold) {
