@@ -82,8 +82,8 @@ class DecodeRuns {
   // calls report_later_iterations.
   std::int64_t finish(SimTime now);
   SimTime first_end() const { return ends_.front(); }
-  // When the last iteration of the run completed last started (its first's end if it has
-  // more than one; `launched` otherwise).
+  // When the run's last iteration started: where the one before it ended, or `launched`
+  // (the run's launch) when the run was cut to one iteration.
   SimTime last_start(SimTime launched) const {
     return ends_.size() > 1 ? ends_[ends_.size() - 2] : launched;
   }

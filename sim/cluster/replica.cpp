@@ -201,24 +201,25 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   return Launch{batch, stage_free_at_, done};
 }
 
-std::optional<SimTime> Replica::cut_decode_run(SimTime now, const Request& newcomer) {
-  if (!runs_ || scheduler_->queues_behind_waiting(newcomer)) return std::nullopt;
-  const std::optional<SimTime> end = runs_->cut(now, {.planned_ahead = plans_ahead_});
+std::optional<SimTime> Replica::cut_run(SimTime now, RunCut cut) {
+  const std::optional<SimTime> end = runs_->cut(now, cut);
   if (end) stage_free_at_ = *end;
   return end;
+}
+
+std::optional<SimTime> Replica::cut_decode_run(SimTime now, const Request& newcomer) {
+  if (!runs_ || scheduler_->queues_behind_waiting(newcomer)) return std::nullopt;
+  return cut_run(now, {.planned_ahead = plans_ahead_});
 }
 
 std::optional<SimTime> Replica::cut_decode_run(SimTime now) {
   if (!runs_) return std::nullopt;
-  const std::optional<SimTime> end = runs_->cut(now, {});
-  if (end) stage_free_at_ = *end;
-  return end;
+  return cut_run(now, {});
 }
 
 std::optional<SimTime> Replica::settle_decode_run(SimTime now) {
   if (!runs_ || !runs_->in_flight()) return std::nullopt;
-  const std::optional<SimTime> end = runs_->cut(now, {.after_launches = true});
-  if (end) stage_free_at_ = *end;
+  const std::optional<SimTime> end = cut_run(now, {.after_launches = true});
   const auto run = std::find_if(in_flight_.begin(), in_flight_.end(),
                                 [this](const InFlight& f) { return runs_->is_run(f.batch); });
   if (run != in_flight_.end()) runs_->settle(run->plan);

@@ -135,6 +135,8 @@ class Replica {
   void release_staged();
   // Whether every staged request would queue behind a waiting one (queues_behind_waiting).
   bool staged_queue_behind_waiting() const;
+  // The decode run in flight (there is one) is cut: the stage frees at its new end.
+  std::optional<SimTime> cut_run(SimTime now, RunCut cut);
   std::int64_t next_final_tokens() const {
     const auto& waiting = queues_.waiting();
     return waiting.empty() ? 0 : waiting.front()->final_tokens();
