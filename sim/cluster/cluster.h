@@ -112,6 +112,9 @@ class Cluster {
   // A decode run on `target` was cut (Replica::cut_decode_run, settle_decode_run): its
   // completion moves to `end`.
   void end_run_at(std::int32_t target, std::optional<SimTime> end);
+  // The allocator of `target` is about to change from outside, after this instant's launches
+  // (Replica::settle_decode_run).
+  void settle_run(std::int32_t target);
   // Disaggregation: a prefilled request's KV leaves for a decode replica once the replica
   // has room for it (or had it before the prefill); a transfer ended.
   void hand_off(std::int32_t prefill_replica, Request* prefilled);

@@ -89,7 +89,8 @@ class Replica {
   void release_reserved_kv(std::int64_t request) { allocator_->release(kReservedKv + request); }
   // Whether KV room for prompts on their way waits on this replica (DecodeReservations), which
   // looks for it again at every iteration's end: memory a plan frees (by preemption) may take a
-  // reservation then, so such a plan runs alone rather than start a decode run.
+  // reservation then, so such a plan runs alone rather than start a decode run. The cluster
+  // says so before each launch.
   void set_room_awaited(bool awaited) { room_awaited_ = awaited; }
   // Others look this replica's prefix cache up between its iterations (a router that reads
   // prefixes, a disaggregated deployment's hand-off): a plan that may name blocks (requests
