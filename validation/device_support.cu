@@ -118,6 +118,58 @@ std::vector<double> time_launches(int warmup, int repeats,
   return samples_s;
 }
 
+std::vector<double> time_back_to_back(TimingMode mode, cudaStream_t stream, int warmup, int repeats,
+                                      int calls, const std::function<void(int call)>& launch) {
+  if (mode == TimingMode::PerCall || repeats < 1 || calls < 1) {
+    throw std::invalid_argument(
+        "time_back_to_back: needs stream or graph timing, repeats and calls");
+  }
+  int call = 0;
+  for (int i = 0; i < warmup; ++i)
+    launch(call++);
+  check(cudaStreamSynchronize(stream), "warm-up calls");
+  cudaGraphExec_t graph_exec = nullptr;
+  if (mode == TimingMode::Graph) {
+    cudaGraph_t graph = nullptr;
+    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+          "cudaStreamBeginCapture");
+    for (int i = 0; i < calls; ++i)
+      launch(call++);
+    check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+    check(cudaGraphInstantiate(&graph_exec, graph, 0), "cudaGraphInstantiate");
+    check(cudaGraphDestroy(graph), "cudaGraphDestroy");
+    check(cudaGraphUpload(graph_exec, stream), "cudaGraphUpload");
+  }
+  const auto sample = [&] {
+    if (graph_exec != nullptr) {
+      check(cudaGraphLaunch(graph_exec, stream), "cudaGraphLaunch");
+      return;
+    }
+    for (int i = 0; i < calls; ++i)
+      launch(call++);
+  };
+  std::vector<cudaEvent_t> events(static_cast<std::size_t>(repeats) + 1, nullptr);
+  for (cudaEvent_t& event : events)
+    check(cudaEventCreate(&event), "cudaEventCreate");
+  sample();  // untimed: the first timed sample then starts behind a busy GPU, not a launch
+  for (int r = 0; r < repeats; ++r) {
+    check(cudaEventRecord(events[static_cast<std::size_t>(r)], stream), "cudaEventRecord");
+    sample();
+  }
+  check(cudaEventRecord(events.back(), stream), "cudaEventRecord");
+  check(cudaEventSynchronize(events.back()), "cudaEventSynchronize");
+  std::vector<double> samples_s;
+  for (std::size_t r = 0; r + 1 < events.size(); ++r) {
+    float elapsed_ms = 0.0f;
+    check(cudaEventElapsedTime(&elapsed_ms, events[r], events[r + 1]), "cudaEventElapsedTime");
+    samples_s.push_back(static_cast<double>(elapsed_ms) * 1e-3 / calls);
+  }
+  for (cudaEvent_t event : events)
+    check(cudaEventDestroy(event), "cudaEventDestroy");
+  if (graph_exec != nullptr) check(cudaGraphExecDestroy(graph_exec), "cudaGraphExecDestroy");
+  return samples_s;
+}
+
 std::string device_name() {
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "validation/half_precision.h"
+#include "validation/harness_options.h"
 
 namespace servesim::validation {
 
@@ -80,6 +81,17 @@ std::size_t rotation_sets(std::size_t set_bytes, std::size_t max_sets = 64);
 // events on the default stream. Returns seconds per timed call.
 std::vector<double> time_launches(int warmup, int repeats,
                                   const std::function<void(int call)>& launch);
+
+// Back-to-back timing (TimingMode::Stream or Graph; README.md, "Timing"): `warmup` untimed
+// calls, then one untimed sample and `repeats` timed ones, each `calls` calls enqueued on
+// `stream` without waiting (Graph: the calls captured once into a CUDA graph, one graph launch
+// per sample). CUDA events sit between samples and the host synchronises once at the end, so
+// the GPU does not wait for the host between calls unless the host's work per call outlasts
+// the kernel (Stream). launch(i) must enqueue on `stream`; i counts up from 0 so that callers
+// can rotate inputs (a graph replays the inputs it captured). Returns seconds per call: each
+// sample over `calls`.
+std::vector<double> time_back_to_back(TimingMode mode, cudaStream_t stream, int warmup, int repeats,
+                                      int calls, const std::function<void(int call)>& launch);
 
 std::string device_name();
 

@@ -46,6 +46,11 @@ void GemmRunner::run(const GemmShape& shape, const void* a, const void* w, void*
                "cublasGemmEx");
 }
 
+void GemmRunner::use_stream(cudaStream_t stream, void* workspace, std::size_t workspace_bytes) {
+  check_cublas(cublasSetStream(handle_, stream), "cublasSetStream");
+  check_cublas(cublasSetWorkspace(handle_, workspace, workspace_bytes), "cublasSetWorkspace");
+}
+
 void verify_gemm(const GemmRunner& runner, const GemmShape& shape) {
   const auto a_count = static_cast<std::size_t>(shape.m * shape.k);
   const auto w_count = static_cast<std::size_t>(shape.n * shape.k);

@@ -1,6 +1,9 @@
 #pragma once
 
 #include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
 
 #include "validation/shapes.h"
 
@@ -15,8 +18,14 @@ class GemmRunner {
   GemmRunner(const GemmRunner&) = delete;
   GemmRunner& operator=(const GemmRunner&) = delete;
 
-  // Device pointers; enqueued on the default stream. Throws HarnessFailure on a cuBLAS error.
+  // Device pointers; enqueued on the default stream, or the one use_stream gave. Throws
+  // HarnessFailure on a cuBLAS error.
   void run(const GemmShape& shape, const void* a, const void* w, void* c) const;
+
+  // Enqueues later runs on `stream` with a workspace of the caller's (cuBLAS resets its workspace
+  // when the stream changes; a workspace of one's own keeps cuBLAS from allocating during a CUDA
+  // graph capture). The buffer must outlive the runs.
+  void use_stream(cudaStream_t stream, void* workspace, std::size_t workspace_bytes);
 
  private:
   cublasHandle_t handle_ = nullptr;

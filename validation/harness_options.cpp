@@ -21,6 +21,9 @@ subcommands:
   gemm        cuBLAS GEMMs of one layer of a model's TP shard (qkv, o, mlp_up, mlp_down)
               and its LM head, per token count
               --model M [--tp T] [--tokens 1,16,128,1024] [--dtype bf16|fp16]
+              [--timing per_call|stream|graph] [--calls 20]
+              (--timing: one call between events, the default; or the mean of --calls
+              back-to-back calls per sample, on a stream or replayed from a CUDA graph)
   attention   decode attention over a contiguous and a paged KV cache holding the same
               data, and prefill attention (causal, after a cached prefix)
               --model M [--tp T] [--batch 1,8,32] [--context 512,2048] [--block-size 16]
@@ -86,6 +89,14 @@ std::uint64_t max_tokens(HarnessCommand command) {
   return kMaxTokens;
 }
 
+TimingMode parse_timing(std::string_view flag, std::string_view text) {
+  for (const TimingMode mode : {TimingMode::PerCall, TimingMode::Stream, TimingMode::Graph}) {
+    if (text == timing_mode_name(mode)) return mode;
+  }
+  throw UsageError(std::string(flag) + " expects per_call, stream or graph, got '" +
+                   std::string(text) + "'");
+}
+
 std::vector<WeightFormat> parse_formats(std::string_view flag, std::string_view text) {
   std::vector<WeightFormat> formats;
   std::size_t start = 0;
@@ -110,7 +121,9 @@ struct Subcommand {
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> list = {
       {"bandwidth", HarnessCommand::Bandwidth, {"--bytes"}},
-      {"gemm", HarnessCommand::Gemm, {"--model", "--tp", "--tokens", "--dtype"}},
+      {"gemm",
+       HarnessCommand::Gemm,
+       {"--model", "--tp", "--tokens", "--dtype", "--timing", "--calls"}},
       {"attention",
        HarnessCommand::Attention,
        {"--model", "--tp", "--batch", "--context", "--block-size", "--chunk", "--prefill-context",
@@ -151,6 +164,8 @@ void apply(HarnessOptions& o, std::string_view flag, std::string_view value) {
   if (flag == "--decode-context-tokens") {
     o.decode_context_tokens = static_cast<std::int64_t>(parse_integer(flag, value, 1, kMaxTokens));
   }
+  if (flag == "--timing") o.timing = parse_timing(flag, value);
+  if (flag == "--calls") o.calls = static_cast<int>(parse_integer(flag, value, 1, 10000));
   if (flag == "--formats") o.formats = parse_formats(flag, value);
   if (flag == "--group-size") {
     o.group_size = static_cast<std::int64_t>(parse_integer(flag, value, 8, 65536));
@@ -189,8 +204,10 @@ HarnessOptions parse_harness_args(std::span<const std::string_view> args) {
   if (options.command == HarnessCommand::Replay) options.repeats = 5;
   if (options.command == HarnessCommand::QuantGemm) options.tokens = {1, 2, 4, 8, 16};
   if (options.command == HarnessCommand::MoeGemm) options.tokens = {1, 4, 16, 64, 256};
+  bool calls_given = false;
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string_view flag = args[i];
+    calls_given = calls_given || flag == "--calls";
     if (flag == "-h" || flag == "--help") {
       options.command = HarnessCommand::Help;
       return options;
@@ -209,7 +226,22 @@ HarnessOptions parse_harness_args(std::span<const std::string_view> args) {
   if (options.command == HarnessCommand::Replay && options.iterations_path.empty()) {
     throw UsageError(name + ": --iterations is required");
   }
+  if (calls_given && options.timing == TimingMode::PerCall) {
+    throw UsageError(name + ": --calls needs --timing stream or graph (per_call times one call)");
+  }
   return options;
+}
+
+std::string_view timing_mode_name(TimingMode mode) noexcept {
+  switch (mode) {
+    case TimingMode::PerCall:
+      return "per_call";
+    case TimingMode::Stream:
+      return "stream";
+    case TimingMode::Graph:
+      return "graph";
+  }
+  return "per_call";
 }
 
 std::string_view harness_usage() noexcept {

@@ -15,6 +15,17 @@ namespace servesim::validation {
 
 enum class HarnessCommand { Help, Bandwidth, Gemm, Attention, Replay, QuantGemm, MoeGemm };
 
+// How `gemm` times a GEMM (README.md, "Timing"):
+//   PerCall  one call between two CUDA events, the GPU idle before it: the launch and cuBLAS's
+//            host work fall inside the interval (the harness's original timing, the default);
+//   Stream   back-to-back calls on one stream, a sample the mean of `calls` of them: the host
+//            work overlaps the GPU unless it takes longer than the kernels;
+//   Graph    the same calls captured once in a CUDA graph and replayed back to back, as engines
+//            replay their decode steps: no host work per call, only the GPU's own gaps.
+enum class TimingMode { PerCall, Stream, Graph };
+// "per_call", "stream", "graph": the values of --timing and of the records' `timing`.
+std::string_view timing_mode_name(TimingMode mode) noexcept;
+
 // The parsed command line of servesim-harness. Fields a subcommand does not take keep their
 // defaults.
 struct HarnessOptions {
@@ -28,6 +39,9 @@ struct HarnessOptions {
   std::int64_t tp = 1;
   std::int64_t pp = 1;  // replay
   ElementType dtype = ElementType::BF16;
+
+  TimingMode timing = TimingMode::PerCall;  // gemm
+  int calls = 20;                           // gemm, stream and graph timing: calls per sample
 
   // gemm; quant-gemm defaults to 1,2,4,8,16 and moe-gemm to 1,4,16,64,256.
   std::vector<std::int64_t> tokens{1, 16, 128, 1024};

@@ -73,6 +73,11 @@ Measurement make_measurement(std::string device_name, const GemmShape& gemm,
   return m;
 }
 
+void set_timing(Measurement& m, TimingMode mode, int calls_per_sample) {
+  m.timing = timing_mode_name(mode);
+  m.calls_per_sample = mode == TimingMode::PerCall ? 0 : calls_per_sample;
+}
+
 Measurement make_measurement(std::string device_name, const DecodeAttentionShape& attention,
                              std::span<const double> samples_s) {
   Measurement m = timed(std::move(device_name), MeasurementKind::DecodeAttention, samples_s);

@@ -8,6 +8,7 @@
 
 #include "sim/calibration/measurement.h"
 #include "sim/hardware/batch_shape.h"
+#include "validation/harness_options.h"
 #include "validation/shapes.h"
 
 namespace servesim::validation {
@@ -50,6 +51,10 @@ Measurement make_measurement(std::string device_name, const PrefillAttentionShap
                              std::span<const double> samples_s);
 Measurement make_measurement(std::string device_name, const IterationRecord& iteration,
                              std::span<const double> samples_s);
+
+// Says how `m` was timed (`timing`: per_call, stream or graph) and, timed back to back, how many
+// calls each sample averaged (`calls_per_sample`; README.md, "Timing").
+void set_timing(Measurement& m, TimingMode mode, int calls_per_sample);
 
 // Writes {"format": "servesim-measurements", "version": 1, "device": ..., "measurements": [...]}
 // with the simulator's writer (servesim::write_measurements_json).

@@ -25,6 +25,8 @@ constexpr std::array<std::pair<MeasurementKind, std::string_view>, 9> kKinds{{
 constexpr std::array<std::string_view, 5> kGemmOperators{"qkv", "o", "mlp_up", "mlp_down",
                                                          "lm_head"};
 
+constexpr std::array<std::string_view, 3> kTimings{"per_call", "stream", "graph"};
+
 std::int64_t count(JsonObjectReader& r, std::string_view key) {
   return r.optional_nonnegative_integer(key).value_or(0);
 }
@@ -118,6 +120,23 @@ void read_moe_gemm(JsonObjectReader& r, Measurement& m) {
   read_gemm_kernel(r, m);
 }
 
+// How the record was timed: "per_call", or back to back ("stream", "graph") with the launches
+// each sample averaged.
+void read_timing(JsonObjectReader& r, Measurement& m) {
+  m.timing = r.optional_string("timing").value_or("");
+  if (!m.timing.empty() &&
+      std::find(kTimings.begin(), kTimings.end(), m.timing) == kTimings.end()) {
+    r.fail("timing", "unknown timing \"" + m.timing + "\" (valid: per_call, stream, graph)");
+  }
+  const auto calls = r.optional_positive_integer("calls_per_sample");
+  const bool back_to_back = m.timing == "stream" || m.timing == "graph";
+  if (back_to_back && !calls) r.fail("calls_per_sample", "required with timing stream or graph");
+  if (!back_to_back && calls) {
+    r.fail("calls_per_sample", "only with timing stream or graph (one call per sample otherwise)");
+  }
+  m.calls_per_sample = calls.value_or(0);
+}
+
 Measurement read_record(JsonObjectReader& r, const std::string& device) {
   Measurement m;
   const std::string kind = r.string("operator_kind");
@@ -142,6 +161,7 @@ Measurement read_record(JsonObjectReader& r, const std::string& device) {
   }
   m.model = r.optional_string("model").value_or("");
   m.tp = r.optional_positive_integer("tp").value_or(1);
+  read_timing(r, m);
   switch (m.kind) {
     case MeasurementKind::Gemm:
       m.m = r.positive_integer("m");
@@ -245,6 +265,7 @@ std::string Measurement::class_name() const {
   if (gemm && dtype != DType::FP16 && dtype != DType::BF16 && dtype != DType::FP32) {
     name += "." + std::string(dtype_name(dtype));
   }
+  if (timing == "stream" || timing == "graph") name += "." + timing;
   return name;
 }
 
@@ -290,6 +311,8 @@ void write_measurements_json(std::ostream& out, std::string_view device,
     if (m.max_s) j["max_s"] = *m.max_s;
     if (!m.model.empty()) j["model"] = m.model;
     if (m.tp != 1 || m.kind == MeasurementKind::Iteration) j["tp"] = m.tp;
+    if (!m.timing.empty()) j["timing"] = m.timing;
+    if (m.calls_per_sample > 0) j["calls_per_sample"] = m.calls_per_sample;
     const auto heads = [&] {
       j["num_heads"] = m.num_heads;
       j["num_kv_heads"] = m.num_kv_heads;

@@ -45,7 +45,13 @@ struct Measurement {
   std::optional<double> max_s;
   std::string model;  // for leave-one-model-out; empty when unknown
   std::int64_t tp = 1;
-  std::string gemm_operator;  // gemm: qkv, o, mlp_up, mlp_down, lm_head or empty
+  // How a kernel record was timed (validation/README.md, "Timing"): "per_call" (one call between
+  // CUDA events, the launch and the library's host work included), "stream" or "graph"
+  // (back-to-back launches on a stream or in a CUDA graph, each sample the mean of
+  // calls_per_sample launches); empty: not stated (files written before the field, vidur's).
+  std::string timing;
+  std::int64_t calls_per_sample = 0;  // stream, graph: launches averaged by each sample
+  std::string gemm_operator;          // gemm: qkv, o, mlp_up, mlp_down, lm_head or empty
   DType dtype = DType::FP16;
   // gemm (and moe_gemm: n, k); a harness quant-gemm record also gives its activations' format,
   // the int4 scales' group (0: none) and the kernel that ran (validation/README.md, "Output")
@@ -80,7 +86,9 @@ struct Measurement {
   std::optional<double> predicted_s;
 
   // The class it is reported under: "gemm.qkv", "decode_attention", ...; GEMMs whose weights
-  // are not 16 or 32 bits add their format: "gemm.mlp_up.int4", "moe_gemm.mlp_down.fp8".
+  // are not 16 or 32 bits add their format: "gemm.mlp_up.int4", "moe_gemm.mlp_down.fp8"; records
+  // timed back to back add their timing, so they are never pooled with per-call ones:
+  // "gemm.qkv.graph", "gemm.o.stream".
   std::string class_name() const;
 };
 

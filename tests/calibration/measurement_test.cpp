@@ -68,6 +68,49 @@ TEST_CASE("measurement records of every kind survive a write and a read", "[cali
   }
 }
 
+TEST_CASE("a record's timing is read, written back and keeps its class apart", "[calibration]") {
+  const auto records = parse(R"(
+    {"operator_kind": "gemm", "repeats": 5, "median_s": 1e-4, "m": 16, "n": 4096, "k": 4096,
+     "dtype": "bf16", "operator": "qkv", "timing": "graph", "calls_per_sample": 20},
+    {"operator_kind": "gemm", "repeats": 5, "median_s": 1e-4, "m": 16, "n": 4096, "k": 4096,
+     "dtype": "bf16", "operator": "o", "timing": "stream", "calls_per_sample": 4},
+    {"operator_kind": "gemm", "repeats": 5, "median_s": 1e-4, "m": 16, "n": 4096, "k": 4096,
+     "dtype": "bf16", "operator": "o", "timing": "per_call"})");
+  REQUIRE(records.size() == 3);
+  CHECK(records[0].timing == "graph");
+  CHECK(records[0].calls_per_sample == 20);
+  // Back-to-back times are never pooled with per-call ones; per_call keeps the old classes.
+  CHECK(records[0].class_name() == "gemm.qkv.graph");
+  CHECK(records[1].class_name() == "gemm.o.stream");
+  CHECK(records[2].class_name() == "gemm.o");
+  CHECK(records[2].calls_per_sample == 0);
+  CHECK(parse(kGemm)[0].timing.empty());  // files before the field: not stated
+
+  std::ostringstream out;
+  write_measurements_json(out, "D", records);
+  const auto again = measurements_from_json(parse_json_text(out.str(), "again"), "again");
+  REQUIRE(again.size() == 3);
+  for (std::size_t i = 0; i < again.size(); ++i) {
+    CHECK(again[i].timing == records[i].timing);
+    CHECK(again[i].calls_per_sample == records[i].calls_per_sample);
+  }
+  std::ostringstream plain;
+  write_measurements_json(plain, "D", parse(kGemm));
+  CHECK(plain.str().find("timing") == std::string::npos);
+
+  const std::string shape =
+      R"({"operator_kind": "gemm", "repeats": 1, "median_s": 1e-4, "m": 1, "n": 8, "k": 8,
+          "dtype": "bf16", )";
+  CHECK_THROWS_WITH(parse(shape + R"("timing": "events"})"),
+                    Contains("measurements[0].timing") && Contains("per_call, stream, graph"));
+  CHECK_THROWS_WITH(parse(shape + R"("timing": "graph"})"),
+                    Contains("measurements[0].calls_per_sample") && Contains("required"));
+  CHECK_THROWS_WITH(parse(shape + R"("timing": "per_call", "calls_per_sample": 3})"),
+                    Contains("measurements[0].calls_per_sample"));
+  CHECK_THROWS_WITH(parse(shape + R"("calls_per_sample": 3})"),
+                    Contains("measurements[0].calls_per_sample"));
+}
+
 TEST_CASE("bad measurement files are refused naming the file, the record and the field",
           "[calibration]") {
   CHECK_THROWS_WITH(

@@ -34,6 +34,17 @@ TEST_CASE("harness subcommands parse with their defaults", "[validation][harness
   CHECK(gemm.dtype == sv::ElementType::FP16);
   CHECK(gemm.out_path == "g.json");
   CHECK(gemm.repeats == 7);
+  CHECK(gemm.timing == sv::TimingMode::PerCall);  // the original timing stays the default
+
+  const auto graph = parse({"gemm", "--model", "llama-3-8b", "--timing", "graph", "--calls", "50"});
+  CHECK(graph.timing == sv::TimingMode::Graph);
+  CHECK(graph.calls == 50);
+  const auto stream = parse({"gemm", "--model", "llama-3-8b", "--timing", "stream"});
+  CHECK(stream.timing == sv::TimingMode::Stream);
+  CHECK(stream.calls == 20);
+  CHECK(parse({"gemm", "--model", "m", "--timing", "per_call"}).timing == sv::TimingMode::PerCall);
+  for (const auto mode : {sv::TimingMode::PerCall, sv::TimingMode::Stream, sv::TimingMode::Graph})
+    CHECK(parse({"gemm", "--model", "m", "--timing", sv::timing_mode_name(mode)}).timing == mode);
 
   const auto attention = parse({"attention", "--model", "m", "--block-size", "32", "--batch", "4",
                                 "--context", "100,200", "--chunk", "64", "--prefill-context", "0"});
@@ -78,6 +89,14 @@ TEST_CASE("harness usage errors name the subcommand, flag and expectation",
   CHECK_THROWS_WITH(parse({"attention", "--model", "m", "--repeats", "-1"}), Contains("--repeats"));
   CHECK_THROWS_AS(parse({"replay", "--model", "m", "--iterations", "f", "--tokens", "1"}),
                   servesim::UsageError);
+  CHECK_THROWS_WITH(parse({"gemm", "--model", "m", "--timing", "events"}),
+                    Contains("--timing expects per_call, stream or graph") && Contains("'events'"));
+  CHECK_THROWS_WITH(parse({"gemm", "--model", "m", "--calls", "5"}),
+                    Contains("gemm: --calls needs --timing stream or graph"));
+  CHECK_THROWS_WITH(parse({"gemm", "--model", "m", "--timing", "graph", "--calls", "0"}),
+                    Contains("--calls expects an integer"));
+  CHECK_THROWS_WITH(parse({"attention", "--model", "m", "--timing", "graph"}),
+                    Contains("attention: unknown option '--timing'"));
   // Block size 0 is the contiguous cache, so it is allowed.
   CHECK(parse({"attention", "--model", "m", "--block-size", "0"}).block_size == 0);
 }

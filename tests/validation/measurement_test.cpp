@@ -196,6 +196,7 @@ TEST_CASE("the harness's records read back through the simulator's reader", "[va
   CHECK(back[0].model == "llama-3-8b");
   CHECK(back[0].median_s == 2e-5);
   CHECK(back[0].repeats == 3);
+  CHECK(back[0].timing.empty());  // not stamped: not stated
   CHECK(back[1].kind == servesim::MeasurementKind::Iteration);
   CHECK(back[1].shape.prefill_attention_pairs == shape.prefill_attention_pairs);
   CHECK(back[1].shape.decode_context_tokens == 500);
@@ -252,4 +253,33 @@ TEST_CASE("fill pattern differs between seeds and along the buffer", "[validatio
   }
   sv::fill_pattern(b, 0);
   CHECK_FALSE(sv::first_mismatch(a, b).has_value());
+}
+
+// Every gemm record says how it was timed, so per-call and back-to-back times are told apart.
+TEST_CASE("gemm records carry their timing mode and calls per sample", "[validation]") {
+  const std::vector<double> samples{3e-5, 1e-5, 2e-5};
+  const sv::GemmShape shape{"qkv", 1, 6144, 4096, sv::ElementType::BF16};
+  sv::Measurement per_call = sv::make_measurement("NVIDIA H200", shape, samples);
+  sv::set_timing(per_call, sv::TimingMode::PerCall, 20);
+  sv::Measurement graph = sv::make_measurement("NVIDIA H200", shape, samples);
+  sv::set_timing(graph, sv::TimingMode::Graph, 50);
+  sv::Measurement stream = sv::make_measurement("NVIDIA H200", shape, samples);
+  sv::set_timing(stream, sv::TimingMode::Stream, 8);
+  std::ostringstream out;
+  sv::write_measurements_json(out, "NVIDIA H200",
+                              std::vector<sv::Measurement>{per_call, graph, stream});
+  const nlohmann::json list = nlohmann::json::parse(out.str()).at("measurements");
+  CHECK(list.at(0).at("timing") == "per_call");
+  CHECK_FALSE(list.at(0).contains("calls_per_sample"));
+  CHECK(list.at(1).at("timing") == "graph");
+  CHECK(list.at(1).at("calls_per_sample") == 50);
+  CHECK(list.at(2).at("timing") == "stream");
+  CHECK(list.at(2).at("calls_per_sample") == 8);
+  const std::vector<servesim::Measurement> back =
+      servesim::measurements_from_json(nlohmann::json::parse(out.str()), "harness.json");
+  REQUIRE(back.size() == 3);
+  CHECK(back[0].class_name() == "gemm.qkv");
+  CHECK(back[1].class_name() == "gemm.qkv.graph");
+  CHECK(back[1].calls_per_sample == 50);
+  CHECK(back[2].class_name() == "gemm.qkv.stream");
 }
