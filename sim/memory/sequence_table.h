@@ -134,6 +134,14 @@ class SequenceTable {
   }
 
   std::size_t size() const noexcept { return size_; }
+  // Calls f(sequence, value) for every sequence held, in the index's order (deterministic for
+  // the same calls).
+  template <class F>
+  void for_each(F f) {
+    for (const Entry& e : index_) {
+      if (e.slot >= 0) f(e.sequence, pool_[static_cast<std::size_t>(e.slot)]);
+    }
+  }
 
  private:
   struct Entry {

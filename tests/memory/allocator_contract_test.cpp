@@ -256,8 +256,10 @@ TEST_CASE("decode rounds in bulk leave every allocator as single grows would", "
       CHECK(same_usage(bulk->usage(0), single->usage(0)));
       if (auto* paged = dynamic_cast<PagedAllocator*>(bulk.get())) {
         const auto& other = dynamic_cast<PagedAllocator&>(*single);
-        for (const std::int64_t sequence : sequences)
+        for (const std::int64_t sequence : sequences) {
+          CHECK(paged->held_blocks(sequence) == other.held_blocks(sequence));
           CHECK(paged->block_table(sequence) == other.block_table(sequence));
+        }
       }
       if (rounds < 150) {
         // The round after the last one granted is refused by single grows.
@@ -307,8 +309,10 @@ TEST_CASE("grow_each grows in order up to the first refusal, as try_grow one at 
       if (auto* paged = dynamic_cast<PagedAllocator*>(batch.get())) {
         CHECK(refused);  // paged memory runs out before the sequences finish
         const auto& other = dynamic_cast<PagedAllocator&>(*single);
-        for (const std::int64_t sequence : sequences)
+        for (const std::int64_t sequence : sequences) {
+          CHECK(paged->held_blocks(sequence) == other.held_blocks(sequence));
           CHECK(paged->block_table(sequence) == other.block_table(sequence));
+        }
         // A sub-span (the tail of the last batch) is grouped from the record as well.
         const std::span<const std::int64_t> tail(sequences.data() + 1, sequences.size() - 1);
         CHECK(paged->decode_rounds_available(tail, 40) == other.decode_rounds_available(tail, 40));
@@ -399,6 +403,7 @@ TEST_CASE("batches that change between decode steps grow as single grows would",
         if (auto* paged = dynamic_cast<PagedAllocator*>(batch.get())) {
           const auto& other = dynamic_cast<PagedAllocator&>(*single);
           for (const std::int64_t sequence : running) {
+            REQUIRE(paged->held_blocks(sequence) == other.held_blocks(sequence));
             REQUIRE(paged->block_table(sequence) == other.block_table(sequence));
             REQUIRE(paged->can_grow(sequence, 17) == other.can_grow(sequence, 17));
           }
@@ -428,10 +433,20 @@ void check_sharing(const PagedAllocator& a, const std::map<std::int64_t, Cached>
     std::int64_t sequence;
     std::size_t index;
   };
+  const KvUsage u = a.usage(0);
+  if (!a.block_ids_known()) {
+    // No name yet, so no hit: every block held has one holder.
+    std::int64_t blocks = 0;
+    for (const auto& entry : held)
+      blocks += a.held_blocks(entry.first);
+    REQUIRE(blocks * a.block_size() == u.used());
+    return;
+  }
   std::map<std::int32_t, Place> first_holder;
   std::int64_t slots = 0;
   for (const auto& [id, s] : held) {
     const auto& blocks = a.block_table(id);
+    REQUIRE(static_cast<std::int64_t>(blocks.size()) == a.held_blocks(id));
     slots += static_cast<std::int64_t>(blocks.size());
     for (std::size_t i = 0; i < blocks.size(); ++i) {
       const auto [it, fresh] = first_holder.try_emplace(blocks[i], Place{id, i});
@@ -445,7 +460,6 @@ void check_sharing(const PagedAllocator& a, const std::map<std::int64_t, Cached>
     }
   }
   // Distinct blocks held: the used blocks.
-  const KvUsage u = a.usage(0);
   REQUIRE(static_cast<std::int64_t>(first_holder.size()) * a.block_size() == u.used());
   REQUIRE(slots >= static_cast<std::int64_t>(first_holder.size()));
 }

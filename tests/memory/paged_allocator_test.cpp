@@ -58,26 +58,56 @@ TEST_CASE("paged allocator refuses bad sizes and unknown sequences", "[memory]")
   REQUIRE_THROWS_AS(a.admit(7, 1, 1), InvariantError);
 }
 
-TEST_CASE("block tables hold distinct physical blocks that return to the free list", "[memory]") {
+TEST_CASE("block tables count their blocks, which return to the pool", "[memory]") {
   PagedAllocator a(8 * 16, 16, 0.0);
   a.admit(1, 20, 0);  // 2 blocks
   a.admit(2, 40, 0);  // 3 blocks
   a.grow(1, 20);      // a third block for 1
-  const auto first = a.block_table(1);
-  const auto second = a.block_table(2);
-  REQUIRE(first.size() == 3);
-  REQUIRE(second.size() == 3);
-  std::vector<std::int32_t> all(first);
-  all.insert(all.end(), second.begin(), second.end());
-  std::sort(all.begin(), all.end());
-  CHECK(std::adjacent_find(all.begin(), all.end()) == all.end());  // no block owned twice
-  for (const auto id : all)
-    CHECK((id >= 0 && id < 8));
+  CHECK(a.held_blocks(1) == 3);
+  CHECK(a.held_blocks(2) == 3);
+  CHECK(a.free_blocks() == 2);
+  // Nothing is ever named without prefix caching: no block needs an id.
+  CHECK_FALSE(a.block_ids_known());
+  CHECK(a.block_table(1).empty());
   a.release(1);
-  a.admit(3, 48, 0);  // reuses the freed blocks first
-  auto reused = a.block_table(3);
-  std::sort(reused.begin(), reused.end());
-  auto freed = first;
-  std::sort(freed.begin(), freed.end());
-  CHECK(reused == freed);
+  CHECK(a.free_blocks() == 5);
+  a.admit(3, 48, 0);
+  CHECK(a.held_blocks(3) == 3);
+  CHECK(a.free_blocks() == 2);
+  REQUIRE_THROWS_AS(a.grow(3, 3 * 16 + 1), InvariantError);
+}
+
+TEST_CASE("the first name gives every held block a distinct id, the free ones queued after them",
+          "[memory][prefix]") {
+  PagedAllocator a(8 * 16, 16, 0.0, /*prefix_caching=*/true);
+  a.admit(1, 20, 0);  // 2 blocks, no content
+  const std::vector<std::uint64_t> hashes = {11, 12, 13};
+  a.admit_prefix(PrefixKey{2, hashes, 48}, 48, 48);  // 3 blocks of content
+  CHECK_FALSE(a.block_ids_known());
+  a.commit_computed(2, 48);  // names its blocks
+  REQUIRE(a.block_ids_known());
+  std::vector<std::int32_t> held(a.block_table(1));
+  REQUIRE(held.size() == 2);
+  REQUIRE(a.block_table(2).size() == 3);
+  held.insert(held.end(), a.block_table(2).begin(), a.block_table(2).end());
+  std::vector<std::int32_t> sorted(held);
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());  // none held twice
+  for (const auto id : held)
+    CHECK((id >= 0 && id < 8));
+  // The three free blocks leave the queue before the two that 1 gives back.
+  const std::vector<std::int32_t> freed = a.block_table(1);
+  a.release(1);
+  a.admit(3, 48, 0);
+  for (const auto id : a.block_table(3)) {
+    CHECK(std::find(held.begin(), held.end(), id) == held.end());
+    CHECK((id >= 0 && id < 8));
+  }
+  a.grow(3, 32);  // then the ones 1 held, its tail first
+  const auto& grown = a.block_table(3);
+  REQUIRE(grown.size() == 5);
+  CHECK(grown[3] == freed[1]);
+  CHECK(grown[4] == freed[0]);
+  // A hit finds 2's named blocks.
+  CHECK(a.cached_prefix_tokens(PrefixKey{4, hashes, 49}) == 48);
 }

@@ -6,16 +6,33 @@
 
 namespace servesim {
 
-BlockPool::BlockPool(std::int64_t total_blocks, bool prefix_caching, std::int64_t host_cache_blocks)
-    : total_(total_blocks), free_(total_blocks), caching_(prefix_caching) {
+BlockPool::BlockPool(std::int64_t total_blocks, bool prefix_caching, std::int64_t host_cache_blocks,
+                     bool anonymous)
+    : total_(total_blocks), free_(total_blocks), caching_(prefix_caching), anonymous_(anonymous) {
   if (caching_ && host_cache_blocks > 0) host_.emplace(host_cache_blocks);
   if (total_blocks > INT32_MAX - 1) {
     throw InfeasibleError("the KV cache holds more than 2^31 blocks; use a larger block size");
   }
-  // Lowest ids on top, so a fresh cache hands out blocks 0, 1, 2, ...
-  free_list_.reserve(static_cast<std::size_t>(total_blocks));
-  for (std::int64_t id = total_blocks - 1; id >= 0; --id)
+  if (!anonymous_) stack_free_from(0);
+}
+
+void BlockPool::stack_free_from(std::int64_t first) {
+  // Lowest ids on top, so a fresh cache hands out blocks first, first + 1, ...
+  free_list_.reserve(static_cast<std::size_t>(total_ - first));
+  for (std::int64_t id = total_ - 1; id >= first; --id)
     free_list_.push_back(static_cast<std::int32_t>(id));
+}
+
+void BlockPool::identify(std::int64_t held) {
+  if (!anonymous_ || held != used()) anonymous_misused();
+  anonymous_ = false;
+  stack_free_from(held);
+  if (caching_) form_queue();
+}
+
+void BlockPool::anonymous_misused() const {
+  throw InvariantError("blocks_conserved",
+                       "paged allocator: block ids used or given out wrongly in an anonymous pool");
 }
 
 void BlockPool::form_queue() {
@@ -74,6 +91,7 @@ std::int32_t BlockPool::pop_front() {
 }
 
 void BlockPool::give_back(std::span<const std::int32_t> blocks) {
+  if (anonymous_) anonymous_misused();
   if (!queue_) {
     free_list_.insert(free_list_.end(), blocks.rbegin(), blocks.rend());
     free_ += static_cast<std::int64_t>(blocks.size());
@@ -109,6 +127,7 @@ void BlockPool::share(std::int32_t block) {
 }
 
 bool BlockPool::name(std::int32_t block, std::uint64_t hash) {
+  if (anonymous_) anonymous_misused();
   if (!queue_) form_queue();
   const auto b = static_cast<std::size_t>(block);
   if (named_[b] != 0) return false;

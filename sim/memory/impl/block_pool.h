@@ -30,6 +30,13 @@ namespace servesim {
 // to take at its front, when it names its first block: a workload whose requests carry no
 // content (nothing is ever named) pays nothing for prefix caching.
 //
+// An owner that never reads a block's id before the first name (PagedAllocator) may make
+// the pool anonymous: until then it counts blocks and hands out no ids (take and count_taken
+// give none; give_back_anonymous returns a count), so a block table is a count and taking or
+// returning blocks costs O(1) however many. At the first name the owner gives every held
+// block an id (identify): which ids, and in which order the free ones queue, shows in no hit
+// and no eviction while no block is named, so the run is the one ids from the start give.
+//
 // Decode rounds may count blocks as taken before they are handed to tables (count_taken),
 // so that a run of rounds can hand them out table by table in one pass (see
 // DecodeCohort::hand_out); drop_counted then forgets them.
@@ -37,8 +44,9 @@ class BlockPool {
  public:
   // Throws InfeasibleError for fewer than one block or more than 2^31 (block ids are 32-bit).
   // `host_cache_blocks` > 0: evicted named blocks go to a host tier of that many blocks.
+  // `anonymous`: no ids until identify (above).
   explicit BlockPool(std::int64_t total_blocks, bool prefix_caching = false,
-                     std::int64_t host_cache_blocks = 0);
+                     std::int64_t host_cache_blocks = 0, bool anonymous = false);
 
   std::int64_t total() const { return total_; }
   // Blocks no sequence holds (cached ones included: they are free for allocation).
@@ -59,11 +67,16 @@ class BlockPool {
   }
   // Whether the free blocks are in the queue (prefix caching, once a block was named).
   bool queued() const { return queue_; }
+  // Whether blocks are counted without ids (an anonymous pool before identify).
+  bool anonymous() const { return anonymous_; }
 
   // Takes `count` free blocks onto the end of `blocks`, in the order they leave the pool
-  // (evicting cached ones). The caller has checked that they are free.
+  // (evicting cached ones); an anonymous pool only counts them. The caller has checked that
+  // they are free.
   void take(std::int64_t count, std::vector<std::int32_t>& blocks) {
-    if (queue_) {
+    if (anonymous_) {
+      // nothing to hand out but the count
+    } else if (queue_) {
       for (std::int64_t i = 0; i < count; ++i)
         blocks.push_back(pop_front());
     } else {
@@ -77,13 +90,24 @@ class BlockPool {
   // Returns the blocks of a table (all of them, in logical order): each loses a holder, and
   // those with none left are free again (with prefix caching, cached if they have a hash).
   void give_back(std::span<const std::int32_t> blocks);
+  // An anonymous pool's give_back: `count` blocks are free again.
+  void give_back_anonymous(std::int64_t count) {
+    if (!anonymous_ || count < 0 || count > used()) anonymous_misused();
+    free_ += count;
+  }
+  // An anonymous pool gets ids: blocks 0 .. held - 1 are held (the owner gives them to its
+  // tables), the others are free, and the pool goes on as one with ids would. Prefix caching
+  // queues the free ones, lowest id first.
+  void identify(std::int64_t held);
 
   // Counts `count` blocks as taken, to be handed out by the caller (DecodeCohort::hand_out)
   // before drop_counted: on the free stack they stay on it (the k-th counted since the last
   // drop_counted is free_list()[size - 1 - k]); from the queue they leave now, the k-th
   // counted being counted_blocks()[k].
   void count_taken(std::int64_t count) {
-    if (queue_) {
+    if (anonymous_) {
+      // nothing to hand out but the count
+    } else if (queue_) {
       for (std::int64_t i = 0; i < count; ++i)
         counted_blocks_.push_back(pop_front());
     } else {
@@ -119,6 +143,7 @@ class BlockPool {
   // used + free == total, the free order holds exactly the free blocks, and (with prefix
   // caching) the cached free blocks are among them.
   bool conserved() const {
+    if (anonymous_) return free_ >= 0 && free_ <= total_;
     if (queue_) {
       return free_ >= 0 && queued_ == free_ && cached_free_ >= 0 && cached_free_ <= free_ &&
              extra_holders_ >= 0;
@@ -130,13 +155,17 @@ class BlockPool {
   std::int32_t pop_front();
   // The stack becomes the queue: the block the stack would give next is at its front.
   void form_queue();
+  // The free stack holds blocks first .. total - 1, the lowest on top.
+  void stack_free_from(std::int64_t first);
   void push_back(std::int32_t block);
   void unlink(std::int32_t block);
+  [[noreturn, gnu::cold]] void anonymous_misused() const;
 
   std::int64_t total_;
   std::int64_t free_;
   bool caching_;
   bool queue_ = false;
+  bool anonymous_;
   // The free stack (without prefix caching, and with it until a block is named).
   std::int64_t counted_ = 0;             // counted by decode rounds, still on the free list
   std::vector<std::int32_t> free_list_;  // free block ids; taken from the back

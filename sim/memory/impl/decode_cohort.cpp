@@ -43,7 +43,7 @@ void DecodeCohort::merge_joined() const {
 
 void DecodeCohort::settle(BlockTable& t) {
   t.tokens = tokens_of(t);
-  t.spare = static_cast<std::int64_t>(t.blocks.size()) * block_size_ - t.tokens;
+  t.spare = t.held * block_size_ - t.tokens;
   t.joined = -1;
 }
 
@@ -83,7 +83,7 @@ std::size_t DecodeCohort::partial_round(BlockPool& pool) {
   const std::size_t kept = static_cast<std::size_t>(
       std::find(tables_.begin(), tables_.end(), refused) - tables_.begin());
   for (BlockTable* t : needing.first(free))
-    pool.take(1, t->blocks);
+    take_blocks(pool, *t, 1);
   // The rest stay where they were while the round passes them.
   for (std::size_t i = kept; i < tables_.size(); ++i)
     ++tables_[i]->joined;
@@ -108,7 +108,7 @@ std::optional<std::size_t> DecodeCohort::catch_up(std::span<const std::int64_t> 
     BlockTable& t = *tables_[first + grown];
     if (t.group == catching) {
       if (pool.free() == 0) break;
-      pool.take(1, t.blocks);
+      take_blocks(pool, t, 1);
     }
     --t.joined;
   }
@@ -175,11 +175,21 @@ void DecodeCohort::hand_out(std::int64_t rounds, std::size_t first_needing, Bloc
   // counts the blocks of the rounds before r0.
   group_joined();
   const auto members = static_cast<std::int64_t>(sequences_.size());
+  const bool anonymous = pool.anonymous();
   handouts_.clear();
   std::int64_t before = 0;
   std::size_t g = first_needing;
   for (std::int64_t r0 = 1; r0 <= std::min(rounds, block_size_); ++r0, g = previous_group(g)) {
     const std::span<BlockTable* const> tables = group(g);
+    if (anonymous) {
+      // Only counts to hand out: rounds r0, r0 + block size, ... up to `rounds`.
+      const std::int64_t taken = (rounds - r0) / block_size_ + 1;
+      for (std::size_t j = 0; j < tables.size(); ++j) {
+        if (j + 8 < tables.size()) __builtin_prefetch(tables[j + 8], 1);
+        tables[j]->held += taken;
+      }
+      continue;
+    }
     for (std::size_t j = 0; j < tables.size(); ++j)
       handouts_.push_back({tables[j], r0, before + static_cast<std::int64_t>(j)});
     before += static_cast<std::int64_t>(tables.size());
@@ -202,9 +212,10 @@ void DecodeCohort::hand_out(std::int64_t rounds, std::size_t first_needing, Bloc
     // Its blocks come from rounds first_round, first_round + block size, ... up to `rounds`.
     const std::int64_t taken = (rounds - h.first_round) / block_size_ + 1;
     std::vector<std::int32_t>& blocks = h.table->blocks;
-    const std::size_t held = blocks.size();
-    blocks.resize(held + static_cast<std::size_t>(taken));
-    std::int32_t* out = blocks.data() + held;
+    h.table->held += taken;
+    const std::size_t had = blocks.size();
+    blocks.resize(had + static_cast<std::size_t>(taken));
+    std::int32_t* out = blocks.data() + had;
     if (queue) {
       for (std::int64_t k = 0, at = h.first_block; k < taken; ++k, at += members)
         out[k] = first[at];

@@ -33,8 +33,7 @@ class DecodeCohort {
     return t.joined < 0 ? t.tokens : t.tokens + (round_ - t.joined);
   }
   std::int64_t spare_of(const BlockTable& t) const {
-    return t.joined < 0 ? t.spare
-                        : static_cast<std::int64_t>(t.blocks.size()) * block_size_ - tokens_of(t);
+    return t.joined < 0 ? t.spare : t.held * block_size_ - tokens_of(t);
   }
 
   std::size_t size() const { return sequences_.size(); }
@@ -65,7 +64,7 @@ class DecodeCohort {
   std::int64_t round(BlockPool& pool) {
     group_joined();
     for (BlockTable* t : group(needing_))
-      pool.take(1, t->blocks);
+      take_blocks(pool, *t, 1);
     return advance();
   }
   // The round as single grows in plan order make it when `pool` holds fewer free blocks than

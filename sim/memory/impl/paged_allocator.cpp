@@ -32,7 +32,8 @@ PagedAllocator::PagedAllocator(std::int64_t capacity_tokens, std::int64_t block_
                                double watermark_fraction, bool prefix_caching,
                                std::int64_t host_cache_blocks)
     : block_size_(block_size),
-      pool_(whole_blocks(capacity_tokens, block_size), prefix_caching, host_cache_blocks),
+      pool_(whole_blocks(capacity_tokens, block_size), prefix_caching, host_cache_blocks,
+            /*anonymous=*/true),
       watermark_(watermark_fraction, pool_.total()),
       cohort_(block_size) {}
 
@@ -61,6 +62,7 @@ std::int64_t PagedAllocator::admit(std::int64_t sequence, std::int64_t tokens,
   t->tokens = 0;
   t->spare = 0;
   t->joined = -1;
+  t->held = 0;
   t->blocks.clear();  // a pooled table keeps its capacity
   t->hashes = {};
   t->committed_blocks = 0;
@@ -94,7 +96,11 @@ bool PagedAllocator::try_grow(std::int64_t sequence, std::int64_t tokens) {
 void PagedAllocator::release(std::int64_t sequence) {
   BlockTable& t = table(sequence);
   if (t.joined >= 0) cohort_.leave(t);
-  pool_.give_back(t.blocks);
+  if (pool_.anonymous()) {
+    pool_.give_back_anonymous(t.held);
+  } else {
+    pool_.give_back(t.blocks);
+  }
   token_states_ -= t.tokens;
   tables_.erase(sequence);
   check_conservation();
@@ -105,6 +111,15 @@ void PagedAllocator::conservation_broken() const {
                                                " used + " + std::to_string(pool_.free()) +
                                                " free != " + std::to_string(pool_.total()) +
                                                " blocks, or tokens outside them");
+}
+
+void PagedAllocator::identify_blocks() {
+  std::int32_t next = 0;
+  tables_.for_each([&](std::int64_t, BlockTable& t) {
+    for (std::int64_t k = 0; k < t.held; ++k)
+      t.blocks.push_back(next++);
+  });
+  pool_.identify(next);
 }
 
 KvUsage PagedAllocator::usage(std::int64_t /*next_final_tokens*/) const {

@@ -84,11 +84,15 @@ class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAlloca
   std::int64_t free_blocks() const { return pool_.free(); }
   // Free blocks holding reusable KV (prefix caching; 0 without).
   std::int64_t cached_blocks() const { return pool_.cached_free(); }
-  // The physical blocks a sequence holds, in logical order (what a paged-attention kernel
-  // reads through).
+  // The blocks a sequence holds.
+  std::int64_t held_blocks(std::int64_t sequence) const { return table(sequence).held; }
+  // Their physical ids, in logical order (what a paged-attention kernel reads through): none
+  // until the first block is named (prefix caching), as no hit or eviction can tell them
+  // apart before (BlockPool's anonymous pool).
   const std::vector<std::int32_t>& block_table(std::int64_t sequence) const {
     return table(sequence).blocks;
   }
+  bool block_ids_known() const { return !pool_.anonymous(); }
 
  private:
   static constexpr char kName[] = "paged allocator";
@@ -111,7 +115,7 @@ class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAlloca
       const std::int64_t uncovered = tokens - t.spare;
       const std::int64_t new_blocks = blocks_for(uncovered);
       t.spare = new_blocks * block_size_ - uncovered;
-      pool_.take(new_blocks, t.blocks);
+      take_blocks(pool_, t, new_blocks);
     }
   }
   // The identity of a sequence's block `index`: its content's, or past the content its own.
@@ -157,6 +161,8 @@ class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAlloca
     conservation_broken();
   }
   [[noreturn, gnu::noinline, gnu::cold]] void conservation_broken() const;
+  // Before the first name: every held block gets an id (BlockPool::identify).
+  void identify_blocks();
 
   std::int64_t block_size_;
   BlockPool pool_;

@@ -82,11 +82,13 @@ PrefixAdmission PagedAllocator::admit_prefix(const PrefixKey& key, std::int64_t 
   BlockTable* t = tables_.emplace(key.sequence);
   t->sequence = key.sequence;
   t->joined = -1;
+  t->held = 0;
   t->blocks.clear();
   t->hashes = key.block_hashes;
   const std::int64_t hits = for_each_hit(key, tokens / block_size_, [&](std::int32_t block) {
     pool_.share(block);
     t->blocks.push_back(block);
+    ++t->held;
   });
   // The host tier's blocks after them are loaded into fresh blocks (taken with the rest
   // below), and named once the step that loads them completes.
@@ -106,8 +108,8 @@ PrefixAdmission PagedAllocator::admit_prefix(const PrefixKey& key, std::int64_t 
 void PagedAllocator::commit_computed(std::int64_t sequence, std::int64_t computed_tokens) {
   BlockTable& t = table(sequence);
   if (t.hashes.empty()) return;
-  const std::int64_t full =
-      std::min(computed_tokens / block_size_, static_cast<std::int64_t>(t.blocks.size()));
+  const std::int64_t full = std::min(computed_tokens / block_size_, t.held);
+  if (t.committed_blocks < full && pool_.anonymous()) identify_blocks();
   for (std::int64_t k = t.committed_blocks; k < full; ++k)
     pool_.name(t.blocks[static_cast<std::size_t>(k)], identity(sequence, t.hashes, k));
   t.committed_blocks = std::max(t.committed_blocks, full);
