@@ -11,6 +11,7 @@
 
 #include "sim/calibration/error_stats.h"
 #include "sim/calibration/measurement_sources.h"
+#include "sim/calibration/operator_validation.h"
 #include "sim/calibration/prediction.h"
 #include "sim/calibration/serving_point.h"
 #include "sim/calibration/serving_prediction.h"
@@ -53,9 +54,17 @@ int validate_operators(const po::variables_map& vm, CommandContext& context) {
   const ModelResolver models = [&](const std::string& name) { return load_model(name, context); };
 
   ErrorTable table;
-  for (const Measurement& m : loaded.records)
-    table.add(m.class_name(), predict_seconds(m, hardware, &models), m.median_s);
+  std::vector<double> predicted;
+  predicted.reserve(loaded.records.size());
+  for (const Measurement& m : loaded.records) {
+    predicted.push_back(predict_seconds(m, hardware, &models));
+    table.add(m.class_name(), predicted.back(), m.median_s);
+  }
   const auto stats = table.summarize();
+  if (vm.count("csv") != 0) {
+    write_atomically(vm["csv"].as<std::string>(),
+                     operator_predictions_csv(loaded.records, predicted));
+  }
 
   if (vm.count("json") != 0) {
     nlohmann::json classes = nlohmann::json::object();
@@ -77,6 +86,7 @@ int validate_operators(const po::variables_map& vm, CommandContext& context) {
                  percent(s.max_ape), percent(s.bias)});
   }
   out.print(context.out);
+  if (vm.count("csv") != 0) context.out << "Wrote " << vm["csv"].as<std::string>() << "\n";
   return 0;
 }
 
@@ -193,14 +203,16 @@ int run_validate(CommandContext& context) {
   add_measurement_options(options);
   po::options_description serving("End-to-end serving points (--measured)", 100, 50);
   add_serving_point_options(serving);
-  serving.add_options()("csv", po::value<std::string>()->value_name("OUT.csv"),
-                        "write one row per point and metric (written whole or not at all)");
+  options.add_options()("csv", po::value<std::string>()->value_name("OUT.csv"),
+                        "write one row per point and metric (--measured), or per record with "
+                        "its prediction (--measurements); written whole or not at all");
   options.add(serving);
   const auto vm = parse_options(
       context, options,
       "servesim validate --measured FILE... [--setup FILE] [--hw NAME] [--engine NAME] "
       "[--csv OUT.csv] [--max-requests-per-point N] [--json]\n"
-      "       servesim validate --hw PROFILE --measurements FILE_OR_DIR... [--json]",
+      "       servesim validate --hw PROFILE --measurements FILE_OR_DIR... [--csv OUT.csv] "
+      "[--json]",
       "With --measured: simulates every measured serving point (rows of one model, TP and\n"
       "workload with consecutive stages as one run, back to back) and reports per point the\n"
       "measured and predicted mean TTFT, ITL, E2E and throughput with the relative error, then\n"
@@ -223,7 +235,7 @@ int run_validate(CommandContext& context) {
         "two modes of validate; give one");
   }
   if (serving_mode) return validate_serving_points(*vm, context);
-  for (const char* flag : {"setup", "engine", "csv", "max-requests-per-point"}) {
+  for (const char* flag : {"setup", "engine", "max-requests-per-point"}) {
     if (vm->count(flag) != 0) {
       throw UsageError(std::string("--") + flag + " goes with --measured (serving points)");
     }

@@ -1,4 +1,7 @@
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <string>
 
 #include "sim/calibration/calibrate.h"
 #include "sim/calibration/measurement_sources.h"
@@ -98,6 +101,34 @@ TEST_CASE("servesim calibrate writes a profile that validate checks", "[calibrat
   const auto j = validated.json();
   CHECK(j.at("classes").at("gemm").at("count") == 9);
   CHECK(j.at("classes").at("gemm").at("mape").get<double>() < 0.01);  // 6-digit times
+  // Per record (--csv): the summary's figures come from these rows.
+  const auto csv_path = dir.path() / "records.csv";
+  const auto per_record =
+      test::run_servesim({"validate", "--hw", "a100-80gb", "--measurements", measurements.string(),
+                          "--json", "--csv", csv_path.string()});
+  REQUIRE(per_record.exit_code == 0);
+  const auto summary = per_record.json().at("classes");
+  const auto measured = test::csv_column(csv_path, "measured_s");
+  const auto predicted = test::csv_column(csv_path, "predicted_s");
+  const auto errors = test::csv_column(csv_path, "relative_error");
+  const auto kinds = test::csv_column(csv_path, "kind");
+  const auto operators = test::csv_column(csv_path, "operator");
+  const auto classes = test::csv_column(csv_path, "class");
+  REQUIRE(measured.size() == 18);
+  std::map<std::string, std::pair<double, int>> ape_by_class;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    const double error = std::stod(predicted[i]) / std::stod(measured[i]) - 1;
+    CHECK(std::stod(errors[i]) == Approx(error).margin(1e-8));
+    CHECK(kinds[i] == "gemm");
+    CHECK(classes[i] == (operators[i] == "mlp_down" ? "gemm.mlp_down" : "gemm"));
+    ape_by_class[classes[i]].first += std::abs(error);
+    ++ape_by_class[classes[i]].second;
+  }
+  REQUIRE(ape_by_class.size() == 2);
+  for (const auto& [cls, sum] : ape_by_class) {
+    CHECK(summary.at(cls).at("count") == sum.second);
+    CHECK(summary.at(cls).at("mape").get<double>() == Approx(sum.first / sum.second).epsilon(1e-6));
+  }
   const auto table = test::run_servesim(
       {"validate", "--hw", "a100-80gb", "--measurements", measurements.string()});
   CHECK(table.exit_code == 0);

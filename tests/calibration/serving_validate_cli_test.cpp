@@ -132,8 +132,8 @@ TEST_CASE("validate: --measured and --measurements are two modes", "[serving_val
       {"validate", "--measured", "a.csv", "--measurements", "b.json", "--hw", "h100-sxm"});
   test::require_error(both, 2, "two modes");
   const auto stray = test::run_servesim(
-      {"validate", "--hw", "h100-sxm", "--measurements", "b.json", "--csv", "o.csv"});
-  test::require_error(stray, 2, "--csv goes with --measured");
+      {"validate", "--hw", "h100-sxm", "--measurements", "b.json", "--engine", "vllm"});
+  test::require_error(stray, 2, "--engine goes with --measured");
   const auto none = test::run_servesim({"validate"});
   test::require_error(none, 2, "--measurements");
 }
