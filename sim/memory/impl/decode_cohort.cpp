@@ -194,6 +194,10 @@ void DecodeCohort::hand_out(std::int64_t rounds, std::size_t first_needing, Bloc
       handouts_.push_back({tables[j], r0, before + static_cast<std::int64_t>(j)});
     before += static_cast<std::int64_t>(tables.size());
   }
+  if (anonymous) {
+    pool.drop_counted();
+    return;
+  }
   // Each table's block list ends in a line of its own: fetch the tables well ahead, then
   // (once those have arrived) the ends of their lists.
   // The run's k-th block: from the top of the free stack down, or (prefix caching) the k-th
