@@ -1,7 +1,9 @@
 #include "validation/harness_options.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <string>
 
 #include "sim/core/error.h"
 
@@ -20,10 +22,12 @@ subcommands:
               [--bytes N]
   gemm        cuBLAS GEMMs of one layer of a model's TP shard (qkv, o, mlp_up, mlp_down)
               and its LM head, per token count
-              --model M [--tp T] [--tokens 1,16,128,1024] [--dtype bf16|fp16]
+              --model M [--tp T] [--tokens 1,16,128,1024] [--dtype bf16|fp16|fp8]
               [--timing per_call|stream|graph] [--calls 20]
               (--timing: one call between events, the default; or the mean of --calls
-              back-to-back calls per sample, on a stream or replayed from a CUDA graph)
+              back-to-back calls per sample, on a stream or replayed from a CUDA graph;
+              --dtype fp8: e4m3 activations and weights, per-tensor scales, bf16 output,
+              through cuBLASLt, without the LM head)
   attention   decode attention over a contiguous and a paged KV cache holding the same
               data, and prefill attention (causal, after a cached prefix)
               --model M [--tp T] [--batch 1,8,32] [--context 512,2048] [--block-size 16]
@@ -89,6 +93,40 @@ std::uint64_t max_tokens(HarnessCommand command) {
   return kMaxTokens;
 }
 
+bool names_fp8(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower == "fp8" || lower == "e4m3";
+}
+
+// --dtype: the 16-bit formats for every subcommand, fp8 for gemm only.
+void apply_dtype(HarnessOptions& o, std::string_view command_name, std::string_view flag,
+                 std::string_view value) {
+  const bool gemm = o.command == HarnessCommand::Gemm;
+  if (names_fp8(value)) {
+    if (!gemm) {
+      throw UsageError(std::string(command_name) + ": " + std::string(flag) +
+                       " fp8 is measured by gemm only (quant-gemm: --formats fp8); " +
+                       std::string(command_name) + " takes bf16 or fp16");
+    }
+    o.fp8 = true;
+    o.dtype = ElementType::BF16;  // the output
+    return;
+  }
+  if (gemm) {
+    try {
+      o.dtype = parse_element_type(value, flag);
+    } catch (const UsageError&) {
+      throw UsageError(std::string(flag) + " expects bf16, fp16 or fp8, got '" +
+                       std::string(value) + "'");
+    }
+    o.fp8 = false;
+    return;
+  }
+  o.dtype = parse_element_type(value, flag);
+}
+
 TimingMode parse_timing(std::string_view flag, std::string_view text) {
   for (const TimingMode mode : {TimingMode::PerCall, TimingMode::Stream, TimingMode::Graph}) {
     if (text == timing_mode_name(mode)) return mode;
@@ -142,14 +180,15 @@ const std::vector<Subcommand>& subcommands() {
   return list;
 }
 
-void apply(HarnessOptions& o, std::string_view flag, std::string_view value) {
+void apply(HarnessOptions& o, std::string_view command_name, std::string_view flag,
+           std::string_view value) {
   if (flag == "--out") o.out_path = value;
   if (flag == "--repeats") o.repeats = static_cast<int>(parse_integer(flag, value, 1, 100000));
   if (flag == "--bytes") o.size_bytes = parse_integer(flag, value, 1, 1ull << 40);
   if (flag == "--model") o.model = value;
   if (flag == "--tp") o.tp = static_cast<std::int64_t>(parse_integer(flag, value, 1, 1024));
   if (flag == "--pp") o.pp = static_cast<std::int64_t>(parse_integer(flag, value, 1, 1024));
-  if (flag == "--dtype") o.dtype = parse_element_type(value, flag);
+  if (flag == "--dtype") apply_dtype(o, command_name, flag, value);
   if (flag == "--tokens") o.tokens = parse_list(flag, value, 1, max_tokens(o.command));
   if (flag == "--batch") o.batch = parse_list(flag, value, 1, 65536);
   if (flag == "--context") o.context_tokens = parse_list(flag, value, 1, kMaxTokens);
@@ -218,7 +257,7 @@ HarnessOptions parse_harness_args(std::span<const std::string_view> args) {
     if (i + 1 == args.size() || args[i + 1].empty()) {
       throw UsageError(name + ": " + std::string(flag) + " needs a value");
     }
-    apply(options, flag, args[++i]);
+    apply(options, name, flag, args[++i]);
   }
   if (options.command != HarnessCommand::Bandwidth && options.model.empty()) {
     throw UsageError(name + ": --model is required");

@@ -39,6 +39,9 @@ struct HarnessOptions {
   std::int64_t tp = 1;
   std::int64_t pp = 1;  // replay
   ElementType dtype = ElementType::BF16;
+  // gemm --dtype fp8: e4m3 activations and weights with per-tensor fp32 scales through cuBLASLt,
+  // `dtype` (bf16) the output. The other subcommands refuse it (quant-gemm: --formats fp8).
+  bool fp8 = false;
 
   TimingMode timing = TimingMode::PerCall;  // gemm
   int calls = 20;                           // gemm, stream and graph timing: calls per sample

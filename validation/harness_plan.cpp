@@ -3,6 +3,7 @@
 #include <string>
 
 #include "sim/core/error.h"
+#include "validation/fp8_gemm_layout.h"
 
 namespace servesim::validation {
 namespace {
@@ -20,9 +21,19 @@ void require_k_multiple(const GemmShape& gemm, std::int64_t multiple, const Harn
 GemmPlan plan_gemms(const HarnessOptions& options, const std::filesystem::path& data_root) {
   GemmPlan plan{load_model_shard(data_root, options.model, options.tp, 1), {}};
   for (const std::int64_t tokens : options.tokens) {
-    for (GemmShape& gemm : layer_gemms(plan.shard, tokens, options.dtype))
+    for (GemmShape& gemm : layer_gemms(plan.shard, tokens, options.dtype)) {
+      gemm.fp8 = options.fp8;
+      if (gemm.fp8) {
+        if (const auto problem = fp8_lt_shape_problem(gemm)) {
+          throw InputError(
+              "--model " + options.model + " --tp " + std::to_string(options.tp) + " --dtype fp8",
+              *problem);
+        }
+      }
       plan.gemms.push_back(std::move(gemm));
-    plan.gemms.push_back(lm_head_gemm(plan.shard, tokens, options.dtype));
+    }
+    // Engines that run FP8 layers keep the LM head 16-bit.
+    if (!options.fp8) plan.gemms.push_back(lm_head_gemm(plan.shard, tokens, options.dtype));
   }
   return plan;
 }

@@ -15,7 +15,9 @@ namespace servesim::validation {
 // that bad input (an unknown model, a TP degree that does not divide the heads, a broken
 // iterations.csv) is reported the same way with or without a GPU.
 
-// For every token count: the four layer GEMMs and the LM head at m = tokens.
+// For every token count: the four layer GEMMs and the LM head at m = tokens. With --dtype fp8
+// the four layer GEMMs only (engines keep the LM head 16-bit); throws InputError naming --model
+// and --tp when an n or k is not a multiple of 16 (fp8_gemm_layout.h).
 struct GemmPlan {
   ModelShard shard;
   std::vector<GemmShape> gemms;

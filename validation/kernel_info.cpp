@@ -21,4 +21,8 @@ KernelInfo grouped_moe_kernel(std::int64_t tile_rows) {
   return KernelInfo{"grouped_wmma", "grouped", "tensor", tile_rows, kGroupedTileColumns};
 }
 
+KernelInfo cublaslt_fp8_kernel() {
+  return KernelInfo{"cublasLt", "", "tensor", 0, 0};
+}
+
 }  // namespace servesim::validation

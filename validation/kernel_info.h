@@ -7,16 +7,17 @@
 
 namespace servesim::validation {
 
-// The kernel a `quant-gemm` or `moe-gemm` record was timed with, in the vocabulary of the
-// `kernel` column of `servesim roofline` (kind gemv or grouped, tile_m rows per tile), so that
-// a measured time can be set beside the kernel the simulator prices for the same shape. The
-// device code dispatches on the same functions, so a record cannot name another kernel.
+// The kernel a `quant-gemm`, `moe-gemm` or `gemm --dtype fp8` record was timed with, in the
+// vocabulary of the `kernel` column of `servesim roofline` (kind gemv or grouped, tile_m rows per
+// tile), so that a measured time can be set beside the kernel the simulator prices for the same
+// shape. The harness's own kernels dispatch on the same functions, so a record cannot name another
+// kernel.
 struct KernelInfo {
-  std::string name;         // the harness kernel: "int4_gemv", "fp8_gemv", "grouped_wmma"
-  std::string kind;         // "gemv" or "grouped"
-  std::string cores;        // "cuda" (CUDA cores, fp32 FMA) or "tensor" (16-bit MMA)
-  std::int64_t tile_m = 0;  // token rows one pass over the weights computes
-  std::int64_t tile_n = 0;  // output columns one thread block computes
+  std::string name;         // "int4_gemv", "fp8_gemv", "grouped_wmma" (the harness's), "cublasLt"
+  std::string kind;         // "gemv" or "grouped"; empty: not known
+  std::string cores;        // "cuda" (CUDA cores, fp32 FMA) or "tensor" (MMA)
+  std::int64_t tile_m = 0;  // token rows one pass over the weights computes; 0: not known
+  std::int64_t tile_n = 0;  // output columns one thread block computes; 0: not known
 };
 
 // The CUDA-core GEMV kernels keep one fp32 sum per token row in registers: a pass over the
@@ -32,5 +33,10 @@ inline constexpr std::int64_t kGroupedTileColumns = 64;
 
 KernelInfo quant_gemv_kernel(WeightFormat format, std::int64_t m);
 KernelInfo grouped_moe_kernel(std::int64_t tile_rows);
+
+// `gemm --dtype fp8`: the tensor-core kernel cuBLASLt's heuristic chose. cuBLASLt reports its
+// choice only as enum ids (algorithm, tile, stages), which the harness prints on standard error;
+// the record names the library and the cores, not a kind or tile.
+KernelInfo cublaslt_fp8_kernel();
 
 }  // namespace servesim::validation

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "validation/kernel_info.h"
 #include "validation/timing_stats.h"
 
 namespace servesim::validation {
@@ -70,6 +71,15 @@ Measurement make_measurement(std::string device_name, const GemmShape& gemm,
   m.n = gemm.n;
   m.k = gemm.k;
   m.dtype = dtype_of(gemm.dtype);
+  if (gemm.fp8) {
+    m.dtype = DType::FP8;
+    m.activation_dtype = DType::FP8;
+    m.output_dtype = dtype_of(gemm.dtype);
+    const KernelInfo kernel = cublaslt_fp8_kernel();
+    m.kernel =
+        Measurement::Kernel{kernel.name, kernel.kind, kernel.cores,
+                            static_cast<double>(kernel.tile_m), static_cast<double>(kernel.tile_n)};
+  }
   return m;
 }
 

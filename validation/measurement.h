@@ -42,7 +42,9 @@ Measurement make_copy_measurement(std::string device_name, std::string_view kind
                                   std::uint64_t size_bytes, std::span<const double> samples_s);
 
 // The timing statistics of `samples_s` (median, min, max, repeats) around a record; the
-// operator kind follows from the record. Throws std::invalid_argument on no samples.
+// operator kind follows from the record. A GEMM with fp8 operands is an FP8 record: dtype and
+// activation_dtype fp8, output_dtype its 16-bit format, kernel cuBLASLt's on tensor cores.
+// Throws std::invalid_argument on no samples.
 Measurement make_measurement(std::string device_name, const GemmShape& gemm,
                              std::span<const double> samples_s);
 Measurement make_measurement(std::string device_name, const DecodeAttentionShape& attention,

@@ -14,9 +14,6 @@
 namespace servesim::validation {
 namespace {
 
-// Per-tensor fp8 scales: arbitrary, but not 1, so a kernel that dropped one would fail.
-constexpr float kFp8ActivationScale = 0.5f;
-constexpr float kFp8WeightScale = 0.25f;
 // int4 group scales are uniform in [-1/8, 1/8): dequantised weights stay within (-1, 1].
 constexpr float kInt4ScaleRange = 0.125f;
 
@@ -60,8 +57,8 @@ struct Operands {
     const GemmShape& g = s.gemm;
     if (s.format == WeightFormat::Fp8) {
       launch_fp8_gemv({g.dtype, a.as<std::uint8_t>() + set * bytes.a,
-                       w.as<std::uint8_t>() + set * bytes.w, kFp8ActivationScale, kFp8WeightScale,
-                       c.data() + set * bytes.c, g.m, g.n, g.k});
+                       w.as<std::uint8_t>() + set * bytes.w, kFp8TestActivationScale,
+                       kFp8TestWeightScale, c.data() + set * bytes.c, g.m, g.n, g.k});
     } else {
       launch_int4_gemv({g.dtype, a.data() + set * bytes.a,
                         reinterpret_cast<const std::uint32_t*>(w.data() + set * bytes.w),
@@ -101,9 +98,9 @@ void verify(const QuantGemmShape& shape) {
     const auto a_host = download<std::uint8_t>(operands.a.data(), bytes.a);
     const auto w_host = download<std::uint8_t>(operands.w.data(), bytes.w);
     for (const std::size_t e : entries) {
-      expected.push_back(reference_fp8_gemm_entry(a_host, w_host, g.k, kFp8ActivationScale,
-                                                  kFp8WeightScale, static_cast<std::int64_t>(e / n),
-                                                  static_cast<std::int64_t>(e % n)));
+      expected.push_back(reference_fp8_gemm_entry(
+          a_host, w_host, g.k, kFp8TestActivationScale, kFp8TestWeightScale,
+          static_cast<std::int64_t>(e / n), static_cast<std::int64_t>(e % n)));
     }
   } else {
     const auto a_host = download<std::uint16_t>(operands.a.data(), bytes.a / 2);

@@ -34,6 +34,11 @@ float fp8_e4m3_to_float(std::uint8_t bits) noexcept;
 // (|x| < 2) and NaN (0x7F, 0xFF) cannot occur. The device fill applies the same mask.
 inline constexpr std::uint8_t kFp8FiniteMask = 0xBF;
 
+// Per-tensor scales of the fp8 test data (quant-gemm's fp8 kernel, gemm --dtype fp8): not 1, so a
+// kernel that dropped either would fail its check.
+inline constexpr float kFp8TestActivationScale = 0.5f;
+inline constexpr float kFp8TestWeightScale = 0.25f;
+
 // --- int4: a row-major [n x k] matrix of codes packs into n x k / 8 words; element c of a row
 // sits in word c / 8 at bits 4 (c % 8) .. 4 (c % 8) + 3, the low nibble first.
 inline constexpr std::int64_t kInt4PerWord = 8;

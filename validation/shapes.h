@@ -15,7 +15,10 @@ struct GemmShape {
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
-  ElementType dtype = ElementType::BF16;
+  ElementType dtype = ElementType::BF16;  // the output's, and the operands' unless fp8
+  // A and W in fp8 e4m3 with one fp32 scale per tensor each, through cuBLASLt (`gemm --dtype
+  // fp8`, fp8_gemm_layout.h); dtype is then the output format.
+  bool fp8 = false;
 };
 
 // One GEMV-sized GEMM with narrow weights (`quant-gemm`), in the layout of GemmShape: gemm.dtype
