@@ -19,6 +19,8 @@ configs=(
   "--workload sharegpt --num-requests 400 --rate 200 --kv-capacity-tokens 12000 --replicas 2 --max-num-seqs 16"
   "--workload agentic-coding --num-requests 150 --rate 6 --kv-capacity-tokens 30000 --set memory.host_cache_gib=1"
   "--workload multi-turn-chat --num-requests 150 --rate 20 --kv-capacity-tokens 15000 --replicas 2"
+  "--workload sharegpt --num-requests 300 --rate 20 --kv-capacity-tokens 12000 --set workload.lengths='{\"distribution\": \"shared_prefix\", \"groups\": 4, \"users_per_group\": 5, \"system_prompt_tokens\": 100, \"question_tokens\": 300, \"output_tokens\": 400, \"questions\": \"per_user\"}'"
+  "--workload sharegpt --num-requests 300 --rate 20 --kv-capacity-tokens 24000 --replicas 2 --router prefix_aware --set workload.lengths='{\"distribution\": \"shared_prefix\", \"groups\": 4, \"users_per_group\": 5, \"system_prompt_tokens\": 100, \"question_tokens\": 300, \"output_tokens\": 400, \"questions\": \"per_user\"}'"
   "--workload agentic-coding --num-requests 200 --rate 8 --replicas 3 --router prefix_aware --kv-capacity-tokens 40000"
   "--disaggregation 1p2d --workload sharegpt --num-requests 300 --rate 20 --kv-capacity-tokens 15000"
   "--disaggregation 2p1d --workload sharegpt --num-requests 300 --rate 20 --kv-capacity-tokens 15000 --set disaggregation.kv_transfer.handoff=\"reserve_before_prefill\""

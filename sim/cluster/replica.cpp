@@ -153,11 +153,14 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   // With prefix caching, a decode iteration of a request with content may name a block that a
   // waiting request's prompt shares, and so admit it sooner than a decode run would let it
   // (a run names its blocks at its end), or that a look-up from outside finds (a router, a
-  // hand-off): such plans run one iteration at a time.
+  // hand-off): such plans run one iteration at a time. Blocks past a request's content are
+  // named as its own, which no other request can hit: decoding past the content names nothing
+  // another could find.
   // Requests held back by planning ahead join the step after this one: no run may pass it,
   // unless they queue behind a waiting request that the run's plans do not admit.
-  const bool hits_may_grow =
-      plan.has_content && (cache_read_from_outside_ || !queues_.waiting().empty());
+  const bool hits_may_grow = plan.has_content &&
+                             (cache_read_from_outside_ || !queues_.waiting().empty()) &&
+                             names_content(plan);
   const bool frees_awaited_room = room_awaited_ && !plan.preempted.empty();
   const std::int64_t run_steps = runs_ && !hits_may_grow && !frees_awaited_room &&
                                          scheduler_->last_plan_repeats() &&
@@ -258,6 +261,18 @@ void Replica::complete_steps(const BatchPlan& plan, SimTime at, std::vector<Requ
     if (r.finished()) finished.push_back(&r);
   }
   if (gaps > 0) observer_.on_token_gaps(id_, gap.seconds(), gaps);
+}
+
+bool Replica::names_content(const BatchPlan& plan) const {
+  const std::int64_t block = allocator_->prefix_block_tokens();
+  return std::any_of(plan.work.begin(), plan.work.end(), [block](const ScheduledWork& w) {
+    const Request& r = *w.request;
+    if (!r.has_content) return false;
+    // The first block the step completes holds token computed_tokens; the content's blocks
+    // end at block_hashes x block tokens.
+    return w.prefill ||
+           r.computed_tokens < static_cast<std::int64_t>(r.block_hashes->size()) * block;
+  });
 }
 
 void Replica::commit_computed(const BatchPlan& plan) {

@@ -130,6 +130,9 @@ class Replica {
                       std::int64_t later_steps, SimTime last_at);
   // The plan's steps are complete: the blocks they computed join the prefix cache.
   void commit_computed(const BatchPlan& plan);
+  // Whether a step of the plan, or of a decode run it starts, computes a block of some
+  // request's content (which another request may hit), rather than only blocks past it.
+  bool names_content(const BatchPlan& plan) const;
   // Planning ahead: hands the scheduler the requests that reached the engine by the last
   // launch (the plan of the step now starting was made then), or every one when the
   // scheduler would have nothing to plan without them.
