@@ -60,6 +60,12 @@ struct BatchPlan {
     const std::int64_t sequence = request->spec.id;
     add_decodes(std::span<Request* const>(&request, 1), std::span(&sequence, 1));
   }
+  // A speculative step of a decoding request: its last token and `tokens` - 1 drafts (the
+  // caller prices them into the shape).
+  void add_speculative_step(Request* request, std::int64_t tokens) {
+    work.push_back({request, tokens, false});
+    has_content = has_content || request->has_content;
+  }
   // add_decode for each, in order; `sequences` are their ids (spec.id), in the same order.
   void add_decodes(std::span<Request* const> requests, std::span<const std::int64_t> sequences) {
     // The vectors grow once (a plan adds its whole batch here, or in a few spans when it

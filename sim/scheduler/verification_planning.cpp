@@ -15,7 +15,7 @@ GrowthOutcome plan_speculative_decode(Request* request, std::int64_t k, std::int
   if (drafts == 0) {
     plan.add_decode(request);
   } else {
-    plan.work.push_back({request, tokens, false});
+    plan.add_speculative_step(request, tokens);
     add_verification(plan.shape, tokens, request->computed_tokens);
   }
   budget -= tokens;
