@@ -45,6 +45,7 @@ void BlockPool::form_queue() {
   ref_.assign(total, 1);  // held by one sequence: nothing is shared before a name
   hash_.assign(total, 0);
   named_.assign(total, 0);
+  cached_.emplace(total_);
   // The sentinel alone, then the stack from its top.
   next_[total] = prev_[total] = static_cast<std::int32_t>(total);
   queued_ = 0;
@@ -81,7 +82,7 @@ std::int32_t BlockPool::pop_front() {
   if (named_[b] != 0) {
     // Evicted: its KV is overwritten, so its hash names nothing any more on the GPU; a
     // host tier keeps its copy.
-    cached_.erase(hash_[b]);
+    cached_->erase(hash_[b]);
     if (host_) host_->insert(hash_[b]);
     named_[b] = 0;
     --cached_free_;
@@ -131,7 +132,7 @@ bool BlockPool::name(std::int32_t block, std::uint64_t hash) {
   if (!queue_) form_queue();
   const auto b = static_cast<std::size_t>(block);
   if (named_[b] != 0) return false;
-  if (!cached_.try_emplace(hash, block).second) return false;
+  if (!cached_->insert(hash, block)) return false;
   named_[b] = 1;
   hash_[b] = hash;
   return true;

@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
+#include "sim/memory/impl/block_hash_index.h"
 #include "sim/memory/impl/host_block_cache.h"
 #include "sim/memory/kv_cache_allocator.h"
 
@@ -120,10 +120,7 @@ class BlockPool {
   void drop_counted();
 
   // Prefix caching only. The block holding `hash`, or -1.
-  std::int32_t find(std::uint64_t hash) const {
-    const auto it = cached_.find(hash);
-    return it == cached_.end() ? -1 : it->second;
-  }
+  std::int32_t find(std::uint64_t hash) const { return cached_ ? cached_->find(hash) : -1; }
   // Whether no sequence holds the block (a hit on it takes it out of the free queue).
   bool is_free(std::int32_t block) const { return ref_[static_cast<std::size_t>(block)] == 0; }
   // A sequence hit the block: one more holder, out of the free queue if it was free.
@@ -175,10 +172,10 @@ class BlockPool {
   std::vector<std::int32_t> prev_;
   std::int64_t queued_ = 0;
   std::vector<std::int32_t> counted_blocks_;
-  std::vector<std::int32_t> ref_;                           // holders per block
-  std::vector<std::uint64_t> hash_;                         // a named block's hash
-  std::vector<std::uint8_t> named_;                         // whether the block is named
-  std::unordered_map<std::uint64_t, std::int32_t> cached_;  // hash -> block
+  std::vector<std::int32_t> ref_;         // holders per block
+  std::vector<std::uint64_t> hash_;       // a named block's hash
+  std::vector<std::uint8_t> named_;       // whether the block is named
+  std::optional<BlockHashIndex> cached_;  // hash -> block, from the first name on
   std::int64_t cached_free_ = 0;
   std::int64_t extra_holders_ = 0;
   std::optional<HostBlockCache> host_;
