@@ -22,6 +22,27 @@ std::filesystem::path mooncake(const std::string& file) {
 
 // A Mooncake trace's rows [0, rows) as the lengths, one request every 100 s: each is served
 // before the next arrives, so every block a request holds is computed before the next looks.
+// A run, and the same run with ngram speculation (3 drafts, 60% accepted).
+struct WithSpeculation {
+  test::CliResult plain;
+  test::CliResult fast;
+  std::vector<std::string> speculating;  // the second run's arguments
+};
+
+WithSpeculation plain_and_speculating(const std::vector<std::string>& run) {
+  WithSpeculation r{{}, {}, run};
+  for (const char* arg :
+       {"--speculative-config", R"({"method": "ngram", "num_speculative_tokens": 3})",
+        "--acceptance-rate", "0.6"})
+    r.speculating.push_back(arg);
+  r.plain = test::run_servesim(run);
+  r.fast = test::run_servesim(r.speculating);
+  INFO(r.plain.err << r.fast.err);
+  REQUIRE(r.plain.exit_code == 0);
+  REQUIRE(r.fast.exit_code == 0);
+  return r;
+}
+
 std::string spaced_spec(const std::filesystem::path& trace, std::int64_t rows) {
   return R"({"arrival": {"process": "constant", "rate_per_s": 0.01}, "num_requests": )" +
          std::to_string(rows) + R"(, "lengths": {"distribution": "trace"}, "trace": {"path": ")" +
@@ -177,16 +198,7 @@ TEST_CASE("speculative decoding with prefix caching: hits as without, every toke
                   "system_prompt_tokens": 300, "question_tokens": 40, "output_tokens": 80}})");
   const std::vector<std::string> run = {"run",          "--workload", path.string(),
                                         "--block-size", "16",         "--json"};
-  auto speculating = run;
-  for (const char* arg :
-       {"--speculative-config", R"({"method": "ngram", "num_speculative_tokens": 3})",
-        "--acceptance-rate", "0.6"})
-    speculating.push_back(arg);
-  const auto plain = test::run_servesim(run);
-  const auto fast = test::run_servesim(speculating);
-  INFO(fast.err);
-  REQUIRE(plain.exit_code == 0);
-  REQUIRE(fast.exit_code == 0);
+  const auto [plain, fast, speculating] = plain_and_speculating(run);
   const auto p = plain.json();
   const auto s = fast.json();
   // Every request but each group's first hits the prompt's 18 full blocks (288 tokens).
@@ -212,17 +224,10 @@ TEST_CASE("speculative steps name the blocks they compute: a conversation's next
         "user": {"distribution": "lognormal", "mean": 70, "std": 30, "min": 1, "max": 400},
         "output": {"distribution": "lognormal", "mean": 200, "std": 50, "min": 20, "max": 600},
         "think_time": {"distribution": "lognormal", "mean_s": 5, "std_s": 2, "max_s": 30}}})");
-  const std::vector<std::string> run = {"run", "--workload", path.string(), "--json"};
-  auto speculating = run;
-  for (const char* arg :
-       {"--speculative-config", R"({"method": "ngram", "num_speculative_tokens": 3})",
-        "--acceptance-rate", "0.6"})
-    speculating.push_back(arg);
-  const auto plain = test::run_servesim(run);
-  const auto fast = test::run_servesim(speculating);
-  INFO(fast.err);
-  REQUIRE(plain.exit_code == 0);
-  REQUIRE(fast.exit_code == 0);
+  const WithSpeculation runs =
+      plain_and_speculating({"run", "--workload", path.string(), "--json"});
+  const test::CliResult& plain = runs.plain;
+  const test::CliResult& fast = runs.fast;
   const double hits = plain.json()["prefix_cache_hit_rate"].get<double>();
   CHECK(hits > 0.5);  // later turns hit the conversation so far
   // The cache never fills: the same content is computed, so the same blocks are hit.
