@@ -174,29 +174,30 @@ void DecodeCohort::hand_out(std::int64_t rounds, std::size_t first_needing, Bloc
   // (before(r0) + j + k x members)-th block of the run, k = 0, 1, ..., where before(r0)
   // counts the blocks of the rounds before r0.
   group_joined();
-  const auto members = static_cast<std::int64_t>(sequences_.size());
-  const bool anonymous = pool.anonymous();
-  handouts_.clear();
-  std::int64_t before = 0;
-  std::size_t g = first_needing;
-  for (std::int64_t r0 = 1; r0 <= std::min(rounds, block_size_); ++r0, g = previous_group(g)) {
-    const std::span<BlockTable* const> tables = group(g);
-    if (anonymous) {
-      // Only counts to hand out: rounds r0, r0 + block size, ... up to `rounds`.
+  if (pool.anonymous()) {
+    // Only counts to hand out: a table first taking a block in round r0 takes one in rounds
+    // r0, r0 + block size, ... up to `rounds`.
+    std::size_t g = first_needing;
+    for (std::int64_t r0 = 1; r0 <= std::min(rounds, block_size_); ++r0, g = previous_group(g)) {
+      const std::span<BlockTable* const> tables = group(g);
       const std::int64_t taken = (rounds - r0) / block_size_ + 1;
       for (std::size_t j = 0; j < tables.size(); ++j) {
         if (j + 8 < tables.size()) __builtin_prefetch(tables[j + 8], 1);
         tables[j]->held += taken;
       }
-      continue;
     }
+    pool.drop_counted();
+    return;
+  }
+  const auto members = static_cast<std::int64_t>(sequences_.size());
+  handouts_.clear();
+  std::int64_t before = 0;
+  std::size_t g = first_needing;
+  for (std::int64_t r0 = 1; r0 <= std::min(rounds, block_size_); ++r0, g = previous_group(g)) {
+    const std::span<BlockTable* const> tables = group(g);
     for (std::size_t j = 0; j < tables.size(); ++j)
       handouts_.push_back({tables[j], r0, before + static_cast<std::int64_t>(j)});
     before += static_cast<std::int64_t>(tables.size());
-  }
-  if (anonymous) {
-    pool.drop_counted();
-    return;
   }
   // Each table's block list ends in a line of its own: fetch the tables well ahead, then
   // (once those have arrived) the ends of their lists.
