@@ -1,6 +1,7 @@
 // `gemm`: cuBLAS GEMMs over the layer shapes of a model's TP shard; with --dtype fp8, cuBLASLt
 // FP8 GEMMs over the same layer shapes.
 #include <cstdint>
+#include <functional>
 #include <iostream>
 #include <utility>
 #include <vector>
@@ -35,6 +36,19 @@ class TimingStream {
   cudaStream_t stream_ = nullptr;
 };
 
+// Times `launch` as options.timing says: one call at a time on the default stream, or back to
+// back on `stream` once the default stream's random fills are done (a stream of its own does
+// not wait for them).
+std::vector<double> time_gemm(const HarnessOptions& options, cudaStream_t stream,
+                              const std::function<void(int call)>& launch) {
+  if (options.timing == TimingMode::PerCall) {
+    return time_launches(kWarmupCalls, options.repeats, launch);
+  }
+  check(cudaDeviceSynchronize(), "random fills");
+  return time_back_to_back(options.timing, stream, kWarmupCalls, options.repeats, options.calls,
+                           launch);
+}
+
 Measurement finish(const HarnessOptions& options, const GemmPlan& plan, const std::string& device,
                    const GemmShape& shape, const std::vector<double>& samples_s) {
   Measurement m = make_measurement(device, shape, samples_s);
@@ -67,18 +81,10 @@ std::vector<Measurement> measure_wide_gemms(const HarnessOptions& options, const
       runner.run(shape, a.data() + set * a_count * 2, w.data() + set * w_count * 2,
                  c.data() + set * c_count * 2);
     };
-    std::vector<double> samples_s;
-    if (per_call) {
-      samples_s = time_launches(kWarmupCalls, options.repeats, launch);
-    } else {
-      // Verified on the default stream above; timed on a stream of its own, which does not wait
-      // for the default stream's fills.
-      check(cudaDeviceSynchronize(), "random fills");
-      runner.use_stream(stream.get(), workspace.data(), workspace.size_bytes());
-      samples_s = time_back_to_back(options.timing, stream.get(), kWarmupCalls, options.repeats,
-                                    options.calls, launch);
-      runner.use_stream(nullptr, workspace.data(), workspace.size_bytes());
-    }
+    // Verified on the default stream above; timed back to back on a stream of its own.
+    if (!per_call) runner.use_stream(stream.get(), workspace.data(), workspace.size_bytes());
+    const std::vector<double> samples_s = time_gemm(options, stream.get(), launch);
+    if (!per_call) runner.use_stream(nullptr, workspace.data(), workspace.size_bytes());
     measurements.push_back(finish(options, plan, device, shape, samples_s));
   }
   return measurements;
@@ -118,14 +124,7 @@ std::vector<Measurement> measure_fp8_gemms(const HarnessOptions& options, const 
       matmul.run(a.data() + set * a_bytes, w.data() + set * w_bytes, c.data() + set * c_bytes,
                  workspace.data(), per_call ? nullptr : stream.get());
     };
-    std::vector<double> samples_s;
-    if (per_call) {
-      samples_s = time_launches(kWarmupCalls, options.repeats, launch);
-    } else {
-      check(cudaDeviceSynchronize(), "random fills");
-      samples_s = time_back_to_back(options.timing, stream.get(), kWarmupCalls, options.repeats,
-                                    options.calls, launch);
-    }
+    const std::vector<double> samples_s = time_gemm(options, stream.get(), launch);
     measurements.push_back(finish(options, plan, device, shape, samples_s));
   }
   return measurements;
