@@ -6,7 +6,8 @@
 #
 # A differential sweep beside the contract tests (tests/cluster/bulk_decode_test.cpp): engines,
 # workloads with content, tight memory, disaggregation with both hand-offs and local prefills,
-# the prefix-aware router, closed loops, DP and EP. Exits 1 when any file differs or a run fails.
+# the prefix-aware router, closed loops, DP and EP, and decode runs through preemption at
+# overload. Exits 1 when any file differs or a run fails.
 set -uo pipefail
 cli="$1/sim/servesim"
 shift
@@ -31,6 +32,8 @@ configs=(
   "--workload sharegpt --num-requests 300 --rate 40 --max-len 600 --kv-capacity-tokens 9000"
   "--workload sharegpt --num-requests 200 --arrival closed_loop --set workload.arrival.users=30 --set workload.arrival.think_time_s=0.2 --kv-capacity-tokens 8000"
   "--model qwen3-30b-a3b --tp 1 --dp 2 --enable-expert-parallel --workload sharegpt --num-requests 200 --rate 30 --kv-capacity-tokens 10000"
+  "--prompt-tokens 160 --output-tokens 1500 --rate 200 --num-requests 300 --kv-capacity-tokens 40000"
+  "--workload sharegpt --num-requests 400 --rate 100 --kv-capacity-tokens 20000 --max-num-seqs 64 --set scheduler.long_prefill_token_threshold=128 --replicas 2"
 )
 runs=0
 bad=0

@@ -22,8 +22,9 @@ class MetricsObserver final : public IServingObserver {
     collector_.on_iterations(
         run.first, run.usages.size(),
         [&run](std::size_t k, IterationRecord& record) { run.set_iteration(record, k); });
-    collector_.on_token_gaps(run.first.replica, run.usages.size(), run.first.batch_size,
-                             [&run](std::size_t k) { return run.gap_s(k); });
+    collector_.on_token_gaps(
+        run.first.replica, run.usages.size(), [&run](std::size_t k) { return run.gaps_at(k); },
+        [&run](std::size_t k) { return run.gap_s(k); });
   }
   void on_request_finished(const Request& request, SimTime now) override;
   void on_ttft_parts(std::int64_t request, const std::array<double, kTtftParts>& parts) override {

@@ -7,21 +7,77 @@
 
 namespace servesim {
 
-std::int64_t DecodeRuns::steps_for(const BatchPlan& plan, std::size_t running_requests) const {
+std::int64_t DecodeRuns::steps_for(const BatchPlan& plan, std::size_t running_requests,
+                                   const IBatchScheduler* judge) {
   if (plan.shape.prefill_sequences > 0 || (!after_preemption_ && !plan.preempted.empty()) ||
       plan.swap_in_tokens > 0 || plan.swap_out_tokens > 0 || plan.work.size() != running_requests) {
     return 1;
   }
   // The run stops at the first iteration that finishes a request (that one included: the
-  // batch changes only after it) and before any the allocator could not grow.
+  // batch changes only after it) and before any the allocator could not grow, or that
+  // preempts when the scheduler does not judge it.
   const std::int64_t steps = std::min(run_limit_, plan.fewest_tokens_left);
   if (steps < 2) return 1;
-  return 1 + allocator_.decode_rounds_available(plan.decode_sequences, steps - 1);
+  stretches_.clear();
+  if (judge == nullptr) {
+    stretches_.push_back({allocator_.decode_rounds_available(plan.decode_sequences, steps - 1),
+                          plan.decode_sequences.size(), 0});
+  } else {
+    allocator_.decode_stretches(
+        plan.decode_sequences, steps - 1,
+        [&](const DecodeRoundStretch& next) {
+          // The new stretch's first round comes after the first iteration and the rounds of
+          // the stretches before it; its victims are the plan's decodes it no longer keeps.
+          std::int64_t round = 1;
+          for (const DecodeRoundStretch& before : stretches_)
+            round += before.rounds;
+          victims_.clear();
+          for (std::size_t i = stretches_.back().sequences; i-- > next.sequences;)
+            victims_.push_back(plan.work[i].request);
+          return judge->repeats_after_preempting(
+              victims_, round, static_cast<std::int64_t>(next.sequences), next.admissible_tokens);
+        },
+        stretches_);
+  }
+  std::int64_t rounds = 0;
+  for (const DecodeRoundStretch& stretch : stretches_)
+    rounds += stretch.rounds;
+  return 1 + rounds;
 }
 
-double DecodeRuns::price(const BatchPlan& plan, std::int64_t steps) {
+double DecodeRuns::price(const BatchPlan& plan) {
+  std::int64_t steps = 1;
+  for (const DecodeRoundStretch& stretch : stretches_)
+    steps += stretch.rounds;
   durations_s_.resize(static_cast<std::size_t>(steps));
-  time_model_.estimate_decode_run(plan.shape, durations_s_);
+  // Each stretch is priced as its own batch: the first iteration's and the rounds after it,
+  // then each later stretch's from its first round, its contexts then those of the decodes
+  // it keeps, each grown by one token per iteration since the first.
+  batches_.clear();
+  batches_.push_back({0, plan.shape.decode_sequences, plan.shape.decode_context_tokens,
+                      static_cast<std::int32_t>(plan.preempted.size())});
+  time_model_.estimate_decode_run(
+      plan.shape,
+      std::span(durations_s_).first(static_cast<std::size_t>(1 + stretches_[0].rounds)));
+  std::int64_t kept_contexts = plan.shape.decode_context_tokens;  // at iteration 0
+  std::size_t iteration = static_cast<std::size_t>(1 + stretches_[0].rounds);
+  for (std::size_t s = 1; s < stretches_.size(); ++s) {
+    const DecodeRoundStretch& stretch = stretches_[s];
+    for (std::size_t i = stretch.sequences; i < stretches_[s - 1].sequences; ++i)
+      kept_contexts -= plan.work[i].request->computed_tokens + 1;
+    const auto decodes = static_cast<std::int64_t>(stretch.sequences);
+    BatchShape shape = plan.shape;
+    shape.decode_sequences = decodes;
+    shape.sampled_sequences = decodes;
+    shape.decode_context_tokens = kept_contexts + static_cast<std::int64_t>(iteration) * decodes;
+    batches_.push_back(
+        {iteration, decodes, shape.decode_context_tokens,
+         static_cast<std::int32_t>(stretches_[s - 1].sequences - stretch.sequences)});
+    time_model_.estimate_decode_run(
+        shape,
+        std::span(durations_s_).subspan(iteration, static_cast<std::size_t>(stretch.rounds)));
+    iteration += static_cast<std::size_t>(stretch.rounds);
+  }
   return durations_s_.front();
 }
 
@@ -57,6 +113,16 @@ std::optional<SimTime> DecodeRuns::cut(SimTime now, RunCut cut) {
   if (cut.planned_ahead && *in_flight != now) ++steps;
   if (steps >= ends_.size()) return std::nullopt;
   ends_.resize(steps);
+  // The stretches up to the iterations kept.
+  auto left = static_cast<std::int64_t>(steps) - 1;
+  std::size_t kept = 0;
+  while (kept < stretches_.size() && (kept == 0 || left > 0)) {
+    stretches_[kept].rounds = std::min(stretches_[kept].rounds, left);
+    left -= stretches_[kept].rounds;
+    ++kept;
+  }
+  stretches_.resize(kept);
+  batches_.resize(kept);
   // Halved, but not below kRoundsPerSequence per sequence of the batch: the rounds priced
   // in vain then cost about what ending the run early saves.
   run_limit_ = std::max<std::int64_t>(
@@ -67,7 +133,7 @@ std::optional<SimTime> DecodeRuns::cut(SimTime now, RunCut cut) {
 void DecodeRuns::settle(const BatchPlan& plan) {
   if (settled_) return;
   usages_.resize(ends_.size() - 1);
-  allocator_.grow_decode_rounds(plan.decode_sequences, next_final_tokens_, usages_);
+  allocator_.grow_decode_stretches(plan.decode_sequences, stretches_, next_final_tokens_, usages_);
   settled_ = true;
 }
 

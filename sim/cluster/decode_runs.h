@@ -11,6 +11,7 @@
 #include "sim/memory/decode_round_allocator.h"
 #include "sim/metrics/records.h"
 #include "sim/scheduler/batch_plan.h"
+#include "sim/scheduler/batch_scheduler.h"
 
 namespace servesim {
 
@@ -30,6 +31,15 @@ namespace servesim {
 // from outside (a KV transfer's end) cuts the run too, and the iterations launched by then grow
 // the allocator before the change (settle). Every metric equals the one-at-a-time result: each
 // iteration is reported with its own start, duration and KV usage.
+//
+// A run may go on through rounds in which the allocator finds no block, when the scheduler
+// judges each such round's plan and the ones after it to repeat
+// (IBatchScheduler::repeats_after_preempting) and the allocator can plan them
+// (IDecodeRoundAllocator::decode_stretches): in such a round the newest requests of the
+// batch are preempted, as the round's plan would preempt them, and the rest go on. Each
+// stretch of the run between such rounds is priced as its own batch, and the preemptions
+// are applied when the run completes (stretches(), batches()): O(preempted requests) per
+// such round rather than a launch over the whole batch.
 //
 // Where a cut (DecodeRuns::cut) ends a run: after the iteration in flight at the cut's
 // instant, which is the one ending then, unless the cause comes after that instant's
@@ -54,11 +64,14 @@ class DecodeRuns {
       : allocator_(allocator), time_model_(time_model), after_preemption_(after_preemption) {}
 
   // How many iterations a run of `plan` would last, its own included (1: it cannot start
-  // one). `running_requests` is the scheduler's running queue's length.
-  std::int64_t steps_for(const BatchPlan& plan, std::size_t running_requests) const;
-  // Prices a run of `steps` (from steps_for, at least 2) iterations of `plan`; the first
+  // one), and its stretches. `running_requests` is the scheduler's running queue's length;
+  // `judge`, when not null, is the scheduler that judges rounds that preempt (else the run
+  // stops before the first).
+  std::int64_t steps_for(const BatchPlan& plan, std::size_t running_requests,
+                         const IBatchScheduler* judge);
+  // Prices the run steps_for planned last (at least 2 iterations) of `plan`; the first
   // one's duration.
-  double price(const BatchPlan& plan, std::int64_t steps);
+  double price(const BatchPlan& plan);
   // The run priced last starts as batch `batch`, its first iteration (reported as `first`)
   // ending at `first_end`; `next_final_tokens` is the waiting queue's head as every
   // iteration of the run sees it. Returns when the run ends.
@@ -94,6 +107,15 @@ class DecodeRuns {
   template <class CheckUsage>
   void report_later_iterations(const BatchPlan& plan, IServingObserver& observer,
                                CheckUsage check_usage);
+  // The run's stretches (IDecodeRoundAllocator::decode_stretches) and the batch each leaves,
+  // as far as the run goes: stretch s >= 1 preempted plan.work[stretches()[s].sequences,
+  // stretches()[s - 1].sequences) in iteration batches()[s].first_iteration.
+  std::span<const DecodeRoundStretch> stretches() const { return stretches_; }
+  std::span<const RunBatch> batches() const { return batches_; }
+  // The iterations of the run that finished last (finish), or of the one in flight.
+  std::int64_t steps() const { return static_cast<std::int64_t>(ends_.size()); }
+  // The end of iteration k (0: the first).
+  SimTime end_of(std::size_t k) const { return ends_[k]; }
 
  private:
   IDecodeRoundAllocator& allocator_;
@@ -101,10 +123,13 @@ class DecodeRuns {
   bool after_preemption_;
   std::int64_t batch_ = -1;  // the run in flight; -1: none
   std::vector<SimTime> ends_;
-  std::vector<double> durations_s_;  // the iterations' durations, as priced at launch
-  std::vector<KvUsage> usages_;      // the KV memory of iterations 2, 3, ...
-  bool settled_ = false;             // the later iterations grew the allocator (settle)
-  IterationRecord first_;            // the first iteration's record
+  std::vector<double> durations_s_;            // the iterations' durations, as priced at launch
+  std::vector<KvUsage> usages_;                // the KV memory of iterations 2, 3, ...
+  std::vector<DecodeRoundStretch> stretches_;  // the run's rounds after its first iteration
+  std::vector<RunBatch> batches_;              // the batch of each stretch, from iteration 0
+  std::vector<Request*> victims_;              // steps_for's working space
+  bool settled_ = false;                       // the later iterations grew the allocator (settle)
+  IterationRecord first_;                      // the first iteration's record
   // The waiting queue's head as every iteration of the run saw it at launch (a request
   // arriving later cuts the run, but may be queued before the run completes).
   std::int64_t next_final_tokens_ = 0;
@@ -123,7 +148,7 @@ void DecodeRuns::report_later_iterations(const BatchPlan& plan, IServingObserver
   settle(plan);
   for (std::size_t k = 1; k < ends_.size(); ++k)
     check_usage(usages_[k - 1], ends_[k - 1]);
-  observer.on_decode_run(DecodeRunIterations{first_, ends_, usages_});
+  observer.on_decode_run(DecodeRunIterations{first_, ends_, usages_, batches_});
 }
 
 }  // namespace servesim

@@ -161,15 +161,19 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   const bool hits_may_grow = plan.has_content &&
                              (cache_read_from_outside_ || !queues_.waiting().empty()) &&
                              names_content(plan);
+  // A run goes on through rounds that preempt (which free memory) unless a reservation
+  // waits for memory, the prefix cache is read from outside, or the plan has content.
   const bool frees_awaited_room = room_awaited_ && !plan.preempted.empty();
-  const std::int64_t run_steps = runs_ && !hits_may_grow && !frees_awaited_room &&
-                                         scheduler_->last_plan_repeats() &&
-                                         staged_queue_behind_waiting()
-                                     ? runs_->steps_for(plan, queues_.running().size())
-                                     : 1;
+  const bool through_preemption = !room_awaited_ && !cache_read_from_outside_ && !plan.has_content;
+  const std::int64_t run_steps =
+      runs_ && !hits_may_grow && !frees_awaited_room && scheduler_->last_plan_repeats() &&
+              staged_queue_behind_waiting()
+          ? runs_->steps_for(plan, queues_.running().size(),
+                             through_preemption ? scheduler_.get() : nullptr)
+          : 1;
   double first_s;
   if (run_steps > 1) {
-    first_s = runs_->price(plan, run_steps);
+    first_s = runs_->price(plan);
   } else {
     // Swaps, and loads from a prefix cache's host tier, copy KV blocks over the host link
     // before the forward pass can use the memory.
@@ -230,14 +234,38 @@ std::optional<SimTime> Replica::settle_decode_run(SimTime now) {
 }
 
 template <bool kDecodeRun>
-void Replica::complete_steps(const BatchPlan& plan, SimTime at, std::vector<Request*>& finished,
-                             std::int64_t later_steps, SimTime last_at) {
+void Replica::complete_steps(const BatchPlan& plan, SimTime at, std::vector<Request*>& finished) {
+  // A decode run's requests decode in its later iterations too: those kept to its end in
+  // all of them, and those a stretch of it preempted up to that stretch's first iteration.
+  // The plan's requests from `kept` on are the next stretch's victims, met in plan order.
+  std::span<const DecodeRoundStretch> stretches;
+  std::span<const RunBatch> batches;
+  std::size_t stretch = 0;
+  std::size_t kept = plan.work.size();
+  std::int64_t later_steps = 0;
+  SimTime last_at;
+  if constexpr (kDecodeRun) {
+    stretches = runs_->stretches();
+    batches = runs_->batches();
+    stretch = stretches.size() - 1;
+    kept = stretches[stretch].sequences;
+    later_steps = runs_->steps() - 1;
+    last_at = runs_->end_of(static_cast<std::size_t>(later_steps));
+  }
   // Gaps of equal length are reported together, in plan order, whether iterations run one
   // at a time or in bulk, so the metrics see the same calls either way.
   SimTime gap;
   std::int64_t gaps = 0;
   const std::size_t count = plan.work.size();
   for (std::size_t i = 0; i < count; ++i) {
+    if constexpr (kDecodeRun) {
+      while (i >= kept) {
+        const std::size_t preempted_at = batches[stretch].first_iteration;
+        later_steps = static_cast<std::int64_t>(preempted_at) - 1;
+        last_at = runs_->end_of(preempted_at - 1);
+        kept = stretches[--stretch].sequences;
+      }
+    }
     const ScheduledWork& w = plan.work[i];
     // The requests are scattered over the heap: fetch a few ahead.
     if (i + 8 < count) __builtin_prefetch(plan.work[i + 8].request, 1);
@@ -295,7 +323,7 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
   // A request finishes in a batch it is part of, so the batch's requests are all to look at.
   std::vector<Request*> finished;
   if (!runs_ || !runs_->is_run(batch)) {
-    complete_steps<false>(plan, now, finished, 0, {});
+    complete_steps<false>(plan, now, finished);
   } else {
     const std::int64_t steps = runs_->finish(now);
     // The steps after the first were launched where the one before ended: staged requests
@@ -303,10 +331,21 @@ std::vector<Request*> Replica::complete(std::int64_t batch, SimTime now) {
     last_launch_ = runs_->last_start(last_launch_);
     // The first iteration's steps, and the requests' state after the last; the steps in
     // between change nothing that the checks and reports below read.
-    complete_steps<true>(plan, runs_->first_end(), finished, steps - 1, now);
+    complete_steps<true>(plan, runs_->first_end(), finished);
     runs_->report_later_iterations(plan, observer_, [this](const KvUsage& usage, SimTime at) {
       check_kv_usage(id_, usage, at);
     });
+    // The requests the run preempted leave for the waiting queue, as its rounds' plans
+    // would have sent them (the allocator has released their KV), the newest first.
+    const std::span<const DecodeRoundStretch> stretches = runs_->stretches();
+    if (stretches.size() > 1) {
+      preempted_.clear();
+      for (std::size_t s = 1; s < stretches.size(); ++s) {
+        for (std::size_t i = stretches[s - 1].sequences; i-- > stretches[s].sequences;)
+          preempted_.push_back(plan.work[i].request);
+      }
+      scheduler_->preempted_in_run(preempted_);
+    }
     iterations_ += steps - 1;
     scheduler_->on_decode_plans_skipped(steps - 1);
   }

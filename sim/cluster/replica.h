@@ -122,12 +122,11 @@ class Replica {
  private:
   // Reservations' sequence ids: above every request's.
   static constexpr std::int64_t kReservedKv = std::int64_t{1} << 62;
-  // Completes every step of a batch that ended at `at`; for a decode run, also
-  // `later_steps` more decode steps, the last ending at `last_at`. Appends the
+  // Completes every step of a batch that ended at `at`; for a decode run (the one in
+  // runs_, just finished), also the later decode steps of each of its requests. Appends the
   // requests of the plan that have now generated all their tokens to `finished`.
   template <bool kDecodeRun>
-  void complete_steps(const BatchPlan& plan, SimTime at, std::vector<Request*>& finished,
-                      std::int64_t later_steps, SimTime last_at);
+  void complete_steps(const BatchPlan& plan, SimTime at, std::vector<Request*>& finished);
   // The plan's steps are complete: the blocks they computed join the prefix cache.
   void commit_computed(const BatchPlan& plan);
   // Whether a step of the plan, or of a decode run it starts, computes a block of some
@@ -171,6 +170,7 @@ class Replica {
   std::vector<InFlight> in_flight_;
   // Plans of completed batches, cleared when taken, so that planning reuses their vectors.
   std::vector<BatchPlan> spare_plans_;
+  std::vector<Request*> preempted_;  // complete's working space: a run's preempted requests
   BatchPlan spare_plan();
   std::int64_t next_batch_ = 0;
   std::int64_t outstanding_ = 0;

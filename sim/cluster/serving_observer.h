@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -22,27 +23,51 @@ inline void set_kv_memory(IterationRecord& record, const KvUsage& usage) {
                      usage.external_fragmentation, usage.free,     usage.cached};
 }
 
-// The iterations of a decode run after its first, which repeat its batch (but for the
-// requests it preempted, which the later ones do not preempt again): iteration k
-// (k = 1 .. usages.size()) runs from ends[k - 1] to ends[k] with every decoding context k
-// tokens longer than in the first and the KV memory of usages[k - 1], and each of its
-// batch's sequences emits a token at its end.
+// The batch of a decode run from one of its iterations on: the first iteration's, and after
+// each round that preempted (a run through preemption, IDecodeRoundAllocator::
+// decode_stretches) the batch that round left.
+struct RunBatch {
+  std::size_t first_iteration = 0;  // the iteration it starts at (0: the run's first)
+  std::int64_t decodes = 0;         // sequences decoding, one token each
+  std::int64_t context_tokens = 0;  // their contexts' sum in first_iteration
+  std::int32_t preempted = 0;       // requests first_iteration preempted
+};
+
+// The iterations of a decode run after its first: iteration k (k = 1 .. usages.size()) runs
+// from ends[k - 1] to ends[k] with the KV memory of usages[k - 1]. Its batch is the last of
+// `batches` starting at or before it: every context there is one token longer per
+// iteration, each sequence emits a token at its end, and only a batch's first iteration
+// preempts.
 struct DecodeRunIterations {
   const IterationRecord& first;  // the run's first iteration, already reported
   std::span<const SimTime> ends;
   std::span<const KvUsage> usages;
+  std::span<const RunBatch> batches;  // the first iteration's first
 
+  const RunBatch& batch_of(std::size_t k) const {
+    if (batches.size() == 1) return batches.front();
+    return *(
+        std::upper_bound(batches.begin(), batches.end(), k,
+                         [](std::size_t at, const RunBatch& b) { return at < b.first_iteration; }) -
+        1);
+  }
   // Turns a copy of `first` (or of any iteration of the run) into the k-th iteration, as a
   // replica running one iteration at a time reports it.
   void set_iteration(IterationRecord& record, std::size_t k) const {
+    const RunBatch& batch = batch_of(k);
     record.start_s = ends[k - 1].seconds();
     record.duration_s = (ends[k] - ends[k - 1]).seconds();
     set_kv_memory(record, usages[k - 1]);
-    record.preempted = 0;  // a run's first iteration may have preempted; the later ones do not
+    record.batch_size = static_cast<std::int32_t>(batch.decodes);
+    record.decode_tokens = batch.decodes;
+    record.sampled_sequences = batch.decodes;
+    record.preempted = k == batch.first_iteration ? batch.preempted : 0;
     record.decode_context_tokens =
-        first.decode_context_tokens + static_cast<std::int64_t>(k) * first.decode_tokens;
+        batch.context_tokens + static_cast<std::int64_t>(k - batch.first_iteration) * batch.decodes;
   }
   double gap_s(std::size_t k) const { return (ends[k] - ends[k - 1]).seconds(); }
+  // The tokens iteration k emits: one per sequence of its batch.
+  std::int64_t gaps_at(std::size_t k) const { return batch_of(k).decodes; }
 };
 
 // The signals a serving run emits; metrics and closed-loop workloads listen to them.
@@ -78,7 +103,7 @@ inline void IServingObserver::on_decode_run(const DecodeRunIterations& run) {
     on_iteration(record);
   }
   for (std::size_t k = 1; k <= run.usages.size(); ++k)
-    on_token_gaps(run.first.replica, run.gap_s(k), run.first.batch_size);
+    on_token_gaps(run.first.replica, run.gap_s(k), run.gaps_at(k));
 }
 
 }  // namespace servesim

@@ -89,9 +89,9 @@ class MetricsCollector final {
   // one per token.
   void on_token_gaps(std::int32_t replica, double gap_s, std::int64_t count);
   void on_token_gaps(double gap_s, std::int64_t count) { on_token_gaps(0, gap_s, count); }
-  // on_token_gaps(replica, gap_s(k), per_gap) for k = 1 .. gaps, in that order.
-  template <class GapOf>
-  void on_token_gaps(std::int32_t replica, std::size_t gaps, std::int64_t per_gap,
+  // on_token_gaps(replica, gap_s(k), count_of(k)) for k = 1 .. gaps, in that order.
+  template <class CountOf, class GapOf>
+  void on_token_gaps(std::int32_t replica, std::size_t gaps, const CountOf& count_of,
                      const GapOf& gap_s);
   void on_iteration(const IterationRecord& record) {
     check_iteration(record);
@@ -252,14 +252,14 @@ class MetricsCollector final {
   std::int64_t slo_met_ = 0;
 };
 
-template <class GapOf>
-void MetricsCollector::on_token_gaps(std::int32_t replica, std::size_t gaps, std::int64_t per_gap,
-                                     const GapOf& gap_s) {
+template <class CountOf, class GapOf>
+void MetricsCollector::on_token_gaps(std::int32_t replica, std::size_t gaps,
+                                     const CountOf& count_of, const GapOf& gap_s) {
   LogHistogram& itl = replica_sums(replica).itl;
   for (std::size_t k = 1; k <= gaps; ++k) {
     const double gap = gap_s(k);
     check_gap(gap);
-    itl.add(gap, per_gap);
+    itl.add(gap, count_of(k));
   }
 }
 

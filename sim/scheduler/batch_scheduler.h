@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 
+#include "sim/core/error.h"
 #include "sim/memory/kv_cache_allocator.h"
 #include "sim/scheduler/batch_plan.h"
 #include "sim/scheduler/request_queues.h"
@@ -75,6 +76,29 @@ class IBatchScheduler {
   // A decode run stood for `plans` more plans after the last plan() (each the same plan
   // again): a policy that keeps state from plan to plan updates it as those plans would have.
   virtual void on_decode_plans_skipped(std::int64_t plans) { (void)plans; }
+  // Decode runs through preemption (IDecodeRoundAllocator::decode_stretches): a run of the
+  // last plan may go on through a round in which the allocator finds no block and the
+  // newest requests of the batch are preempted, when the policy judges that round's plan
+  // and the ones after it repeat, as last_plan_repeats would after planning it. In that round
+  // `victims` (the newest first, each having computed `rounds` more tokens than now, its KV
+  // dropped) leave the batch, `batch` requests decode, and then the allocator could admit a
+  // request holding no cached block with at most `admissible_tokens` tokens. False (the
+  // default): the run ends before such a round.
+  virtual bool repeats_after_preempting(std::span<Request* const> victims, std::int64_t rounds,
+                                        std::int64_t batch, std::int64_t admissible_tokens) const {
+    (void)victims;
+    (void)rounds;
+    (void)batch;
+    (void)admissible_tokens;
+    return false;
+  }
+  // Such a run completed: `victims` were preempted in it, as the plans of its rounds would
+  // have preempted them (the allocator has released their KV). Called only by a policy that
+  // judged so.
+  virtual void preempted_in_run(std::span<Request* const> victims) {
+    (void)victims;
+    throw InvariantError("a decode run preempted for a scheduler that does not judge that");
+  }
   // Speculative decoding (sim/speculative/): from now on each decoding request proposes up to
   // `num_speculative_tokens` drafts a step. Returns false for a scheduler that cannot.
   virtual bool speculate(std::int64_t /*num_speculative_tokens*/) { return false; }

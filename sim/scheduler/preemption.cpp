@@ -21,19 +21,24 @@ Request* newest_preemptible(const RequestQueues& queues, const BatchPlan& plan) 
   return nullptr;
 }
 
+void requeue_to_recompute(Request* request, RequestQueues& queues) {
+  queues.remove_running(request);
+  preempt_by_recompute(*request);
+  queues.enqueue(request);
+}
+
 void preempt(Request* request, RequestQueues& queues, IKvCacheAllocator& allocator,
              BatchPlan& plan) {
   SwapSpace& swap = queues.swap();
   allocator.release(request->spec.id);
-  queues.remove_running(request);
   plan.preempted.push_back(request);
   // A request in the middle of its prefill has nothing worth copying.
   const std::int64_t kv_tokens = request->computed_tokens;
   if (request->prefilling() || swap.capacity_tokens - swap.used_tokens < kv_tokens) {
-    preempt_by_recompute(*request);
-    queues.enqueue(request);
+    requeue_to_recompute(request, queues);
     return;
   }
+  queues.remove_running(request);
   swap.used_tokens += kv_tokens;
   plan.swap_out_tokens += kv_tokens;
   preempt_by_swap(*request);

@@ -16,6 +16,10 @@ Request* newest_preemptible(const RequestQueues& queues, const BatchPlan& plan);
 void preempt(Request* request, RequestQueues& queues, IKvCacheAllocator& allocator,
              BatchPlan& plan);
 
+// A running request whose KV memory is gone leaves the running queue and waits to
+// recompute its prompt and generated tokens: preemption by recompute, but for the memory.
+void requeue_to_recompute(Request* request, RequestQueues& queues);
+
 // Copies swapped requests back, in queue order, while the allocator can hold their KV; they
 // rejoin the running requests and decode in this iteration. Stops at the first that does
 // not fit, so no swapped request overtakes an earlier one.

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -24,7 +25,43 @@ struct Outcome {
   long long events = 0;  // 1 when bulk decoding processed fewer events
   long long bulk_events = 0;
   long long step_events = 0;
+  long long preempting_iterations = 0;  // iterations.csv's rows with preempted > 0
+  long long alone_iterations = 0;       // and those with prefill_tokens > 0 besides
 };
+
+// The cells of one CSV line.
+std::vector<std::string> cells_of(const std::string& line) {
+  std::vector<std::string> cells;
+  std::istringstream in(line);
+  for (std::string cell; std::getline(in, cell, ',');)
+    cells.push_back(cell);
+  return cells;
+}
+
+// The rows of an iterations.csv that preempt (preempted > 0), and those that preempt or
+// prefill (prefill_tokens > 0).
+std::pair<long long, long long> preempting_rows(const std::string& csv) {
+  std::istringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);
+  const std::vector<std::string> header = cells_of(line);
+  const auto column = [&header](const char* name) {
+    const auto at =
+        static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+    REQUIRE(at < header.size());
+    return at;
+  };
+  const std::size_t preempted = column("preempted");
+  const std::size_t prefill = column("prefill_tokens");
+  std::pair<long long, long long> rows{0, 0};
+  while (std::getline(lines, line)) {
+    const std::vector<std::string> cells = cells_of(line);
+    const bool preempts = std::stoll(cells.at(preempted)) > 0;
+    rows.first += preempts ? 1 : 0;
+    rows.second += preempts || std::stoll(cells.at(prefill)) > 0 ? 1 : 0;
+  }
+  return rows;
+}
 
 const std::vector<std::string> kEveryOutput = {"summary.json", "requests.csv", "iterations.csv"};
 
@@ -61,7 +98,11 @@ Outcome check_both_ways(const std::string& name, std::vector<std::string> args,
   const long long bulk_events = events_of(bulk.out);
   const long long step_events = events_of(step.out);
   CHECK(bulk_events <= step_events);
-  return {bulk_events < step_events ? 1 : 0, bulk_events, step_events};
+  std::pair<long long, long long> rows{0, 0};
+  if (std::find(files.begin(), files.end(), "iterations.csv") != files.end()) {
+    rows = preempting_rows(test::read_file(bulk_dir / "iterations.csv"));
+  }
+  return {bulk_events < step_events ? 1 : 0, bulk_events, step_events, rows.first, rows.second};
 }
 
 std::vector<std::string> workload(const std::string& requests, const std::string& rate) {
@@ -156,6 +197,39 @@ TEST_CASE("bulk decoding gives byte-identical outputs: vllm_v1", "[cluster][bulk
                                           "--max-len", "4096", "--kv-capacity-tokens", "8000"})
                       .events;
   CHECK(fewer_events == 4);  // bulk decoding did happen in each
+}
+
+TEST_CASE("bulk decoding runs through the rounds that preempt: the default engine",
+          "[cluster][bulk]") {
+  // The default engine (vllm_v1, prefix caching, planning ahead) at overload with long
+  // outputs: memory runs out every few rounds and the newest requests are preempted to
+  // recompute later; decode runs go on through those rounds.
+  const std::vector<std::string> thrash = {"--prompt-tokens", "160", "--output-tokens",     "1500",
+                                           "--rate",          "200", "--num-requests",      "300",
+                                           "--seed",          "3",   "--kv-capacity-tokens"};
+  const std::vector<std::vector<std::string>> variants = {
+      {"40000"},
+      {"40000", "--no-enable-prefix-caching"},
+      {"40000", "--max-batched-tokens", "1024"},
+      {"20000", "--max-num-seqs", "24", "--replicas", "2"},
+  };
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    const Outcome o = check_both_ways("thrash_" + std::to_string(i), thrash + variants[i]);
+    INFO("variant " << i << ": " << o.bulk_events << " events, " << o.preempting_iterations
+                    << " iterations preempt, " << o.alone_iterations << " preempt or prefill");
+    CHECK(o.events == 1);
+    CHECK(o.preempting_iterations > 100);
+    // A launch is two events (its start and its end) beside the 300 arrivals. An iteration
+    // that prefills, or preempts, used to be launched alone: the runs went through most of
+    // those that preempt.
+    CHECK((o.bulk_events - 300) / 2 < o.alone_iterations);
+  }
+  // A per-step prefill limit: re-admissions take many chunks; the outputs stay the same.
+  CHECK(check_both_ways(
+            "thrash_threshold",
+            thrash + std::vector<std::string>{"40000", "--set",
+                                              "scheduler.long_prefill_token_threshold=64"})
+            .events == 1);
 }
 
 TEST_CASE("bulk decoding gives byte-identical outputs with outputs cut at max_len",

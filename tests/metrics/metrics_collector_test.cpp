@@ -262,7 +262,8 @@ TEST_CASE("a run of iterations and gaps in one call sums as one call each would,
       one_by_one.on_token_gaps(1, record.duration_s, record.batch_size);
     }
     at_once.on_iterations(records.front(), count, set);
-    at_once.on_token_gaps(1, count, 7, gap);
+    at_once.on_token_gaps(
+        1, count, [](std::size_t) { return std::int64_t{7}; }, gap);
     INFO("iteration records kept: " << keep);
     CHECK(servesim::summary_to_json(at_once.summarize(20)).dump() ==
           servesim::summary_to_json(one_by_one.summarize(20)).dump());
@@ -271,9 +272,10 @@ TEST_CASE("a run of iterations and gaps in one call sums as one call each would,
     CHECK(at_once.itl_histogram().count() == static_cast<std::int64_t>(7 * count));
   }
   MetricsCollector collector;
-  CHECK_THROWS_AS(
-      collector.on_token_gaps(0, 2, 1, [](std::size_t k) { return k == 2 ? -1.0 : 1.0; }),
-      servesim::InvariantError);
+  CHECK_THROWS_AS(collector.on_token_gaps(
+                      0, 2, [](std::size_t) { return std::int64_t{1}; },
+                      [](std::size_t k) { return k == 2 ? -1.0 : 1.0; }),
+                  servesim::InvariantError);
 }
 
 TEST_CASE("steady-state throughputs leave out the warm-up and the drain", "[metrics]") {

@@ -22,6 +22,8 @@ class BlockWatermark {
     if (pool.used() == 0) return needed <= pool.free();
     return pool.free() - needed >= blocks_;
   }
+  // The free blocks an admission leaves to running sequences.
+  std::int64_t blocks() const { return blocks_; }
 
  private:
   std::int64_t blocks_;

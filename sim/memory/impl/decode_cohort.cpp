@@ -140,6 +140,61 @@ void DecodeCohort::drop_behind() {
   grouped_.resize(out);
 }
 
+void DecodeCohort::plan_stretches(std::int64_t max_rounds, std::int64_t free_blocks,
+                                  std::int64_t reserved_blocks,
+                                  const std::function<bool(const DecodeRoundStretch&)>& go_on,
+                                  std::vector<DecodeRoundStretch>& stretches) const {
+  group_joined();
+  group_sizes_.resize(static_cast<std::size_t>(block_size_));
+  for (std::size_t g = 0; g < group_sizes_.size(); ++g)
+    group_sizes_[g] = group_size(g);
+  std::size_t members = tables_.size();
+  std::int64_t free = free_blocks;
+  DecodeRoundStretch stretch{0, members, 0};
+  std::size_t g = needing_;
+  for (std::int64_t round = 0; round < max_rounds; ++round, g = previous_group(g)) {
+    std::int64_t needed = group_sizes_[g];
+    if (needed > free) {
+      // Short of blocks: whatever order the tables ask in, the round goes through once the
+      // newest tables that left freed enough for those before them (each leaves only while
+      // one before it is refused, and none before the first refused one can leave).
+      while (needed > free) {
+        if (members == 1) {
+          stretches.push_back(stretch);  // the round would empty the batch
+          return;
+        }
+        const BlockTable& t = *tables_[--members];
+        // Its blocks before this round: those it holds, and one for each round so far that
+        // found it at a block's end.
+        free += t.held + blocks_in_rounds(t.group, round, needing_);
+        if (t.group == g) --needed;
+        --group_sizes_[t.group];
+      }
+      stretches.push_back(stretch);
+      const DecodeRoundStretch next{1, members, (free - needed - reserved_blocks) * block_size_};
+      if (!go_on(next)) return;
+      stretch = next;
+    } else {
+      ++stretch.rounds;
+    }
+    free -= needed;
+  }
+  stretches.push_back(stretch);
+}
+
+BlockTable& DecodeCohort::leave_last(std::int64_t counted_rounds, std::size_t first_needing) {
+  group_joined();
+  BlockTable& t = *tables_.back();
+  t.held += blocks_in_rounds(t.group, counted_rounds, first_needing);
+  settle(t);
+  tables_.pop_back();
+  sequences_.pop_back();
+  // The last table in plan order is its group's last.
+  grouped_.erase(grouped_.begin() + static_cast<std::ptrdiff_t>(group_start_[t.group + 1] - 1));
+  shrink_group(t.group);
+  return t;
+}
+
 template <class BlocksOf>
 std::int64_t DecodeCohort::rounds_covered(std::size_t first_group, std::int64_t max_rounds,
                                           std::int64_t free_blocks,

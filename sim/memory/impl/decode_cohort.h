@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
 
+#include "sim/memory/decode_round_allocator.h"
 #include "sim/memory/impl/block_pool.h"
 #include "sim/memory/impl/block_table.h"
 
@@ -91,6 +93,20 @@ class DecodeCohort {
   void hand_out(std::int64_t rounds, std::size_t first_needing, BlockPool& pool);
   std::size_t needing_group() const { return needing_; }
 
+  // The stretches of rounds through preemption (IDecodeRoundAllocator::decode_stretches) of
+  // the cohort, none behind, with `free_blocks` free now, of which admissions leave
+  // `reserved_blocks` (the watermark) to running sequences. Counts only: O(block size +
+  // rounds + preempted tables).
+  void plan_stretches(std::int64_t max_rounds, std::int64_t free_blocks,
+                      std::int64_t reserved_blocks,
+                      const std::function<bool(const DecodeRoundStretch&)>& go_on,
+                      std::vector<DecodeRoundStretch>& stretches) const;
+  // Takes the last table out of the cohort, none behind, settled with the blocks the last
+  // `counted_rounds` rounds counted for it (count_round, the first of them starting with
+  // `first_needing` as needing_group()) added to those it holds, and returns it: a
+  // preempted sequence's, in O(block size) plus moving the tables grouped after it.
+  BlockTable& leave_last(std::int64_t counted_rounds, std::size_t first_needing);
+
   // How many rounds, up to `max_rounds`, `free_blocks` cover for the cohort.
   std::int64_t rounds_covered(std::int64_t max_rounds, std::int64_t free_blocks) const;
   // The same for tables that are not the cohort, counted by their tokens modulo the block
@@ -112,6 +128,16 @@ class DecodeCohort {
   }
   std::size_t previous_group(std::size_t g) const {
     return g == 0 ? static_cast<std::size_t>(block_size_) - 1 : g - 1;
+  }
+  // Blocks a table of group g takes in the first `rounds` rounds from the one starting with
+  // `first_needing` as the needing group (a round takes one from each table of its group).
+  std::int64_t blocks_in_rounds(std::size_t g, std::int64_t rounds,
+                                std::size_t first_needing) const {
+    const std::int64_t first_round =
+        (static_cast<std::int64_t>(first_needing) - static_cast<std::int64_t>(g) + block_size_) %
+            block_size_ +
+        1;
+    return rounds >= first_round ? (rounds - first_round) / block_size_ + 1 : 0;
   }
   std::size_t next_group(std::size_t g) const {
     return g + 1 == static_cast<std::size_t>(block_size_) ? 0 : g + 1;
@@ -151,6 +177,7 @@ class DecodeCohort {
   mutable std::vector<BlockTable*> joined_;
   mutable std::vector<BlockTable*> merged_;        // merge_joined's working space
   mutable std::vector<std::size_t> joined_count_;  // merge_joined's counts by group
+  mutable std::vector<std::int64_t> group_sizes_;  // plan_stretches' working space
   std::int64_t round_ = 0;                         // rounds applied since the cohort was made
   std::size_t needing_ = 0;                        // the group that takes blocks in the next round
 

@@ -222,4 +222,53 @@ void PagedAllocator::grow_decode_rounds(std::span<const std::int64_t> sequences,
   check_conservation();
 }
 
+void PagedAllocator::decode_stretches(std::span<const std::int64_t> sequences,
+                                      std::int64_t max_rounds,
+                                      const std::function<bool(const DecodeRoundStretch&)>& go_on,
+                                      std::vector<DecodeRoundStretch>& stretches) const {
+  if (!pool_.anonymous() || !cohort_.is(sequences)) {
+    IDecodeRoundAllocator::decode_stretches(sequences, max_rounds, go_on, stretches);
+    return;
+  }
+  cohort_.plan_stretches(max_rounds, pool_.free(), watermark_.blocks(), go_on, stretches);
+}
+
+void PagedAllocator::grow_decode_stretches(std::span<const std::int64_t> sequences,
+                                           std::span<const DecodeRoundStretch> stretches,
+                                           std::int64_t next_final_tokens,
+                                           std::span<KvUsage> usages) {
+  if (stretches.size() <= 1) {
+    grow_decode_rounds(sequences, next_final_tokens, usages);
+    return;
+  }
+  if (!pool_.anonymous() || !cohort_.is(sequences)) {
+    throw InvariantError(
+        "paged allocator: decode stretches past a preemption need the cohort "
+        "of an anonymous pool");
+  }
+  // As grow_decode_rounds, the blocks counted round by round and handed out at the end; a
+  // preempted table leaves with the blocks counted for it so far.
+  const std::size_t first_needing = cohort_.needing_group();
+  std::int64_t counted = 0;
+  for (const DecodeRoundStretch& stretch : stretches) {
+    for (std::int64_t r = 0; r < stretch.rounds; ++r) {
+      while (cohort_.size() > stretch.sequences) {
+        const BlockTable& t = cohort_.leave_last(counted, first_needing);
+        const std::int64_t sequence = t.sequence;
+        pool_.give_back_anonymous(t.held);
+        token_states_ -= t.tokens;
+        tables_.erase(sequence);
+      }
+      if (cohort_.blocks_next_round() > pool_.free()) {
+        throw InvariantError("kv_within_capacity",
+                             "paged allocator: no free block for a decode round");
+      }
+      token_states_ += cohort_.count_round(pool_);
+      usages[static_cast<std::size_t>(counted++)] = usage(next_final_tokens);
+    }
+  }
+  cohort_.hand_out(counted, first_needing, pool_);
+  check_conservation();
+}
+
 }  // namespace servesim

@@ -78,6 +78,15 @@ class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAlloca
                                        std::int64_t max_rounds) const override;
   void grow_decode_rounds(std::span<const std::int64_t> sequences, std::int64_t next_final_tokens,
                           std::span<KvUsage> usages) override;
+  // Through preemption while the pool is anonymous (no block named yet: a preempted table
+  // frees a count) and the sequences are the cohort; otherwise one stretch. usage() reads no
+  // next_final_tokens.
+  void decode_stretches(std::span<const std::int64_t> sequences, std::int64_t max_rounds,
+                        const std::function<bool(const DecodeRoundStretch&)>& go_on,
+                        std::vector<DecodeRoundStretch>& stretches) const override;
+  void grow_decode_stretches(std::span<const std::int64_t> sequences,
+                             std::span<const DecodeRoundStretch> stretches,
+                             std::int64_t next_final_tokens, std::span<KvUsage> usages) override;
 
   std::int64_t block_size() const { return block_size_; }
   std::int64_t total_blocks() const { return pool_.total(); }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/core/error.h"
+#include "sim/scheduler/preemption.h"
 #include "sim/scheduler/reject_reasons.h"
 #include "sim/scheduler/running_requests.h"
 #include "sim/scheduler/verification_planning.h"
@@ -100,6 +101,35 @@ VllmV1Scheduler::Admission VllmV1Scheduler::head_admission(const IKvCacheAllocat
   const std::int64_t chunk = next_tokens(*request, budget, cached);
   if (!allocator.can_admit_prefix(key, cached + chunk, request->final_tokens())) return {};
   return {cached + chunk, chunk};
+}
+
+bool VllmV1Scheduler::repeats_after_preempting(std::span<Request* const> victims,
+                                               std::int64_t rounds, std::int64_t batch,
+                                               std::int64_t admissible_tokens) const {
+  if (options_.num_speculative_tokens > 0 || victims.empty()) return false;
+  const std::int64_t budget = options_.max_num_batched_tokens - batch;
+  if (budget <= 0 || batch >= options_.max_num_seqs) return true;
+  const Request* head = victims.front();
+  for (const Request* victim : victims) {
+    if (order_.before(*victim, *head)) head = victim;
+  }
+  // A victim recomputes every token it has then, `rounds` more than now.
+  std::int64_t uncomputed = head->tokens() + rounds;
+  if (!queues_.waiting().empty() && order_.before(*queues_.waiting().front(), *head)) {
+    head = queues_.waiting().front();
+    uncomputed = head->uncomputed_tokens();
+  }
+  if (head->has_content || head->remote_kv_tokens > 0) return false;
+  std::int64_t chunk = std::min(uncomputed, budget);
+  if (options_.long_prefill_token_threshold > 0) {
+    chunk = std::min(chunk, options_.long_prefill_token_threshold);
+  }
+  return chunk > admissible_tokens;
+}
+
+void VllmV1Scheduler::preempted_in_run(std::span<Request* const> victims) {
+  for (Request* victim : victims)
+    requeue_to_recompute(victim, queues_);
 }
 
 void VllmV1Scheduler::admit_waiting(IKvCacheAllocator& allocator, BatchPlan& plan,

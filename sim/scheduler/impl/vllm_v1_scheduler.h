@@ -64,6 +64,14 @@ class VllmV1Scheduler final : public QueueingScheduler {
   bool queues_behind_waiting(const Request& request) const override {
     return !queues_.waiting().empty() && order_.before(*queues_.waiting().front(), request);
   }
+  // A preempting round's plan admits nobody; it repeats when the next plan's admission of
+  // the waiting head, the first in queue order of the waiting requests and the victims,
+  // fails for its seat, budget or memory (as last_plan_repeats judges a preempting plan).
+  // A head with content or a remote prefix is not judged (its look-up may change).
+  bool repeats_after_preempting(std::span<Request* const> victims, std::int64_t rounds,
+                                std::int64_t batch, std::int64_t admissible_tokens) const override;
+  // They go back to waiting, to recompute, as preempt() sends them.
+  void preempted_in_run(std::span<Request* const> victims) override;
   // A decoding request then schedules 1 + its drafts (plan_speculative_decode), as vLLM's
   // scheduler schedules a request's spec tokens within the same token budget.
   bool speculate(std::int64_t num_speculative_tokens) override {
