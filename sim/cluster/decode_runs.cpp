@@ -14,12 +14,13 @@ std::int64_t DecodeRuns::steps_for(const BatchPlan& plan, std::size_t running_re
     return 1;
   }
   // The run stops at the first iteration that finishes a request (that one included: the
-  // batch changes only after it) and before any the allocator could not grow, or that
-  // preempts when the scheduler does not judge it.
+  // batch changes only after it) and before any the allocator could not grow, unless the
+  // scheduler judges preempting plans: then it goes on through rounds that preempt while
+  // the scheduler says the plans after them repeat, and ends with one that does not.
   const std::int64_t steps = std::min(run_limit_, plan.fewest_tokens_left);
   if (steps < 2) return 1;
   stretches_.clear();
-  if (judge == nullptr) {
+  if (judge == nullptr || !after_preemption_) {
     stretches_.push_back({allocator_.decode_rounds_available(plan.decode_sequences, steps - 1),
                           plan.decode_sequences.size(), 0});
   } else {

@@ -32,11 +32,12 @@ namespace servesim {
 // the allocator before the change (settle). Every metric equals the one-at-a-time result: each
 // iteration is reported with its own start, duration and KV usage.
 //
-// A run may go on through rounds in which the allocator finds no block, when the scheduler
-// judges each such round's plan and the ones after it to repeat
-// (IBatchScheduler::repeats_after_preempting) and the allocator can plan them
-// (IDecodeRoundAllocator::decode_stretches): in such a round the newest requests of the
-// batch are preempted, as the round's plan would preempt them, and the rest go on. Each
+// Where the scheduler judges preempting plans and the allocator can plan them
+// (IDecodeRoundAllocator::decode_stretches), a run goes on through rounds in which the
+// allocator finds no block: the newest requests of the batch are preempted, as the round's
+// plan would preempt them, and the rest go on while the scheduler judges the plans after
+// the round to repeat (IBatchScheduler::repeats_after_preempting); else the run ends with
+// that round. Each
 // stretch of the run between such rounds is priced as its own batch, and the preemptions
 // are applied when the run completes (stretches(), batches()): O(preempted requests) per
 // such round rather than a launch over the whole batch.
@@ -65,8 +66,8 @@ class DecodeRuns {
 
   // How many iterations a run of `plan` would last, its own included (1: it cannot start
   // one), and its stretches. `running_requests` is the scheduler's running queue's length;
-  // `judge`, when not null, is the scheduler that judges rounds that preempt (else the run
-  // stops before the first).
+  // `judge`, when not null, is the scheduler, which may judge rounds that preempt (else
+  // the run stops before the first).
   std::int64_t steps_for(const BatchPlan& plan, std::size_t running_requests,
                          const IBatchScheduler* judge);
   // Prices the run steps_for planned last (at least 2 iterations) of `plan`; the first

@@ -64,9 +64,9 @@ class IDecodeRoundAllocator {
   // one that finds no block preempts the batch's last sequence still waiting to grow (its
   // newest), its blocks freed, until it grows or is itself the one preempted. Appends the
   // stretches (DecodeRoundStretch) of up to `max_rounds` rounds in all to `stretches`: the
-  // first holds the rounds before any such round, and each later one is kept only when
-  // `go_on` accepts it, as its first round leaves the allocator (`stretches` then holds the
-  // ones before it); no round empties the batch. O(sequences + rounds + preempted sequences). An
+  // first holds the rounds before any such round, each later one starts with one, and the
+  // rounds go on past it only when `go_on` accepts the stretch as its first round leaves the
+  // allocator (`stretches` then holds the ones before it); no round empties the batch. O(sequences + rounds + preempted sequences). An
   // allocator that cannot plan past a round short of blocks (the default) gives
   // decode_rounds_available's rounds as the only stretch; one that can must not read usage()'s
   // next_final_tokens, which the preempted requests change.

@@ -76,14 +76,15 @@ class IBatchScheduler {
   // A decode run stood for `plans` more plans after the last plan() (each the same plan
   // again): a policy that keeps state from plan to plan updates it as those plans would have.
   virtual void on_decode_plans_skipped(std::int64_t plans) { (void)plans; }
-  // Decode runs through preemption (IDecodeRoundAllocator::decode_stretches): a run of the
-  // last plan may go on through a round in which the allocator finds no block and the
-  // newest requests of the batch are preempted, when the policy judges that round's plan
-  // and the ones after it repeat, as last_plan_repeats would after planning it. In that round
+  // Decode runs through preemption (IDecodeRoundAllocator::decode_stretches), for a policy
+  // that judges preempting plans (judges_preempting_plans): a run of the last plan may end
+  // with a round in which the allocator finds no block and the newest requests of the batch
+  // are preempted, and goes on past it when the policy judges that the plans after it
+  // repeat, as last_plan_repeats would after planning it. In that round
   // `victims` (the newest first, each having computed `rounds` more tokens than now, its KV
   // dropped) leave the batch, `batch` requests decode, and then the allocator could admit a
   // request holding no cached block with at most `admissible_tokens` tokens. False (the
-  // default): the run ends before such a round.
+  // default): the run ends with that round.
   virtual bool repeats_after_preempting(std::span<Request* const> victims, std::int64_t rounds,
                                         std::int64_t batch, std::int64_t admissible_tokens) const {
     (void)victims;

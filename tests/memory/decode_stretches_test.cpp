@@ -132,28 +132,33 @@ TEST_CASE("decode stretches through preemption leave the paged allocator as sing
   }
 }
 
-TEST_CASE("decode stretches stop where go_on declines, before that round", "[memory]") {
+TEST_CASE("decode stretches end with the round go_on declines", "[memory]") {
   Pair pair(16, false, 3);
   std::vector<DecodeRoundStretch> all;
   pair.fast.decode_stretches(
       pair.sequences, 600, [](const DecodeRoundStretch&) { return true; }, all);
-  REQUIRE(all.size() >= 3);
-  std::vector<DecodeRoundStretch> two;
+  REQUIRE(all.size() >= 4);
+  std::vector<DecodeRoundStretch> three;
   int asked = 0;
   pair.fast.decode_stretches(
-      pair.sequences, 600, [&asked](const DecodeRoundStretch&) { return ++asked < 2; }, two);
-  REQUIRE(two.size() == 2);
+      pair.sequences, 600, [&asked](const DecodeRoundStretch&) { return ++asked < 2; }, three);
+  REQUIRE(three.size() == 3);
   CHECK(asked == 2);
-  CHECK(two[0].rounds == all[0].rounds);
-  CHECK(two[1].sequences == all[1].sequences);
-  CHECK(two[1].rounds == all[1].rounds);  // it ends where the next round is short of blocks
-  // The default (no preemption) is the first stretch alone: decode_rounds_available.
-  std::vector<DecodeRoundStretch> none;
+  CHECK(three[0].rounds == all[0].rounds);
+  CHECK(three[1].sequences == all[1].sequences);
+  CHECK(three[1].rounds == all[1].rounds);  // it ends where the next round is short of blocks
+  CHECK(three[2].sequences == all[2].sequences);
+  CHECK(three[2].rounds == 1);  // the declined round preempts, and nothing after it
+  // Declining the first: the rounds decode_rounds_available grants, then the one round
+  // short of blocks.
+  std::vector<DecodeRoundStretch> first;
   pair.fast.decode_stretches(
-      pair.sequences, 600, [](const DecodeRoundStretch&) { return false; }, none);
-  REQUIRE(none.size() == 1);
-  CHECK(none[0].rounds == pair.fast.decode_rounds_available(pair.sequences, 600));
-  CHECK(none[0].rounds < 600);
+      pair.sequences, 600, [](const DecodeRoundStretch&) { return false; }, first);
+  REQUIRE(first.size() == 2);
+  CHECK(first[0].rounds == pair.fast.decode_rounds_available(pair.sequences, 600));
+  CHECK(first[0].rounds < 600);
+  CHECK(first[1].rounds == 1);
+  CHECK(first[1].sequences == all[1].sequences);
 }
 
 TEST_CASE("decode stretches never plan past a named block", "[memory]") {

@@ -171,9 +171,8 @@ void DecodeCohort::plan_stretches(std::int64_t max_rounds, std::int64_t free_blo
         --group_sizes_[t.group];
       }
       stretches.push_back(stretch);
-      const DecodeRoundStretch next{1, members, (free - needed - reserved_blocks) * block_size_};
-      if (!go_on(next)) return;
-      stretch = next;
+      stretch = {1, members, (free - needed - reserved_blocks) * block_size_};
+      if (!go_on(stretch)) break;  // the rounds end with this one
     } else {
       ++stretch.rounds;
     }
