@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <memory>
+#include <optional>
+#include <random>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +11,7 @@
 #include "sim/app/policies.h"
 #include "sim/app/simulation.h"
 #include "sim/config/run_config.h"
+#include "sim/memory/decode_round_allocator.h"
 #include "sim/scheduler/impl/vllm_v1_scheduler.h"
 #include "tests/support/scheduler_bench.h"
 #include "tests/support/test_support.h"
@@ -233,6 +237,61 @@ TEST_CASE("vllm_v1 preempts a request that is itself the newest", "[scheduler]")
     b.step();
   for (const auto& r : b.requests)
     CHECK(r->finished());
+}
+
+TEST_CASE("vllm_v1 judges a round that preempts as its plan then turns out", "[scheduler]") {
+  // Before each step whose decodes will run out of blocks, the allocator's cohort says whom
+  // the round preempts and what it leaves free, and repeats_after_preempting says whether the
+  // plans after it repeat; the step itself must preempt those and leave last_plan_repeats so.
+  int judged = 0;
+  int repeats = 0;
+  // A small budget (re-admissions in small chunks), a large one, and a watermark.
+  for (const auto& [budget, watermark] :
+       {std::pair{std::int64_t{96}, 0.0}, std::pair{std::int64_t{2048}, 0.0},
+        std::pair{std::int64_t{2048}, 0.05}}) {
+    Bench b(std::make_unique<PagedAllocator>(1600, 16, watermark), options(24, budget));
+    std::mt19937_64 random(static_cast<std::uint64_t>(budget));
+    const int judged_before = judged;
+    for (int step = 0; step < 4000 && judged - judged_before < 200; ++step) {
+      if (step % 5 == 0) {
+        b.arrive(static_cast<std::int64_t>(random() % 120) + 1,
+                 static_cast<std::int64_t>(random() % 400) + 1);
+      }
+      const std::vector<Request*>& running = b.queues().running();
+      std::vector<std::int64_t> sequences;
+      for (const Request* r : running)
+        sequences.push_back(r->spec.id);
+      const bool all_decode =
+          !running.empty() && std::none_of(running.begin(), running.end(),
+                                           [](const Request* r) { return r->prefilling(); });
+      std::vector<DecodeRoundStretch> stretches;
+      std::optional<bool> verdict;
+      std::vector<Request*> victims;
+      if (all_decode) {
+        b.allocator->decode_rounds()->decode_stretches(
+            sequences, 1,
+            [&](const DecodeRoundStretch& next) {
+              for (std::size_t i = running.size(); i-- > next.sequences;)
+                victims.push_back(running[i]);
+              verdict = b.scheduler.repeats_after_preempting(
+                  victims, 0, static_cast<std::int64_t>(next.sequences), next.admissible_tokens);
+              return *verdict;
+            },
+            stretches);
+      }
+      const BatchPlan plan = b.step();
+      if (!verdict) continue;
+      ++judged;
+      repeats += *verdict ? 1 : 0;
+      CHECK(plan.preempted == victims);
+      CHECK(plan.work.size() == stretches.back().sequences);
+      CHECK(b.scheduler.last_plan_repeats() == *verdict);
+    }
+    CHECK(judged - judged_before >= 50);
+  }
+  INFO(repeats << " of " << judged << " repeat");
+  CHECK(repeats > 0);
+  CHECK(repeats < judged);
 }
 
 TEST_CASE("vllm_v1 plans the same with and without batch_decodes", "[scheduler]") {
