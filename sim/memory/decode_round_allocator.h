@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "sim/core/error.h"
-
 #include "sim/memory/kv_cache_allocator.h"
 
 namespace servesim {
@@ -65,11 +64,12 @@ class IDecodeRoundAllocator {
   // newest), its blocks freed, until it grows or is itself the one preempted. Appends the
   // stretches (DecodeRoundStretch) of up to `max_rounds` rounds in all to `stretches`: the
   // first holds the rounds before any such round, each later one starts with one, and the
-  // rounds go on past it only when `go_on` accepts the stretch as its first round leaves the
-  // allocator (`stretches` then holds the ones before it); no round empties the batch. O(sequences + rounds + preempted sequences). An
-  // allocator that cannot plan past a round short of blocks (the default) gives
-  // decode_rounds_available's rounds as the only stretch; one that can must not read usage()'s
-  // next_final_tokens, which the preempted requests change.
+  // rounds go on past it only when `go_on` accepts the stretch as its first round leaves
+  // the allocator (`stretches` then holds the ones before it); no round empties the batch.
+  // O(sequences + rounds + preempted sequences). An allocator that cannot plan past a round
+  // short of blocks (the default) gives decode_rounds_available's rounds as the only
+  // stretch; one that can must not read usage()'s next_final_tokens, which the preempted
+  // requests change.
   virtual void decode_stretches(std::span<const std::int64_t> sequences, std::int64_t max_rounds,
                                 const std::function<bool(const DecodeRoundStretch&)>& go_on,
                                 std::vector<DecodeRoundStretch>& stretches) const {

@@ -51,9 +51,7 @@ void VllmV1Scheduler::plan(IKvCacheAllocator& allocator, BatchPlan& plan) {
       plan.preempted.empty() || (running_fit && head_admission(allocator, budget).tokens == 0);
 }
 
-std::int64_t VllmV1Scheduler::next_tokens(const Request& request, std::int64_t budget,
-                                          std::int64_t cached) const {
-  std::int64_t tokens = request.uncomputed_tokens() - cached;
+std::int64_t VllmV1Scheduler::chunk_of(std::int64_t tokens, std::int64_t budget) const {
   if (options_.long_prefill_token_threshold > 0) {
     tokens = std::min(tokens, options_.long_prefill_token_threshold);
   }
@@ -120,11 +118,7 @@ bool VllmV1Scheduler::repeats_after_preempting(std::span<Request* const> victims
     uncomputed = head->uncomputed_tokens();
   }
   if (head->has_content || head->remote_kv_tokens > 0) return false;
-  std::int64_t chunk = std::min(uncomputed, budget);
-  if (options_.long_prefill_token_threshold > 0) {
-    chunk = std::min(chunk, options_.long_prefill_token_threshold);
-  }
-  return chunk > admissible_tokens;
+  return chunk_of(uncomputed, budget) > admissible_tokens;
 }
 
 void VllmV1Scheduler::preempted_in_run(std::span<Request* const> victims) {

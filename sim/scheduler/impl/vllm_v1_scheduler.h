@@ -83,7 +83,11 @@ class VllmV1Scheduler final : public QueueingScheduler {
   // The tokens a request computes next: its uncomputed ones (less `cached`, those a waiting
   // request finds in the prefix cache), cut to the threshold and the budget left.
   std::int64_t next_tokens(const Request& request, std::int64_t budget,
-                           std::int64_t cached = 0) const;
+                           std::int64_t cached = 0) const {
+    return chunk_of(request.uncomputed_tokens() - cached, budget);
+  }
+  // `tokens` to compute, cut to the threshold and `budget`.
+  std::int64_t chunk_of(std::int64_t tokens, std::int64_t budget) const;
   // Returns false when a running request could not get memory without preempting itself
   // or, with batches in flight, at all.
   bool schedule_running(IKvCacheAllocator& allocator, BatchPlan& plan, std::int64_t& budget);
