@@ -24,14 +24,16 @@ std::int64_t DecodeRuns::steps_for(const BatchPlan& plan, std::size_t running_re
     stretches_.push_back({allocator_.decode_rounds_available(plan.decode_sequences, steps - 1),
                           plan.decode_sequences.size(), 0});
   } else {
+    // The new stretch's first round comes after the first iteration and the rounds of the
+    // stretches before it (summed as they come); its victims are the plan's decodes it no
+    // longer keeps.
+    std::int64_t round = 1;
+    std::size_t summed = 0;
     allocator_.decode_stretches(
         plan.decode_sequences, steps - 1,
         [&](const DecodeRoundStretch& next) {
-          // The new stretch's first round comes after the first iteration and the rounds of
-          // the stretches before it; its victims are the plan's decodes it no longer keeps.
-          std::int64_t round = 1;
-          for (const DecodeRoundStretch& before : stretches_)
-            round += before.rounds;
+          for (; summed < stretches_.size(); ++summed)
+            round += stretches_[summed].rounds;
           victims_.clear();
           for (std::size_t i = stretches_.back().sequences; i-- > next.sequences;)
             victims_.push_back(plan.work[i].request);
