@@ -9,20 +9,25 @@ namespace servesim {
 
 std::int64_t DecodeRuns::steps_for(const BatchPlan& plan, std::size_t running_requests,
                                    const IBatchScheduler* judge) {
-  if (plan.shape.prefill_sequences > 0 || (!after_preemption_ && !plan.preempted.empty()) ||
-      plan.swap_in_tokens > 0 || plan.swap_out_tokens > 0 || plan.work.size() != running_requests) {
+  if ((!after_preemption_ && !plan.preempted.empty()) || plan.swap_in_tokens > 0 ||
+      plan.swap_out_tokens > 0 || plan.host_load_tokens > 0 ||
+      plan.work.size() != running_requests) {
     return 1;
   }
   // The run stops at the first iteration that finishes a request (that one included: the
   // batch changes only after it) and before any the allocator could not grow, unless the
   // scheduler judges preempting plans: then it goes on through rounds that preempt while
   // the scheduler says the plans after them repeat, and ends with one that does not.
-  const std::int64_t steps = std::min(run_limit_, plan.fewest_tokens_left);
+  std::int64_t fewest_tokens_left = plan.fewest_tokens_left;
+  folds_prompts_ = plan.shape.prefill_sequences > 0;
+  if (folds_prompts_ && !fold_prompts(plan, fewest_tokens_left)) return 1;
+  const std::int64_t steps = std::min(run_limit_, fewest_tokens_left);
   if (steps < 2) return 1;
+  const std::span<const std::int64_t> sequences = sequences_of(plan);
   stretches_.clear();
   if (judge == nullptr || !after_preemption_) {
-    stretches_.push_back({allocator_.decode_rounds_available(plan.decode_sequences, steps - 1),
-                          plan.decode_sequences.size(), 0});
+    stretches_.push_back(
+        {allocator_.decode_rounds_available(sequences, steps - 1), sequences.size(), 0});
   } else {
     // The new stretch's first round comes after the first iteration and the rounds of the
     // stretches before it (summed as they come); its victims are the plan's decodes it no
@@ -30,7 +35,7 @@ std::int64_t DecodeRuns::steps_for(const BatchPlan& plan, std::size_t running_re
     std::int64_t round = 1;
     std::size_t summed = 0;
     allocator_.decode_stretches(
-        plan.decode_sequences, steps - 1,
+        sequences, steps - 1,
         [&](const DecodeRoundStretch& next) {
           for (; summed < stretches_.size(); ++summed)
             round += stretches_[summed].rounds;
@@ -48,6 +53,28 @@ std::int64_t DecodeRuns::steps_for(const BatchPlan& plan, std::size_t running_re
   return 1 + rounds;
 }
 
+bool DecodeRuns::fold_prompts(const BatchPlan& plan, std::int64_t& fewest_tokens_left) {
+  // The prompts come after every decode, and each chunk ends its prompt: the request samples
+  // a token, and decodes in the rounds after, last in the batch as the scheduler's next plans
+  // (IBatchScheduler::last_plan_then_decodes) order it.
+  const std::size_t decodes = plan.decode_sequences.size();
+  sequences_.assign(plan.decode_sequences.begin(), plan.decode_sequences.end());
+  contexts_ = plan.shape.decode_context_tokens;
+  for (std::size_t i = decodes; i < plan.work.size(); ++i) {
+    const ScheduledWork& w = plan.work[i];
+    const Request& r = *w.request;
+    if (!w.prefill || r.computed_tokens + w.tokens != r.tokens()) return false;
+    sequences_.push_back(r.spec.id);
+    contexts_ += r.computed_tokens + w.tokens;
+    fewest_tokens_left = std::min(fewest_tokens_left, r.output_tokens_left());
+  }
+  return static_cast<std::int64_t>(plan.work.size() - decodes) == plan.shape.prefill_sequences;
+}
+
+std::span<const std::int64_t> DecodeRuns::sequences_of(const BatchPlan& plan) const {
+  return folds_prompts_ ? std::span<const std::int64_t>(sequences_) : plan.decode_sequences;
+}
+
 double DecodeRuns::price(const BatchPlan& plan) {
   std::int64_t steps = 1;
   for (const DecodeRoundStretch& stretch : stretches_)
@@ -55,21 +82,30 @@ double DecodeRuns::price(const BatchPlan& plan) {
   durations_s_.resize(static_cast<std::size_t>(steps));
   // Each stretch is priced as its own batch: the first iteration's and the rounds after it,
   // then each later stretch's from its first round, its contexts then those of the decodes
-  // it keeps, each grown by one token per iteration since the first.
+  // it keeps, each grown by one token per iteration since the first. A run whose first
+  // iteration ends prompts decodes them in its later ones: its batch there is priced, and
+  // reported, from iteration 0 as if they had decoded then too, with their contexts
+  // before the token they sample (the first iteration is priced as planned).
+  BatchShape first = plan.shape;
+  if (folds_prompts_) {
+    first = BatchShape{};
+    first.spans = plan.shape.spans;
+    first.add_decodes(static_cast<std::int64_t>(sequences_.size()), contexts_);
+  }
   batches_.clear();
-  batches_.push_back({0, plan.shape.decode_sequences, plan.shape.decode_context_tokens,
+  batches_.push_back({0, first.decode_sequences, first.decode_context_tokens,
                       static_cast<std::int32_t>(plan.preempted.size())});
   time_model_.estimate_decode_run(
-      plan.shape,
-      std::span(durations_s_).first(static_cast<std::size_t>(1 + stretches_[0].rounds)));
-  std::int64_t kept_contexts = plan.shape.decode_context_tokens;  // at iteration 0
+      first, std::span(durations_s_).first(static_cast<std::size_t>(1 + stretches_[0].rounds)));
+  if (folds_prompts_) durations_s_.front() = time_model_.estimate(plan.shape).total_time_s;
+  std::int64_t kept_contexts = first.decode_context_tokens;  // at iteration 0
   std::size_t iteration = static_cast<std::size_t>(1 + stretches_[0].rounds);
   for (std::size_t s = 1; s < stretches_.size(); ++s) {
     const DecodeRoundStretch& stretch = stretches_[s];
     for (std::size_t i = stretch.sequences; i < stretches_[s - 1].sequences; ++i)
-      kept_contexts -= plan.work[i].request->computed_tokens + 1;
+      kept_contexts -= plan.work[i].request->computed_tokens + plan.work[i].tokens;
     const auto decodes = static_cast<std::int64_t>(stretch.sequences);
-    BatchShape shape = plan.shape;
+    BatchShape shape = first;
     shape.decode_sequences = decodes;
     shape.sampled_sequences = decodes;
     shape.decode_context_tokens = kept_contexts + static_cast<std::int64_t>(iteration) * decodes;
@@ -126,17 +162,17 @@ std::optional<SimTime> DecodeRuns::cut(SimTime now, RunCut cut) {
   }
   stretches_.resize(kept);
   batches_.resize(kept);
-  // Halved, but not below kRoundsPerSequence per sequence of the batch: the rounds priced
-  // in vain then cost about what ending the run early saves.
+  // Halved, but not below kRoundsPerSequence per sequence of the batch and kRoundsPerLaunch:
+  // the rounds priced in vain then cost about what ending the run early saves.
   run_limit_ = std::max<std::int64_t>(
-      {4, run_limit_ / 2, kRoundsPerSequence * std::int64_t{first_.batch_size}});
+      {4, run_limit_ / 2, kRoundsPerSequence * std::int64_t{first_.batch_size} + kRoundsPerLaunch});
   return ends_.back();
 }
 
 void DecodeRuns::settle(const BatchPlan& plan) {
   if (settled_) return;
   usages_.resize(ends_.size() - 1);
-  allocator_.grow_decode_stretches(plan.decode_sequences, stretches_, next_final_tokens_, usages_);
+  allocator_.grow_decode_stretches(sequences_of(plan), stretches_, next_final_tokens_, usages_);
   settled_ = true;
 }
 

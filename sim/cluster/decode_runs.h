@@ -19,9 +19,11 @@ namespace servesim {
 // every iteration on its own; engine.bulk_decode picks it, and tests hold the two equal).
 //
 // When a plan decodes every running request and does nothing else (or preempts others to make
-// room, where the scheduler judges such plans: IBatchScheduler::judges_preempting_plans), and
-// the scheduler promises that such plans repeat (IBatchScheduler::decode_plans_repeat), the
-// iterations that follow are known until a request finishes or the allocator would refuse a token.
+// room, where the scheduler judges such plans: IBatchScheduler::judges_preempting_plans; or
+// ends the prompts of its last requests, where the scheduler says decode plans follow:
+// IBatchScheduler::last_plan_then_decodes), and the scheduler promises that such plans repeat
+// (IBatchScheduler::decode_plans_repeat), the iterations that follow are known until a request
+// finishes or the allocator would refuse a token.
 // The replica then launches them as one decode run: each iteration priced on its own (O(1) apiece,
 // IExecutionTimeModel::estimate_decode_run), one completion event at the end of the last, and the
 // allocator advanced in bulk (IDecodeRoundAllocator). A request arriving for the replica cuts the
@@ -67,7 +69,10 @@ class DecodeRuns {
   // How many iterations a run of `plan` would last, its own included (1: it cannot start
   // one), and its stretches. `running_requests` is the scheduler's running queue's length;
   // `judge`, when not null, is the scheduler, which may judge rounds that preempt (else
-  // the run stops before the first).
+  // the run stops before the first). The scheduler has said that the plans after `plan`
+  // repeat: IBatchScheduler::last_plan_repeats, or for a plan with prompt chunks
+  // last_plan_then_decodes (such a run starts only when the chunks end their prompts, after
+  // every decode).
   std::int64_t steps_for(const BatchPlan& plan, std::size_t running_requests,
                          const IBatchScheduler* judge);
   // Prices the run steps_for planned last (at least 2 iterations) of `plan`; the first
@@ -131,16 +136,31 @@ class DecodeRuns {
   std::vector<Request*> victims_;              // steps_for's working space
   bool settled_ = false;                       // the later iterations grew the allocator (settle)
   IterationRecord first_;                      // the first iteration's record
+  // The run's first iteration ends prompts (fold_prompts): its later ones decode sequences_,
+  // whose contexts summed contexts_ at iteration 0 (less the tokens the prompts sample).
+  bool folds_prompts_ = false;
+  std::vector<std::int64_t> sequences_;
+  std::int64_t contexts_ = 0;
   // The waiting queue's head as every iteration of the run saw it at launch (a request
   // arriving later cuts the run, but may be queued before the run completes).
   std::int64_t next_final_tokens_ = 0;
   // Runs are priced up front; the longest grows while runs end uncut and shrinks when cut,
-  // so pricing wasted on iterations that a cut drops stays a fraction of the work. Pricing
-  // a round costs about an eighth of what a run costs per sequence of its batch (planning,
-  // emitting tokens, handing out blocks; measured in scenario 2 of bench/), so the limit
-  // stays at 8 rounds per sequence or more.
-  static constexpr std::int64_t kRoundsPerSequence = 8;
+  // so pricing wasted on iterations that a cut drops stays a fraction of the work. The
+  // limit stays at 2 rounds per sequence of the batch plus 128 or more: a run that ends at
+  // its limit costs a launch (planning, emitting tokens, handing out blocks), one cut short
+  // the rounds priced in vain, and a round that preempts costs a batch priced anew. Measured
+  // on bench/'s scenarios 1, 2 and 5 (eighteenth round): 8 rounds per sequence wasted 3 of
+  // every 4 rounds priced in scenario 5, and 1 or none made scenario 2 launch up to 50%
+  // more runs.
+  static constexpr std::int64_t kRoundsPerSequence = 2;
+  static constexpr std::int64_t kRoundsPerLaunch = 128;
   std::int64_t run_limit_ = 16;
+
+  // Whether `plan`'s prompt chunks, after all its decodes, each end a prompt: then sets the
+  // run's sequences and contexts, and lowers `fewest_tokens_left` to the prompts' requests'.
+  bool fold_prompts(const BatchPlan& plan, std::int64_t& fewest_tokens_left);
+  // The sequences the run's later iterations decode, in plan order.
+  std::span<const std::int64_t> sequences_of(const BatchPlan& plan) const;
 };
 
 template <class CheckUsage>

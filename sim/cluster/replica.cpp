@@ -165,9 +165,11 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   // waits for memory, the prefix cache is read from outside, or the plan has content.
   const bool frees_awaited_room = room_awaited_ && !plan.preempted.empty();
   const bool through_preemption = !room_awaited_ && !cache_read_from_outside_ && !plan.has_content;
+  // A plan with prompt chunks starts a run when the scheduler says decode plans follow it.
+  const bool repeats = plan.shape.prefill_sequences > 0 ? scheduler_->last_plan_then_decodes()
+                                                        : scheduler_->last_plan_repeats();
   const std::int64_t run_steps =
-      runs_ && !hits_may_grow && !frees_awaited_room && scheduler_->last_plan_repeats() &&
-              staged_queue_behind_waiting()
+      runs_ && !hits_may_grow && !frees_awaited_room && repeats && staged_queue_behind_waiting()
           ? runs_->steps_for(plan, queues_.running().size(),
                              through_preemption ? scheduler_.get() : nullptr)
           : 1;

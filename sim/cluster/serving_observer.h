@@ -37,7 +37,8 @@ struct RunBatch {
 // from ends[k - 1] to ends[k] with the KV memory of usages[k - 1]. Its batch is the last of
 // `batches` starting at or before it: every context there is one token longer per
 // iteration, each sequence emits a token at its end, and only a batch's first iteration
-// preempts.
+// preempts. (Where the first iteration ended prompts, the first batch holds them as if
+// they had decoded in it, with the contexts they have then.)
 struct DecodeRunIterations {
   const IterationRecord& first;  // the run's first iteration, already reported
   std::span<const SimTime> ends;
@@ -64,6 +65,13 @@ struct DecodeRunIterations {
     record.preempted = k == batch.first_iteration ? batch.preempted : 0;
     record.decode_context_tokens =
         batch.context_tokens + static_cast<std::int64_t>(k - batch.first_iteration) * batch.decodes;
+    // The first iteration may have ended prompts too; the later ones only decode.
+    record.prefill_tokens = 0;
+    record.cached_tokens = 0;
+    record.prefill_sequences = 0;
+    record.prefill_context_tokens = 0;
+    record.prefill_attention_pairs = 0;
+    record.prefill_masked_pairs = 0;
   }
   double gap_s(std::size_t k) const { return (ends[k] - ends[k - 1]).seconds(); }
   // The tokens iteration k emits: one per sequence of its batch.

@@ -69,10 +69,12 @@ class IDecodeRoundAllocator {
   // O(sequences + rounds + preempted sequences). An allocator that cannot plan past a round
   // short of blocks (the default) gives decode_rounds_available's rounds as the only
   // stretch; one that can must not read usage()'s next_final_tokens, which the preempted
-  // requests change.
+  // requests change. Not const: an allocator may rearrange its books for `sequences` (the
+  // paged allocator's cohort takes in the sequences after the last decode batch's), leaving
+  // what any call reports unchanged.
   virtual void decode_stretches(std::span<const std::int64_t> sequences, std::int64_t max_rounds,
                                 const std::function<bool(const DecodeRoundStretch&)>& go_on,
-                                std::vector<DecodeRoundStretch>& stretches) const {
+                                std::vector<DecodeRoundStretch>& stretches) {
     (void)go_on;
     stretches.push_back({decode_rounds_available(sequences, max_rounds), sequences.size(), 0});
   }

@@ -62,6 +62,13 @@ class IBatchScheduler {
   // Whether the plan just made repeats as decode_plans_repeat promises: a policy whose
   // promise has exceptions (a plan that changed state the next plan reads) says so here.
   virtual bool last_plan_repeats() const { return true; }
+  // Whether the plan just made, which decoded every running request and then computed the
+  // last chunk of some prompts (nothing else), is followed by plans as decode_plans_repeat
+  // promises after a decode-only one: made with the queues unchanged, each decodes every
+  // running request, the prefilled ones last, and does nothing else, for as long as the
+  // allocator can grow each by one more token. False (the default): such a plan is launched
+  // alone.
+  virtual bool last_plan_then_decodes() const { return false; }
   // Whether last_plan_repeats also speaks for a plan that decoded every running request and
   // preempted some others to make room (and did nothing else): a policy that works out, as
   // it plans such a step, that the next step would admit nobody answers true, and then the

@@ -180,3 +180,44 @@ TEST_CASE("decode stretches never plan past a named block", "[memory]") {
   REQUIRE(stretches.size() == 1);
   CHECK(stretches[0].rounds == fast.decode_rounds_available(sequences, 600));
 }
+
+TEST_CASE("decode stretches take in the sequences admitted after the last decode batch",
+          "[memory]") {
+  // A plan decodes the cohort and ends the prompts of new sequences after it: the rounds
+  // after it decode them all, the new ones last, and go on through preemption as the
+  // cohort's would, the newest first to leave.
+  for (const std::int64_t block_size : {1, 16}) {
+    Pair pair(block_size, false, 11 + static_cast<std::uint64_t>(block_size));
+    std::vector<std::int64_t> sequences = pair.sequences;
+    for (std::int64_t id = 100; id < 103; ++id) {
+      const std::int64_t tokens = 31 + 17 * (id - 100);
+      REQUIRE(pair.fast.can_admit(tokens, tokens + 1000));
+      pair.fast.admit(id, tokens, tokens + 1000);
+      pair.plain.admit(id, tokens, tokens + 1000);
+      sequences.push_back(id);
+    }
+    std::vector<DecodeRoundStretch> stretches;
+    pair.fast.decode_stretches(
+        sequences, 600, [](const DecodeRoundStretch&) { return true; }, stretches);
+    REQUIRE(stretches.size() >= 3);  // through preemption: the cohort took the new tables in
+    CHECK(stretches.front().sequences == sequences.size());
+    CHECK(rounds_in(stretches) == 600);
+    std::vector<KvUsage> fast_usages(600);
+    std::vector<KvUsage> plain_usages(600);
+    pair.fast.decode_rounds()->grow_decode_stretches(sequences, stretches, 0, fast_usages);
+    grow_decode_stretches_in_turn(pair.plain, sequences, stretches, 0, plain_usages);
+    for (std::size_t r = 0; r < fast_usages.size(); ++r)
+      CHECK(same_usage(fast_usages[r], plain_usages[r]));
+    CHECK(pair.fast.sequences() == pair.plain.sequences());
+    for (std::size_t i = 0; i < stretches.back().sequences; ++i)
+      CHECK(pair.fast.held_blocks(sequences[i]) == pair.plain.held_blocks(sequences[i]));
+  }
+  // Sequences the cohort does not begin are not taken in: one stretch, as before.
+  Pair pair(16, false, 7);
+  std::vector<std::int64_t> reordered(pair.sequences.rbegin(), pair.sequences.rend());
+  std::vector<DecodeRoundStretch> stretches;
+  pair.fast.decode_stretches(
+      reordered, 600, [](const DecodeRoundStretch&) { return true; }, stretches);
+  REQUIRE(stretches.size() == 1);
+  CHECK(stretches[0].rounds == pair.fast.decode_rounds_available(reordered, 600));
+}

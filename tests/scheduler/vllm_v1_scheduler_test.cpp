@@ -294,6 +294,70 @@ TEST_CASE("vllm_v1 judges a round that preempts as its plan then turns out", "[s
   CHECK(repeats < judged);
 }
 
+TEST_CASE("vllm_v1 says decode plans follow a plan that ends prompts as the next plan turns out",
+          "[scheduler]") {
+  // After each plan that ends prompts after its decodes, last_plan_then_decodes says whether
+  // the next plan, the queues unchanged, decodes every running request and nothing else.
+  // A small budget, a large one, and a tight memory.
+  int promised = 0;
+  for (const auto& [budget, capacity] : {std::pair{std::int64_t{96}, std::int64_t{6400}},
+                                         std::pair{std::int64_t{2048}, std::int64_t{6400}},
+                                         std::pair{std::int64_t{2048}, std::int64_t{1600}}}) {
+    Bench b(paged(capacity), options(24, budget));
+    std::mt19937_64 random(static_cast<std::uint64_t>(budget + capacity));
+    for (int step = 0; step < 3000; ++step) {
+      // Arrivals between the plans judged and the plans after them would void the promise.
+      const BatchPlan plan = b.step();
+      // Its decodes first, then prompt chunks, each ending its prompt; nobody finished.
+      const auto decodes = static_cast<std::ptrdiff_t>(plan.decode_sequences.size());
+      const bool ends_prompts_last =
+          plan.shape.prefill_sequences > 0 &&
+          std::all_of(plan.work.begin() + decodes, plan.work.end(),
+                      [](const ScheduledWork& w) { return w.prefill; }) &&
+          std::all_of(plan.work.begin(), plan.work.end(), [](const ScheduledWork& w) {
+            return !w.request->prefilling() && !w.request->finished();
+          });
+      const bool then_decodes = b.scheduler.last_plan_then_decodes();
+      // Only plans that end their prompts last are judged; any with preemption is not.
+      if (!plan.preempted.empty()) CHECK_FALSE(then_decodes);
+      if (ends_prompts_last && plan.preempted.empty() && !b.queues().running().empty()) {
+        std::vector<std::int64_t> running;
+        for (const Request* r : b.queues().running())
+          running.push_back(r->spec.id);
+        const BatchPlan next = b.launch();
+        if (then_decodes && next.preempted.empty()) {
+          ++promised;
+          CHECK(next.shape.prefill_sequences == 0);
+          CHECK(ids(next) == running);
+        }
+        b.complete(next);
+      }
+      if (step % 4 == 0 && step < 2400) {
+        b.arrive(static_cast<std::int64_t>(random() % 150) + 1,
+                 static_cast<std::int64_t>(random() % 300) + 2);
+      }
+    }
+  }
+  CHECK(promised >= 100);
+
+  // The chunk that ends a prompt takes the budget the next head needed: the next plan, its
+  // decodes taking less, admits that head, so no decode plans follow.
+  Bench b(paged(1024), options(8, 16));
+  b.arrive(4, 50);
+  b.step();
+  b.arrive(15, 50);
+  Request* head = b.arrive(4, 50);
+  const BatchPlan ends = b.step();
+  CHECK(tokens_of(ends) == std::vector<std::int64_t>{1, 15});
+  CHECK_FALSE(b.scheduler.last_plan_then_decodes());
+  CHECK(tokens_of(b.step()) == std::vector<std::int64_t>{1, 1, 4});
+  CHECK(head->generated_tokens == 1);
+  // With nobody waiting, they do.
+  b.arrive(13, 50);
+  CHECK(tokens_of(b.step()) == std::vector<std::int64_t>{1, 1, 1, 13});
+  CHECK(b.scheduler.last_plan_then_decodes());
+}
+
 TEST_CASE("vllm_v1 plans the same with and without batch_decodes", "[scheduler]") {
   // A mix of lengths on a cache far too small, arriving over time: preemption by the dozen.
   const auto run = [](bool batch_decodes) {

@@ -183,6 +183,10 @@ std::size_t PagedAllocator::grow_each(std::span<const std::int64_t> sequences, s
 
 void PagedAllocator::form_cohort(std::span<const std::int64_t> sequences) {
   cohort_.dissolve();
+  join_cohort(sequences);
+}
+
+void PagedAllocator::join_cohort(std::span<const std::int64_t> sequences) {
   for (const std::int64_t sequence : sequences) {
     BlockTable& t = table(sequence);
     if (t.joined >= 0) {
@@ -191,6 +195,15 @@ void PagedAllocator::form_cohort(std::span<const std::int64_t> sequences) {
     }
     cohort_.join(t);
   }
+}
+
+bool PagedAllocator::cohort_continues_into(std::span<const std::int64_t> sequences) {
+  const std::size_t members = cohort_.size();
+  if (members == 0 || members > sequences.size() || !cohort_.is(sequences.first(members))) {
+    return false;
+  }
+  join_cohort(sequences.subspan(members));
+  return true;
 }
 
 std::int64_t PagedAllocator::decode_rounds_available(std::span<const std::int64_t> sequences,
@@ -225,8 +238,8 @@ void PagedAllocator::grow_decode_rounds(std::span<const std::int64_t> sequences,
 void PagedAllocator::decode_stretches(std::span<const std::int64_t> sequences,
                                       std::int64_t max_rounds,
                                       const std::function<bool(const DecodeRoundStretch&)>& go_on,
-                                      std::vector<DecodeRoundStretch>& stretches) const {
-  if (!pool_.anonymous() || !cohort_.is(sequences)) {
+                                      std::vector<DecodeRoundStretch>& stretches) {
+  if (!pool_.anonymous() || !cohort_continues_into(sequences)) {
     IDecodeRoundAllocator::decode_stretches(sequences, max_rounds, go_on, stretches);
     return;
   }

@@ -79,11 +79,11 @@ class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAlloca
   void grow_decode_rounds(std::span<const std::int64_t> sequences, std::int64_t next_final_tokens,
                           std::span<KvUsage> usages) override;
   // Through preemption while the pool is anonymous (no block named yet: a preempted table
-  // frees a count) and the sequences are the cohort; otherwise one stretch. usage() reads no
-  // next_final_tokens.
+  // frees a count) and the sequences are the cohort, perhaps with new ones after it, which
+  // join it; otherwise one stretch. usage() reads no next_final_tokens.
   void decode_stretches(std::span<const std::int64_t> sequences, std::int64_t max_rounds,
                         const std::function<bool(const DecodeRoundStretch&)>& go_on,
-                        std::vector<DecodeRoundStretch>& stretches) const override;
+                        std::vector<DecodeRoundStretch>& stretches) override;
   void grow_decode_stretches(std::span<const std::int64_t> sequences,
                              std::span<const DecodeRoundStretch> stretches,
                              std::int64_t next_final_tokens, std::span<KvUsage> usages) override;
@@ -159,6 +159,12 @@ class PagedAllocator final : public IKvCacheAllocator, public IDecodeRoundAlloca
   }
   // The cohort becomes `sequences` (settled tables, looked up), in that order.
   void form_cohort(std::span<const std::int64_t> sequences);
+  // Settled tables join the cohort's end, in order.
+  void join_cohort(std::span<const std::int64_t> sequences);
+  // Whether `sequences` are the cohort, none behind, once the tables after its own (a plan's
+  // prefilled sequences, after its decodes) have joined it; they join only if the cohort
+  // begins them.
+  bool cohort_continues_into(std::span<const std::int64_t> sequences);
   // grow_each; `after`: the cohort is what the plan grew so far, and `sequences` join it.
   std::size_t grow_each(std::span<const std::int64_t> sequences, std::int64_t tokens, bool after);
   // Checked with every usage() (once an iteration); the message is built out of line.

@@ -49,6 +49,17 @@ void VllmV1Scheduler::plan(IKvCacheAllocator& allocator, BatchPlan& plan) {
   if (running_fit && plan.preempted.empty()) admit_waiting(allocator, plan, budget);
   last_plan_repeats_ =
       plan.preempted.empty() || (running_fit && head_admission(allocator, budget).tokens == 0);
+  last_plan_then_decodes_ = plan.shape.prefill_sequences > 0 && plan.preempted.empty() &&
+                            running_fit && next_admission_fails(allocator);
+}
+
+bool VllmV1Scheduler::next_admission_fails(const IKvCacheAllocator& allocator) const {
+  if (queues_.waiting().empty()) return true;
+  const Request& head = *queues_.waiting().front();
+  if (head.has_content || head.remote_kv_tokens > 0) return false;
+  // Every running request decodes one token in the next plan.
+  const auto decodes = static_cast<std::int64_t>(queues_.running().size());
+  return head_admission(allocator, options_.max_num_batched_tokens - decodes).tokens == 0;
 }
 
 std::int64_t VllmV1Scheduler::chunk_of(std::int64_t tokens, std::int64_t budget) const {

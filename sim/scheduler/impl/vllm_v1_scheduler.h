@@ -59,6 +59,11 @@ class VllmV1Scheduler final : public QueueingScheduler {
   // fail as things stand after this step, it fails in every later step of the same decodes
   // too (memory only fills), so the preempting plan repeats as well.
   bool last_plan_repeats() const override { return last_plan_repeats_; }
+  // A plan that admitted its last waiting requests within its budget, or finished a prompt
+  // chunked over earlier steps: the next plan's admission of the waiting head has the budget
+  // the chunks no longer take, and is judged with it as things stand after this plan (memory
+  // then only fills). A head with content or a remote prefix is not judged.
+  bool last_plan_then_decodes() const override { return last_plan_then_decodes_; }
   bool judges_preempting_plans() const override { return true; }
   // Admission stops at the waiting queue's head, whoever queues behind it.
   bool queues_behind_waiting(const Request& request) const override {
@@ -100,10 +105,14 @@ class VllmV1Scheduler final : public QueueingScheduler {
     std::int64_t chunk = 0;
   };
   Admission head_admission(const IKvCacheAllocator& allocator, std::int64_t budget) const;
+  // Whether the waiting head, judged, would not be admitted by a plan that decodes every
+  // running request, with the allocator as it is now (last_plan_then_decodes).
+  bool next_admission_fails(const IKvCacheAllocator& allocator) const;
 
   VllmV1SchedulerOptions options_;
   DecodeScratch scratch_;
   bool last_plan_repeats_ = true;
+  bool last_plan_then_decodes_ = false;
 };
 
 }  // namespace servesim
