@@ -1,11 +1,14 @@
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "sim/cluster/cluster.h"
 #include "sim/cluster/impl/round_robin_router.h"
 #include "sim/cluster/max_len_admission.h"
+#include "sim/cluster/request_pool.h"
 #include "sim/memory/impl/paged_allocator.h"
 #include "sim/scheduler/impl/vllm_scheduler.h"
 #include "tests/support/fakes.h"
@@ -260,4 +263,33 @@ TEST_CASE("swapping takes the time the host link implies", "[cluster]") {
   }
   CHECK(swapped_back);  // the copy back costs the same 64 ms
   CHECK(recorder.finished.at(1).preemptions == 1);
+}
+
+TEST_CASE("the request pool hands out fresh, distinct slots and reuses released ones",
+          "[cluster]") {
+  RequestPool pool;
+  std::vector<Request*> held;
+  std::set<Request*> distinct;
+  // Past one chunk of slots: every slot distinct, fresh, and where it was handed out.
+  for (std::int64_t id = 0; id < 2500; ++id) {
+    Request* r = pool.acquire();
+    CHECK(r->spec.id == 0);
+    CHECK(r->generated_tokens == 0);
+    CHECK(reinterpret_cast<std::uintptr_t>(r) % alignof(Request) == 0);
+    r->spec.id = id;
+    r->generated_tokens = 7;
+    held.push_back(r);
+    distinct.insert(r);
+  }
+  CHECK(distinct.size() == 2500);
+  CHECK(pool.live() == 2500);
+  for (std::size_t i = 0; i < held.size(); ++i)
+    CHECK(held[i]->spec.id == static_cast<std::int64_t>(i));
+  // A released slot serves the next request, reset.
+  pool.release(held[42]);
+  CHECK(pool.live() == 2499);
+  Request* again = pool.acquire();
+  CHECK(again == held[42]);
+  CHECK(again->spec.id == 0);
+  CHECK(again->generated_tokens == 0);
 }
