@@ -318,7 +318,7 @@ TEST_CASE("vllm_v1 says decode plans follow a plan that ends prompts as the next
             return !w.request->prefilling() && !w.request->finished();
           });
       const bool then_decodes = b.scheduler.last_plan_then_decodes();
-      // Only plans that end their prompts last are judged; any with preemption is not.
+      // A plan that preempted did something else: the hook does not speak for it.
       if (!plan.preempted.empty()) CHECK_FALSE(then_decodes);
       if (ends_prompts_last && plan.preempted.empty() && !b.queues().running().empty()) {
         std::vector<std::int64_t> running;
