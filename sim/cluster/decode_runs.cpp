@@ -19,8 +19,7 @@ std::int64_t DecodeRuns::steps_for(const BatchPlan& plan, std::size_t running_re
   // scheduler judges preempting plans: then it goes on through rounds that preempt while
   // the scheduler says the plans after them repeat, and ends with one that does not.
   std::int64_t fewest_tokens_left = plan.fewest_tokens_left;
-  folds_prompts_ = plan.shape.prefill_sequences > 0;
-  if (folds_prompts_ && !fold_prompts(plan, fewest_tokens_left)) return 1;
+  if (has_prompts(plan) && !fold_prompts(plan, fewest_tokens_left)) return 1;
   const std::int64_t steps = std::min(run_limit_, fewest_tokens_left);
   if (steps < 2) return 1;
   const std::span<const std::int64_t> sequences = sequences_of(plan);
@@ -58,6 +57,9 @@ bool DecodeRuns::fold_prompts(const BatchPlan& plan, std::int64_t& fewest_tokens
   // a token, and decodes in the rounds after, last in the batch as the scheduler's next plans
   // (IBatchScheduler::last_plan_then_decodes) order it.
   const std::size_t decodes = plan.decode_sequences.size();
+  if (static_cast<std::int64_t>(plan.work.size() - decodes) != plan.shape.prefill_sequences) {
+    return false;
+  }
   sequences_.assign(plan.decode_sequences.begin(), plan.decode_sequences.end());
   contexts_ = plan.shape.decode_context_tokens;
   for (std::size_t i = decodes; i < plan.work.size(); ++i) {
@@ -68,11 +70,11 @@ bool DecodeRuns::fold_prompts(const BatchPlan& plan, std::int64_t& fewest_tokens
     contexts_ += r.computed_tokens + w.tokens;
     fewest_tokens_left = std::min(fewest_tokens_left, r.output_tokens_left());
   }
-  return static_cast<std::int64_t>(plan.work.size() - decodes) == plan.shape.prefill_sequences;
+  return true;
 }
 
 std::span<const std::int64_t> DecodeRuns::sequences_of(const BatchPlan& plan) const {
-  return folds_prompts_ ? std::span<const std::int64_t>(sequences_) : plan.decode_sequences;
+  return has_prompts(plan) ? std::span<const std::int64_t>(sequences_) : plan.decode_sequences;
 }
 
 double DecodeRuns::price(const BatchPlan& plan) {
@@ -86,8 +88,9 @@ double DecodeRuns::price(const BatchPlan& plan) {
   // iteration ends prompts decodes them in its later ones: its batch there is priced, and
   // reported, from iteration 0 as if they had decoded then too, with their contexts
   // before the token they sample (the first iteration is priced as planned).
+  const bool folded = has_prompts(plan);
   BatchShape first = plan.shape;
-  if (folds_prompts_) {
+  if (folded) {
     first = BatchShape{};
     first.spans = plan.shape.spans;
     first.add_decodes(static_cast<std::int64_t>(sequences_.size()), contexts_);
@@ -97,7 +100,7 @@ double DecodeRuns::price(const BatchPlan& plan) {
                       static_cast<std::int32_t>(plan.preempted.size())});
   time_model_.estimate_decode_run(
       first, std::span(durations_s_).first(static_cast<std::size_t>(1 + stretches_[0].rounds)));
-  if (folds_prompts_) durations_s_.front() = time_model_.estimate(plan.shape).total_time_s;
+  if (folded) durations_s_.front() = time_model_.estimate(plan.shape).total_time_s;
   std::int64_t kept_contexts = first.decode_context_tokens;  // at iteration 0
   std::size_t iteration = static_cast<std::size_t>(1 + stretches_[0].rounds);
   for (std::size_t s = 1; s < stretches_.size(); ++s) {
@@ -124,7 +127,14 @@ SimTime DecodeRuns::start(std::int64_t batch, const IterationRecord& first, SimT
                           std::int64_t next_final_tokens) {
   batch_ = batch;
   settled_ = false;
+  // The later iterations only decode: the first one's prompt work is not theirs.
   first_ = first;
+  first_.prefill_tokens = 0;
+  first_.cached_tokens = 0;
+  first_.prefill_sequences = 0;
+  first_.prefill_context_tokens = 0;
+  first_.prefill_attention_pairs = 0;
+  first_.prefill_masked_pairs = 0;
   next_final_tokens_ = next_final_tokens;
   // Every context grows by one token per iteration; each iteration is priced and rounded on
   // its own, exactly as it would be launched alone.

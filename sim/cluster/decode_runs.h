@@ -135,10 +135,10 @@ class DecodeRuns {
   std::vector<RunBatch> batches_;              // the batch of each stretch, from iteration 0
   std::vector<Request*> victims_;              // steps_for's working space
   bool settled_ = false;                       // the later iterations grew the allocator (settle)
-  IterationRecord first_;                      // the first iteration's record
-  // The run's first iteration ends prompts (fold_prompts): its later ones decode sequences_,
-  // whose contexts summed contexts_ at iteration 0 (less the tokens the prompts sample).
-  bool folds_prompts_ = false;
+  IterationRecord first_;                      // the first iteration's, less prompt work
+  // Where the run's first iteration ends prompts (fold_prompts), its later ones decode
+  // sequences_, whose contexts summed contexts_ at iteration 0 (less the tokens the prompts
+  // sample).
   std::vector<std::int64_t> sequences_;
   std::int64_t contexts_ = 0;
   // The waiting queue's head as every iteration of the run saw it at launch (a request
@@ -156,6 +156,8 @@ class DecodeRuns {
   static constexpr std::int64_t kRoundsPerLaunch = 128;
   std::int64_t run_limit_ = 16;
 
+  // Whether `plan` has prompt chunks: a run of it folds them (fold_prompts).
+  static bool has_prompts(const BatchPlan& plan) { return plan.shape.prefill_sequences > 0; }
   // Whether `plan`'s prompt chunks, after all its decodes, each end a prompt: then sets the
   // run's sequences and contexts, and lowers `fewest_tokens_left` to the prompts' requests'.
   bool fold_prompts(const BatchPlan& plan, std::int64_t& fewest_tokens_left);

@@ -40,7 +40,9 @@ struct RunBatch {
 // preempts. (Where the first iteration ended prompts, the first batch holds them as if
 // they had decoded in it, with the contexts they have then.)
 struct DecodeRunIterations {
-  const IterationRecord& first;  // the run's first iteration, already reported
+  // The run's first iteration, already reported, less any prompt work it did: what the
+  // later ones share.
+  const IterationRecord& first;
   std::span<const SimTime> ends;
   std::span<const KvUsage> usages;
   std::span<const RunBatch> batches;  // the first iteration's first
@@ -65,13 +67,6 @@ struct DecodeRunIterations {
     record.preempted = k == batch.first_iteration ? batch.preempted : 0;
     record.decode_context_tokens =
         batch.context_tokens + static_cast<std::int64_t>(k - batch.first_iteration) * batch.decodes;
-    // The first iteration may have ended prompts too; the later ones only decode.
-    record.prefill_tokens = 0;
-    record.cached_tokens = 0;
-    record.prefill_sequences = 0;
-    record.prefill_context_tokens = 0;
-    record.prefill_attention_pairs = 0;
-    record.prefill_masked_pairs = 0;
   }
   double gap_s(std::size_t k) const { return (ends[k] - ends[k - 1]).seconds(); }
   // The tokens iteration k emits: one per sequence of its batch.

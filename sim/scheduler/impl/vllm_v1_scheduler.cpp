@@ -56,7 +56,7 @@ void VllmV1Scheduler::plan(IKvCacheAllocator& allocator, BatchPlan& plan) {
 bool VllmV1Scheduler::next_admission_fails(const IKvCacheAllocator& allocator) const {
   if (queues_.waiting().empty()) return true;
   const Request& head = *queues_.waiting().front();
-  if (head.has_content || head.remote_kv_tokens > 0) return false;
+  if (!judgeable(head)) return false;
   // Every running request decodes one token in the next plan.
   const auto decodes = static_cast<std::int64_t>(queues_.running().size());
   return head_admission(allocator, options_.max_num_batched_tokens - decodes).tokens == 0;
@@ -128,7 +128,7 @@ bool VllmV1Scheduler::repeats_after_preempting(std::span<Request* const> victims
     head = queues_.waiting().front();
     uncomputed = head->uncomputed_tokens();
   }
-  if (head->has_content || head->remote_kv_tokens > 0) return false;
+  if (!judgeable(*head)) return false;
   return chunk_of(uncomputed, budget) > admissible_tokens;
 }
 

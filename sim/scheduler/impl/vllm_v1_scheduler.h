@@ -105,6 +105,11 @@ class VllmV1Scheduler final : public QueueingScheduler {
     std::int64_t chunk = 0;
   };
   Admission head_admission(const IKvCacheAllocator& allocator, std::int64_t budget) const;
+  // Whether a waiting head's admission can be judged ahead of the plan that tries it: not
+  // with content or a remote prefix, whose look-up may change by then.
+  static bool judgeable(const Request& head) {
+    return !head.has_content && head.remote_kv_tokens == 0;
+  }
   // Whether the waiting head, judged, would not be admitted by a plan that decodes every
   // running request, with the allocator as it is now (last_plan_then_decodes).
   bool next_admission_fails(const IKvCacheAllocator& allocator) const;
