@@ -287,6 +287,41 @@ TEST_CASE("a decode run is priced exactly as its iterations one by one", "[roofl
   }
 }
 
+TEST_CASE("a decode run with windowed, chunked or recurrent layers is priced as its iterations",
+          "[roofline]") {
+  // Those layers take the general formula of a run's loop (full-attention models an inlined
+  // one): each iteration must still equal estimate() to the last bit, contexts crossing the
+  // window, with the memo on and off, and with the windowed layers on ceilings of their own.
+  HardwareProfile apart = shipped_hardware("h100-sxm");
+  KernelCeilings window = apart.kernels.decode_attention;
+  window.memory_efficiency *= 0.5;
+  window.fixed_s *= 2;
+  apart.kernels.decode_attention_window = window;
+  for (const auto& [model_name, hw, memo] :
+       {std::tuple{"gemma-3-27b", shipped_hardware("h100-sxm"), true},
+        std::tuple{"gemma-3-27b", apart, true}, std::tuple{"gemma-3-27b", apart, false},
+        std::tuple{"llama-4-scout", shipped_hardware("h200"), true},
+        std::tuple{"qwen3-next-80b-a3b", shipped_hardware("h200"), true},
+        std::tuple{"llama-3-8b", shipped_hardware("h100-sxm"), false}}) {
+    INFO(model_name << ", memo " << memo);
+    RooflineOptions options;
+    options.memoize_decode_steps = memo;
+    options.parallelism.tensor = 2;
+    const RooflineModel model(shipped_model(model_name), hw, options);
+    BatchShape first;
+    for (int s = 0; s < 9; ++s)
+      first.add_decode(10 + 97 * s);  // some below a 1,024-token window, all past it later
+    std::vector<double> durations(400);
+    model.estimate_decode_run(first, durations);
+    BatchShape shape = first;
+    for (std::size_t step = 0; step < durations.size(); ++step) {
+      INFO("step " << step);
+      REQUIRE(durations[step] == model.estimate(shape).total_time_s);
+      shape.decode_context_tokens += shape.decode_sequences;
+    }
+  }
+}
+
 TEST_CASE("the decode-step memo gives the plain prices to the last bit", "[roofline]") {
   // Dense and MoE, TP, DP attention with EP, graphs padding the batch or not; decode counts
   // seen again, after other counts and after steps with prompts, and a count whose sampled

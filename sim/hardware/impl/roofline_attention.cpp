@@ -50,14 +50,18 @@ void RooflineModel::price_attention(IterationCost& cost, const BatchShape& shape
           prefill_tokens / static_cast<double>(shape.prefill_sequences), l, masked_flops, 0);
   }
   if (shape.decode_sequences > 0) {
-    const DecodeAttention attention = decode_attention(shape.decode_sequences);
-    const double context = static_cast<double>(shape.decode_context_tokens);
-    record(cost.at(OperatorKind::AttentionDecode),
-           attention.layers * attention.flops(context) + attention.extra_flops(context),
-           attention.layers * attention.bytes(context) + attention.extra_bytes(context),
-           attention.time(context), kernels_.decode_attention,
-           static_cast<double>(shape.decode_sequences));
+    price_decode_attention(cost, shape, decode_attention(shape.decode_sequences));
   }
+}
+
+void RooflineModel::price_decode_attention(IterationCost& cost, const BatchShape& shape,
+                                           const DecodeAttention& attention) const noexcept {
+  const double context = static_cast<double>(shape.decode_context_tokens);
+  record(cost.at(OperatorKind::AttentionDecode),
+         attention.layers * attention.flops(context) + attention.extra_flops(context),
+         attention.layers * attention.bytes(context) + attention.extra_bytes(context),
+         attention.time(context), kernels_.decode_attention,
+         static_cast<double>(shape.decode_sequences));
 }
 
 RooflineModel::DecodeAttention RooflineModel::decode_attention(

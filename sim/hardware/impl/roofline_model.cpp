@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 
 #include "sim/hardware/data_parallel.h"
 #include "sim/hardware/gemm_peaks.h"
@@ -208,20 +209,26 @@ IterationCost RooflineModel::estimate(const BatchShape& replica) const {
   if (replica.empty()) return cost;
   // With data-parallel attention every layer but the MoE computes the busiest rank's share.
   const BatchShape shape = busiest_attention_rank(replica, data_ranks_);
-  // The dense layers compute the tokens of the graph that runs the step (padding included).
-  const std::optional<double> graph = graph_tokens(shape);
-  const double tokens = graph.value_or(static_cast<double>(shape.tokens()));
-  if (const IterationCost* others = decode_step_others(replica, shape, tokens)) {
-    cost = *others;
+  double device_s = 0;
+  StepOverheads overheads;
+  if (replica.prefill_sequences == 0) {
+    std::optional<DecodeStep> scratch;
+    const DecodeStep& step = decode_step(replica, shape, scratch);
+    cost = step.others;
+    price_decode_attention(cost, shape, step.attention);
+    device_s = step.others_s + cost.at(OperatorKind::AttentionDecode).time_s;
+    overheads = step.overheads;
   } else {
-    price_dense_layers(cost, shape, tokens);
+    // The dense layers compute the tokens of the graph that runs the step (padding included).
+    const std::optional<double> graph = graph_tokens(shape);
+    price_dense_layers(cost, shape, graph.value_or(static_cast<double>(shape.tokens())));
+    price_attention(cost, shape);
+    device_s = device_without_decode_attention(cost) + cost.at(OperatorKind::AttentionDecode).time_s;
+    overheads = step_overheads(shape, graph.has_value());
   }
-  price_attention(cost, shape);
 
   // The host's share: what the engine's host work and launches add beyond the device time.
-  const double device_s =
-      device_without_decode_attention(cost) + cost.at(OperatorKind::AttentionDecode).time_s;
-  cost.total_time_s = step_time_s(device_s, step_overheads(shape, graph.has_value()));
+  cost.total_time_s = step_time_s(device_s, overheads);
   OperatorCost& overhead = cost.at(OperatorKind::Overhead);
   overhead.time_s = cost.total_time_s - device_s;
   overhead.bound = Bound::Overhead;
@@ -247,24 +254,32 @@ void RooflineModel::price_dense_layers(IterationCost& cost, const BatchShape& sh
   price_communication(cost, tokens, moe_tokens);
 }
 
-const IterationCost* RooflineModel::decode_step_others(const BatchShape& replica,
-                                                       const BatchShape& shape,
-                                                       double tokens) const {
-  // Large counts are rare and would make the memo large: priced in full.
+const RooflineModel::DecodeStep& RooflineModel::decode_step(
+    const BatchShape& replica, const BatchShape& shape, std::optional<DecodeStep>& scratch) const {
+  // Large counts are rare and would make the memo large: priced afresh.
   constexpr std::int64_t kMemoSequences = 8192;
-  if (!options_.memoize_decode_steps || replica.prefill_sequences > 0 ||
-      replica.decode_sequences >= kMemoSequences) {
-    return nullptr;
+  if (!options_.memoize_decode_steps || replica.decode_sequences >= kMemoSequences) {
+    price_decode_step(scratch.emplace(), shape);
+    return *scratch;
   }
   const auto index = static_cast<std::size_t>(replica.decode_sequences);
-  if (index >= decode_step_others_.size()) decode_step_others_.resize(index + 1);
-  DecodeStepOthers& memo = decode_step_others_[index];
+  if (index >= decode_steps_.size()) decode_steps_.resize(index + 1);
+  DecodeStep& memo = decode_steps_[index];
   if (memo.sampled_sequences != replica.sampled_sequences) {
-    memo.cost = {};
-    price_dense_layers(memo.cost, shape, tokens);
+    memo = DecodeStep{};
+    price_decode_step(memo, shape);
     memo.sampled_sequences = replica.sampled_sequences;
   }
-  return &memo.cost;
+  return memo;
+}
+
+void RooflineModel::price_decode_step(DecodeStep& step, const BatchShape& shape) const {
+  // The dense layers compute the tokens of the graph that runs the step (padding included).
+  const std::optional<double> graph = graph_tokens(shape);
+  price_dense_layers(step.others, shape, graph.value_or(static_cast<double>(shape.tokens())));
+  step.others_s = device_without_decode_attention(step.others);
+  step.attention = decode_attention(shape.decode_sequences);
+  step.overheads = step_overheads(shape, graph.has_value());
 }
 
 std::optional<double> RooflineModel::graph_tokens(const BatchShape& shape) const noexcept {
@@ -314,22 +329,32 @@ void RooflineModel::estimate_decode_run(const BatchShape& replica_first,
     IExecutionTimeModel::estimate_decode_run(replica_first, durations_s);
     return;
   }
-  const double others_s = device_without_decode_attention(estimate(replica_first));
   // With data-parallel attention the busiest rank's: its contexts grow by its sequences.
+  // Every step of the run has the same sequences and tokens: the same operators but decode
+  // attention, the same host work and launches.
   const BatchShape first = busiest_attention_rank(replica_first, data_ranks_);
-  // Every step of the run has the same sequences and tokens: the same host work and launches.
-  const StepOverheads overheads = step_overheads(first, graph_tokens(first).has_value());
-  // A local copy, so that nothing the loop reads can alias the durations it writes, and the
+  std::optional<DecodeStep> scratch;
+  const DecodeStep& step = decode_step(replica_first, first, scratch);
+  // Local copies, so that nothing the loop reads can alias the durations it writes, and the
   // context worked out in doubles from a 32-bit step (exact: integers below 2^53), so that
   // the compiler vectorises the loop (a run longer than 2^31 steps takes the general path).
-  const DecodeAttention attention = decode_attention(first.decode_sequences);
+  const double others_s = step.others_s;
+  const StepOverheads overheads = step.overheads;
+  const DecodeAttention attention = step.attention;
   const auto step_tokens = static_cast<double>(first.decode_sequences);
   const auto first_context = static_cast<double>(first.decode_context_tokens);
   double* const out = durations_s.data();
   const auto steps = static_cast<std::int32_t>(durations_s.size());
-  for (std::int32_t k = 0; k < steps; ++k) {
-    const double context = first_context + static_cast<double>(k) * step_tokens;
-    out[k] = step_time_s(others_s + attention.time(context).time_s, overheads);
+  const auto price = [&]<bool kExtras>(std::bool_constant<kExtras>) {
+    for (std::int32_t k = 0; k < steps; ++k) {
+      const double context = first_context + static_cast<double>(k) * step_tokens;
+      out[k] = step_time_s(others_s + attention.time<kExtras>(context).time_s, overheads);
+    }
+  };
+  if (attention.full_only()) {
+    price(std::false_type{});
+  } else {
+    price(std::true_type{});
   }
 }
 

@@ -77,17 +77,6 @@ class RooflineModel final : public IExecutionTimeModel {
   // tokens the step's dense layers compute.
   void price_dense_layers(IterationCost& cost, const BatchShape& shape,
                           double tokens) const noexcept;
-  // A decode-only step's operators other than attention depend on its sequence counts alone:
-  // they are priced once per count and kept. nullptr for a step with prompt tokens (priced in
-  // full), and with the memo off.
-  const IterationCost* decode_step_others(const BatchShape& replica, const BatchShape& shape,
-                                          double tokens) const;
-  struct DecodeStepOthers {
-    std::int64_t sampled_sequences = -1;  // -1: not priced yet
-    IterationCost cost;
-  };
-  // Indexed by the replica's decode sequences; grows to the largest count seen.
-  mutable std::vector<DecodeStepOthers> decode_step_others_;
   // A kernel's compute and memory times and its time (the larger plus its fixed costs).
   struct KernelTime {
     double compute_s = 0, memory_s = 0, time_s = 0;
@@ -166,28 +155,38 @@ class RooflineModel final : public IExecutionTimeModel {
     double bytes(double context) const noexcept {
       return context * 2 * kv_width * kv_bytes + sequence_bytes;
     }
-    // The windowed and recurrent layers' FLOPs and bytes: exactly 0 for a model without them,
-    // so that adding them leaves the full layers' figures unchanged to the bit.
+    // Whether every attention layer is a full one (no windowed, chunked or recurrent layers):
+    // then time() equals time<false>(), which leaves their terms out and which a run's loop
+    // inlines (estimate_decode_run).
+    bool full_only() const noexcept {
+      return window_layers + chunk_layers + recurrent_layers == 0;
+    }
+    // The windowed and recurrent layers' FLOPs and bytes: exactly 0 for a model without them
+    // (or without kExtras), so that adding them leaves the full layers' figures unchanged to
+    // the bit.
+    template <bool kExtras = true>
     double extra_flops(double context) const noexcept {
-      if (window_layers + chunk_layers + recurrent_layers == 0) return 0;
+      if (!kExtras || full_only()) return 0;
       return window_layers * flops(std::min(context, window_keys)) +
              chunk_layers * flops(std::min(context, chunk_keys)) +
              recurrent_layers * recurrent_flops;
     }
+    template <bool kExtras = true>
     double extra_bytes(double context) const noexcept {
-      if (window_layers + chunk_layers + recurrent_layers == 0) return 0;
+      if (!kExtras || full_only()) return 0;
       return window_layers * bytes(std::min(context, window_keys)) +
              chunk_layers * bytes(std::min(context, chunk_keys)) +
              recurrent_layers * recurrent_bytes;
     }
     // The whole stage.
+    template <bool kExtras = true>
     KernelTime time(double context) const noexcept {
-      if (window_apart) return time_window_apart(context);
+      if (kExtras && window_apart) return time_window_apart(context);
       KernelTime t;
-      t.compute_s = (layers * flops(context) + extra_flops(context) + sequence_flops) /
+      t.compute_s = (layers * flops(context) + extra_flops<kExtras>(context) + sequence_flops) /
                     compute_flops_per_s * compute_scale / compute_efficiency;
-      t.memory_s = (layers * bytes(context) + extra_bytes(context)) / memory_bytes_per_s /
-                   memory_efficiency * memory_scale;
+      t.memory_s = (layers * bytes(context) + extra_bytes<kExtras>(context)) /
+                   memory_bytes_per_s / memory_efficiency * memory_scale;
       t.time_s = std::max(t.compute_s, t.memory_s) + fixed_s;
       return t;
     }
@@ -223,6 +222,9 @@ class RooflineModel final : public IExecutionTimeModel {
                          double tokens) const noexcept;
   // roofline_attention.cpp: prefill and decode attention.
   void price_attention(IterationCost& cost, const BatchShape& shape) const noexcept;
+  // Its decode part, with the constants of the shape's decode sequences.
+  void price_decode_attention(IterationCost& cost, const BatchShape& shape,
+                              const DecodeAttention& attention) const noexcept;
   // roofline_moe.cpp: the MLP (dense, or routed and shared experts with the router) and its
   // activation; returns the tokens the MoE layers take (every data-parallel rank's).
   double price_mlp(IterationCost& cost, double tokens) const noexcept;
@@ -240,6 +242,24 @@ class RooflineModel final : public IExecutionTimeModel {
   };
   // `graphed`: a CUDA graph runs the step (see graph_tokens), so it launches nothing.
   StepOverheads step_overheads(const BatchShape& shape, bool graphed) const noexcept;
+  // A decode-only step but its contexts: every operator other than attention, their device
+  // time, the decode attention's constants and the engine's overheads. They depend on the
+  // replica's sequence counts alone, so estimate() and estimate_decode_run work them out
+  // once per count and keep them (with the memo on, below 8,192 sequences).
+  struct DecodeStep {
+    std::int64_t sampled_sequences = -1;  // the replica's; -1: not priced yet
+    IterationCost others;                 // attention and the overhead left at 0
+    double others_s = 0;                  // device_without_decode_attention(others)
+    DecodeAttention attention{};          // of the busiest attention rank's sequences
+    StepOverheads overheads;
+  };
+  // The step of `replica` (decode-only; `shape` its busiest attention rank): the memo's, or
+  // `scratch` priced afresh where the memo does not keep it.
+  const DecodeStep& decode_step(const BatchShape& replica, const BatchShape& shape,
+                                std::optional<DecodeStep>& scratch) const;
+  void price_decode_step(DecodeStep& step, const BatchShape& shape) const;
+  // Indexed by the replica's decode sequences; grows to the largest count seen.
+  mutable std::vector<DecodeStep> decode_steps_;
   // The one formula of a step's time from its device time.
   double step_time_s(double device_s, const StepOverheads& o) const noexcept {
     const double launched_s = std::max(device_s, o.launch_floor_s);
