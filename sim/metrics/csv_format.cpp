@@ -16,30 +16,84 @@ std::string format_round_trip(double value) {
   return std::string(buffer.data(), write_round_trip(buffer.data(), value));
 }
 
+namespace {
+
+// "00" to "99": the digits of a number two at a time.
+constexpr std::array<char, 200> kDigitPairs = [] {
+  std::array<char, 200> pairs{};
+  for (std::size_t i = 0; i < 100; ++i) {
+    pairs[2 * i] = static_cast<char>('0' + i / 10);
+    pairs[2 * i + 1] = static_cast<char>('0' + i % 10);
+  }
+  return pairs;
+}();
+
+// The last `count` decimal digits of `value` (zero-padded), written at `first` (in 32-bit
+// arithmetic where the value fits: the nanoseconds of a second, 9 significant digits).
+template <class Unsigned>
+char* write_padded_digits(char* first, Unsigned value, int count) {
+  int i = count;
+  for (; i >= 2; i -= 2) {
+    const std::size_t pair = 2 * static_cast<std::size_t>(value % 100);
+    value /= 100;
+    first[i - 2] = kDigitPairs[pair];
+    first[i - 1] = kDigitPairs[pair + 1];
+  }
+  if (i == 1) first[0] = static_cast<char>('0' + value % 10);
+  return first + count;
+}
+
+// How many decimal digits `value` (< 10^16) has; 1 for 0.
+int decimal_digits(std::uint64_t value) {
+  int digits = 1;
+  for (std::uint64_t bound = 10; digits < 16 && value >= bound; bound *= 10)
+    ++digits;
+  return digits;
+}
+
+}  // namespace
+
 char* write_round_trip(char* first, double value) {
+  // Zero (not -0, which prints its sign): "0", as the prefill pairs of every decode step.
+  if (value == 0 && !std::signbit(value)) {
+    *first = '0';
+    return first + 1;
+  }
   // A value of whole nanoseconds n (value == n / 1e9 as rounded) has the decimal n * 10^-9 in
   // its rounding interval, and no shorter decimal is there: any other of at most 9 fractional
   // digits is 10^-9 away or more, wider than the interval below 4.5e6 s (2^-52 relative). From
   // 1 ms to 10^5 s fixed notation is never longer than scientific (to_chars picks fixed on a
-  // tie), so the text is n's digits with the point 9 from the right, trailing zeros dropped.
+  // tie), so the text is n's whole seconds, then its 9 digits of nanoseconds with their
+  // trailing zeros dropped (and the point with them when all are).
   if (value >= 1e-3 && value < 1e5) {
-    const auto ns = static_cast<std::int64_t>(std::llround(value * 1e9));
+    // Rounded to the nearest (positive: truncation of + 0.5, near enough: the check below
+    // takes only an n that gives the value back).
+    const auto ns = static_cast<std::int64_t>(value * 1e9 + 0.5);
     if (static_cast<double>(ns) / 1e9 == value) {
-      // n's digits (at least 10, zero-padded, so that a whole part precedes the point),
-      // written two at a time by to_chars, then split 9 from the right.
-      std::array<char, 24> digits{};
-      char* const digits_end = std::to_chars(digits.data() + 10, digits.data() + 24, ns).ptr;
-      const auto length = std::max<std::ptrdiff_t>(digits_end - (digits.data() + 10), 10);
-      const char* begin = digits_end - length;
-      std::fill(digits.data(), digits.data() + 10, '0');
-      const char* const point = digits_end - 9;
-      const char* end = digits_end;
-      while (end != point && end[-1] == '0')
-        --end;
-      char* out = std::copy(begin, point, first);
-      if (end == point) return out;
+      constexpr std::int64_t kNsPerS = 1'000'000'000;
+      char* out = std::to_chars(first, first + 32, ns / kNsPerS).ptr;
+      auto fraction = static_cast<std::uint32_t>(ns % kNsPerS);
+      if (fraction == 0) return out;
+      int digits = 9;
+      for (; fraction % 10 == 0; fraction /= 10)
+        --digits;
       *out++ = '.';
-      return std::copy(point, end, out);
+      return write_padded_digits(out, fraction, digits);
+    }
+  }
+  // An integer below 10^15 (the prefill pairs): every integer there is a double whose
+  // neighbours are at most 1/8 away, so its shortest decimal is its own digits less their
+  // trailing zeros, in fixed notation unless scientific (d[.ddd]e+XX) is shorter.
+  if (value >= 1e5 && value < 1e15 && value == std::floor(value)) {
+    auto integer = static_cast<std::uint64_t>(value);
+    const int digits = decimal_digits(integer);
+    int significant = digits;
+    for (; integer % 10 == 0; integer /= 10)
+      --significant;
+    const int scientific = significant + (significant > 1 ? 1 : 0) + 4;
+    if (digits <= scientific) {
+      char* const out = write_padded_digits(first, integer, significant);
+      return std::fill_n(out, digits - significant, '0');
     }
   }
   return std::to_chars(first, first + 32, value).ptr;
@@ -67,28 +121,35 @@ char* write_9_digits(char* first, double value) {
   while (value >= power(exponent + 1))
     ++exponent;
   const double scaled = value * power(8 - exponent);
-  const auto digits = static_cast<std::int64_t>(std::floor(scaled + 0.5));
-  if (std::abs(scaled - std::floor(scaled) - 0.5) <= 1e-6 || digits < 100'000'000 ||
+  // Positive and below 2^63: truncation is floor.
+  const double whole = static_cast<double>(static_cast<std::int64_t>(scaled));
+  const auto digits = static_cast<std::int64_t>(scaled + 0.5);
+  if (std::abs(scaled - whole - 0.5) <= 1e-6 || digits < 100'000'000 ||
       digits >= 1'000'000'000) {
     return std::to_chars(first, first + 32, value, std::chars_format::general, 9).ptr;
   }
-  std::array<char, 9> text{};
-  std::to_chars(text.data(), text.data() + text.size(), digits);
-  int last = 8;  // the last significant digit
-  while (text[static_cast<std::size_t>(last)] == '0')
-    --last;
-  // Digit i of n stands for 10^(exponent - i): the point goes before digit exponent + 1.
+  // n's significant digits, trailing zeros dropped; digit i of n stands for
+  // 10^(exponent - i): the point goes before digit exponent + 1.
+  auto significant = static_cast<std::uint32_t>(digits);
+  int count = 9;
+  for (; significant % 10 == 0; significant /= 10)
+    --count;
   char* out = first;
   if (exponent < 0) {
     *out++ = '0';
     *out++ = '.';
     out = std::fill_n(out, -exponent - 1, '0');
+    return write_padded_digits(out, significant, count);
   }
-  for (int i = 0; i <= last || i <= exponent; ++i) {
-    if (exponent >= 0 && i == exponent + 1) *out++ = '.';
-    *out++ = text[static_cast<std::size_t>(i)];
+  const int before_point = exponent + 1;
+  if (count <= before_point) {
+    out = write_padded_digits(out, significant, count);
+    return std::fill_n(out, before_point - count, '0');
   }
-  return out;
+  const auto after_point = static_cast<std::uint32_t>(power(count - before_point));
+  out = write_padded_digits(out, significant / after_point, before_point);
+  *out++ = '.';
+  return write_padded_digits(out, significant % after_point, count - before_point);
 }
 
 std::string csv_field(std::string_view text) {

@@ -232,46 +232,91 @@ std::vector<ColumnValues> iteration_table(const std::vector<IterationRecord>& re
   return table(iteration_columns(), records, iteration_file_order(records));
 }
 
-char* write_iteration_cells(char* first, const IterationRecord& it) {
-  char* out = first;
-  const auto integer = [&](std::int64_t value) {
-    // Half an iteration's integers are single digits (a decode step's prefill columns are 0).
+namespace {
+
+// Writes number cells one after another, each followed by a comma.
+class CellWriter {
+ public:
+  explicit CellWriter(char* first) : out_(first) {}
+  void integer(std::int64_t value) {
+    // Many integers are single digits (a decode step's prefill columns are 0).
     if (static_cast<std::uint64_t>(value) < 10) {
-      *out++ = static_cast<char>('0' + value);
+      *out_++ = static_cast<char>('0' + value);
     } else {
-      out = std::to_chars(out, out + kMaxNumberCellChars, value).ptr;
+      out_ = std::to_chars(out_, out_ + kMaxNumberCellChars, value).ptr;
     }
-    *out++ = ',';
-  };
-  const auto round_trip = [&](double value) {
-    out = write_round_trip(out, value);
-    *out++ = ',';
-  };
-  integer(it.replica);
-  round_trip(it.start_s);
-  round_trip(it.duration_s);
-  integer(it.batch_size);
-  integer(it.prefill_tokens);
-  integer(it.decode_tokens);
-  integer(it.preempted);
-  integer(it.kv_used_tokens);
-  integer(it.kv_capacity_tokens);
-  out = write_9_digits(out, it.kv_utilization());
-  *out++ = ',';
-  integer(it.kv_memory.token_states);
-  integer(it.kv_memory.reserved);
-  integer(it.kv_memory.internal_fragmentation);
-  integer(it.kv_memory.external_fragmentation);
-  integer(it.kv_memory.free);
-  integer(it.kv_memory.cached);
-  integer(it.cached_tokens);
-  integer(it.prefill_sequences);
-  integer(it.prefill_context_tokens);
-  round_trip(it.prefill_attention_pairs);
-  round_trip(it.prefill_masked_pairs);
-  integer(it.decode_context_tokens);
-  integer(it.sampled_sequences);
-  return out - 1;  // no comma after the last
+    *out_++ = ',';
+  }
+  void round_trip(double value) {
+    out_ = write_round_trip(out_, value);
+    *out_++ = ',';
+  }
+  void nine_digits(double value) {
+    out_ = write_9_digits(out_, value);
+    *out_++ = ',';
+  }
+  void empty() { *out_++ = ','; }
+  // The end of the cells, without the last comma.
+  char* end() const { return out_ - 1; }
+
+ private:
+  char* out_;
+};
+
+}  // namespace
+
+char* write_iteration_cells(char* first, const IterationRecord& it) {
+  CellWriter cells(first);
+  cells.integer(it.replica);
+  cells.round_trip(it.start_s);
+  cells.round_trip(it.duration_s);
+  cells.integer(it.batch_size);
+  cells.integer(it.prefill_tokens);
+  cells.integer(it.decode_tokens);
+  cells.integer(it.preempted);
+  cells.integer(it.kv_used_tokens);
+  cells.integer(it.kv_capacity_tokens);
+  cells.nine_digits(it.kv_utilization());
+  cells.integer(it.kv_memory.token_states);
+  cells.integer(it.kv_memory.reserved);
+  cells.integer(it.kv_memory.internal_fragmentation);
+  cells.integer(it.kv_memory.external_fragmentation);
+  cells.integer(it.kv_memory.free);
+  cells.integer(it.kv_memory.cached);
+  cells.integer(it.cached_tokens);
+  cells.integer(it.prefill_sequences);
+  cells.integer(it.prefill_context_tokens);
+  cells.round_trip(it.prefill_attention_pairs);
+  cells.round_trip(it.prefill_masked_pairs);
+  cells.integer(it.decode_context_tokens);
+  cells.integer(it.sampled_sequences);
+  return cells.end();
+}
+
+char* write_served_request_cells(char* first, const RequestRecord& r) {
+  CellWriter cells(first);
+  cells.integer(r.id);
+  cells.integer(r.replica);
+  cells.round_trip(r.arrival_s);
+  cells.round_trip(r.first_scheduled_s);
+  cells.round_trip(r.first_token_s);
+  cells.round_trip(r.completion_s);
+  cells.integer(r.prompt_tokens);
+  cells.integer(r.output_tokens);
+  cells.integer(r.requested_output_tokens());
+  cells.integer(r.cut_output_tokens);
+  cells.integer(r.preemptions);
+  cells.nine_digits(r.first_token_s - r.arrival_s);
+  if (r.output_tokens > 1) {
+    cells.nine_digits((r.completion_s - r.first_token_s) / static_cast<double>(r.output_tokens - 1));
+  } else {
+    cells.empty();
+  }
+  cells.nine_digits(r.completion_s - r.arrival_s);
+  cells.integer(0);  // rejected
+  cells.empty();      // reject_reason
+  cells.integer(r.cached_tokens);
+  return cells.end();
 }
 
 std::string cell_text(const Cell& cell, CellFormat format) {

@@ -58,6 +58,9 @@ char* write_number_cell(char* first, const Cell& cell, CellFormat format);
 // must have iteration_columns().size() x (kMaxNumberCellChars + 1) characters of room; returns
 // the end. A test holds it equal to the columns' cells joined.
 char* write_iteration_cells(char* first, const IterationRecord& record);
+// The same for a requests.csv row of a request that was served (not rejected: a rejected
+// one's reason is a text, written by the columns' path), with the same room.
+char* write_served_request_cells(char* first, const RequestRecord& record);
 
 // The double that reading the written cell back gives: `value` itself, except that
 // NineDigits rounds it to 9 significant digits.

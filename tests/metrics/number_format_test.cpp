@@ -91,6 +91,22 @@ TEST_CASE("write_round_trip writes what std::to_chars writes", "[metrics]") {
   }
   for (const double edge : {1e-3, 0.00099999999999999, 1e5, 99999.999999999, 0.0, 1.0, 10000.0})
     check(edge);
+  // Zero and integers (prefill pair sums) from 10^5 to 10^15 and past it: with trailing zeros
+  // (where scientific notation can be shorter), off by a fraction, negative, and -0.
+  for (const double edge : {-0.0, 1e15, 1e15 - 1, 1e15 + 1, 1e16, 99999.0, 1e5 + 0.5, -1e6})
+    check(edge);
+  for (int i = 0; i < 300000; ++i) {
+    const int digits = 6 + static_cast<int>(next() % 10);  // 10^5 to 10^15
+    const int zeros = static_cast<int>(next() % static_cast<std::uint64_t>(digits));
+    const double power = std::pow(10.0, zeros);
+    const double integer =
+        std::floor(static_cast<double>(next() % static_cast<std::uint64_t>(std::pow(10.0, digits))) /
+                   power) *
+        power;
+    check(integer);
+    check(integer + 0.25);
+    check(std::nextafter(integer, 1e300));
+  }
 }
 
 TEST_CASE("write_9_digits writes what std::to_chars writes at 9 digits", "[metrics]") {
@@ -170,6 +186,47 @@ TEST_CASE("an iterations.csv row's fast path writes what its columns' cells join
                      '\0');
     fast.resize(
         static_cast<std::size_t>(servesim::write_iteration_cells(fast.data(), it) - fast.data()));
+    REQUIRE(fast == plain);
+  }
+}
+
+TEST_CASE("a served request's requests.csv row fast path writes what its columns' cells joined "
+          "write",
+          "[metrics]") {
+  // Times of whole and of no nanoseconds, zero and large counts, one output token (no TPOT)
+  // and none, cut requests.
+  Lcg next(13572468);
+  const auto value = [&next](int max_digits) {
+    const int digits = static_cast<int>(next() % static_cast<std::uint64_t>(max_digits + 1));
+    return static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(std::pow(10.0, digits)));
+  };
+  const auto time = [&](int i) {
+    return i % 5 == 0 ? static_cast<double>(next()) * 0x1p-50
+                      : servesim::SimTime::from_ns(value(14)).seconds();
+  };
+  for (int i = 0; i < 20000; ++i) {
+    servesim::RequestRecord r;
+    r.id = value(9);
+    r.replica = static_cast<std::int32_t>(value(4)) - (i % 7 == 0 ? 1 : 0);
+    r.arrival_s = time(i);
+    r.first_scheduled_s = r.arrival_s + time(i);
+    r.first_token_s = r.first_scheduled_s + time(i + 1);
+    r.completion_s = r.first_token_s + (i % 4 == 0 ? 0.0 : time(i + 2));
+    r.prompt_tokens = value(6);
+    r.output_tokens = i % 4 == 0 ? static_cast<std::int64_t>(i % 8 / 4) : value(6);
+    r.cut_output_tokens = i % 3 == 0 ? value(4) : 0;
+    r.preemptions = static_cast<std::int32_t>(value(2));
+    r.cached_tokens = value(6);
+
+    std::string plain;
+    for (const auto& column : servesim::request_columns()) {
+      if (&column != servesim::request_columns().data()) plain += ',';
+      servesim::append_cell_text(plain, column.cell(r), column.format);
+    }
+    std::string fast(servesim::request_columns().size() * (servesim::kMaxNumberCellChars + 1),
+                     '\0');
+    fast.resize(static_cast<std::size_t>(servesim::write_served_request_cells(fast.data(), r) -
+                                         fast.data()));
     REQUIRE(fast == plain);
   }
 }

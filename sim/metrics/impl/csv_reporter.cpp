@@ -130,7 +130,15 @@ void CsvRecordWriter::on_request(const RequestRecord& record,
                                  const std::array<double, kTtftParts>* ttft_parts) {
   if (!files_.requests.empty()) {
     std::string& line = requests_.buffer;
-    append_row(line, request_columns(), record);
+    if (record.rejected) {
+      append_row(line, request_columns(), record);
+    } else {
+      const std::size_t used = line.size();
+      line.resize(used + request_columns().size() * (kMaxNumberCellChars + 1));
+      line.resize(
+          static_cast<std::size_t>(write_served_request_cells(line.data() + used, record) -
+                                   line.data()));
+    }
     for (std::size_t i = 0; layout_.ttft_parts && i < kTtftParts; ++i) {
       line += ',';
       if (ttft_parts != nullptr)
