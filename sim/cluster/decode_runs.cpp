@@ -1,11 +1,21 @@
 #include "sim/cluster/decode_runs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "sim/core/error.h"
 
 namespace servesim {
+
+std::int64_t decode_run_limit(double between_cuts, double launch_rounds) {
+  // Runs long uncut (the decayed cuts tend to 0): the limit, sqrt(2 m C) for large m, is
+  // past the longest from m = 10^18 on (and m may reach infinity).
+  if (!(between_cuts < 1e18)) return kLongestDecodeRun;
+  const double c = launch_rounds / between_cuts;
+  const double limit = between_cuts * std::log1p(c + std::sqrt(2 * c));
+  return std::clamp<std::int64_t>(std::llround(limit), 4, kLongestDecodeRun);
+}
 
 std::int64_t DecodeRuns::steps_for(const BatchPlan& plan, std::size_t running_requests,
                                    const IBatchScheduler* judge) {
@@ -20,7 +30,11 @@ std::int64_t DecodeRuns::steps_for(const BatchPlan& plan, std::size_t running_re
   // the scheduler says the plans after them repeat, and ends with one that does not.
   std::int64_t fewest_tokens_left = plan.fewest_tokens_left;
   if (has_prompts(plan) && !fold_prompts(plan, fewest_tokens_left)) return 1;
-  const std::int64_t steps = std::min(run_limit_, fewest_tokens_left);
+  const auto launch_rounds =
+      static_cast<double>(kRoundsPerSequence * static_cast<std::int64_t>(plan.work.size()) +
+                          kRoundsPerLaunch);
+  const std::int64_t limit = decode_run_limit(recent_iterations_ / recent_cuts_, launch_rounds);
+  const std::int64_t steps = std::min(limit, fewest_tokens_left);
   if (steps < 2) return 1;
   const std::span<const std::int64_t> sequences = sequences_of(plan);
   stretches_.clear();
@@ -172,10 +186,7 @@ std::optional<SimTime> DecodeRuns::cut(SimTime now, RunCut cut) {
   }
   stretches_.resize(kept);
   batches_.resize(kept);
-  // Halved, but not below kRoundsPerSequence per sequence of the batch and kRoundsPerLaunch:
-  // the rounds priced in vain then cost about what ending the run early saves.
-  run_limit_ = std::max<std::int64_t>(
-      {4, run_limit_ / 2, kRoundsPerSequence * std::int64_t{first_.batch_size} + kRoundsPerLaunch});
+  cut_ = true;
   return ends_.back();
 }
 
@@ -192,7 +203,9 @@ std::int64_t DecodeRuns::finish(SimTime now) {
     throw InvariantError("time_monotonic", "a decode run completed off time", now);
   }
   const auto steps = static_cast<std::int64_t>(ends_.size());
-  if (steps == run_limit_) run_limit_ = std::min<std::int64_t>(run_limit_ * 2, 1 << 16);
+  recent_iterations_ = recent_iterations_ * kRunMemory + static_cast<double>(steps);
+  recent_cuts_ = recent_cuts_ * kRunMemory + (cut_ ? 1.0 : 0.0);
+  cut_ = false;
   return steps;
 }
 

@@ -57,6 +57,18 @@ struct RunCut {
   bool planned_ahead = false;
 };
 
+// The most rounds a decode run is priced for.
+inline constexpr std::int64_t kLongestDecodeRun = 1 << 16;
+
+// The rounds a run is priced for at most (runs are priced up front), when runs last
+// `between_cuts` iterations between cuts on average (a cut, as an arrival makes it, taken as
+// an event of a constant rate per iteration) and a launch costs as much as pricing
+// `launch_rounds` rounds: a run cut short has its later rounds priced in vain, one that ends
+// at its limit costs a launch. With m = between_cuts and c = launch_rounds / m, the length
+// L = m ln(1 + c + sqrt(2c)) spends within a few percent of the fewest rounds and launches
+// per iteration run (from c = 0.01 to 1,000); from 4 to kLongestDecodeRun.
+std::int64_t decode_run_limit(double between_cuts, double launch_rounds);
+
 // One run at a time: the mode is off with pipeline parallelism (several batches in flight).
 class DecodeRuns {
  public:
@@ -144,18 +156,17 @@ class DecodeRuns {
   // The waiting queue's head as every iteration of the run saw it at launch (a request
   // arriving later cuts the run, but may be queued before the run completes).
   std::int64_t next_final_tokens_ = 0;
-  // Runs are priced up front; the longest grows while runs end uncut and shrinks when cut,
-  // so pricing wasted on iterations that a cut drops stays a fraction of the work. The
-  // limit stays at 2 rounds per sequence of the batch plus 128 or more: a run that ends at
-  // its limit costs a launch (planning, emitting tokens, handing out blocks), one cut short
-  // the rounds priced in vain, and a round that preempts costs a batch priced anew. Measured
-  // on bench/'s scenarios 1, 2 and 5 (eighteenth round): 8 rounds per sequence wasted 3 of
-  // every 4 rounds priced in scenario 5, and 1 or none made scenario 2 launch up to 50%
-  // more runs.
+  // The runs' limit (decode_run_limit): a launch costs about as much as pricing
+  // kRoundsPerSequence rounds per sequence of the batch plus kRoundsPerLaunch (planning,
+  // emitting tokens, handing out blocks; measured on bench/'s scenarios 1, 2 and 5), and the
+  // iterations between cuts are those of the recent runs over their cuts, each run's counts
+  // decayed by kRunMemory per run after it (a run not cut counts its iterations without one).
   static constexpr std::int64_t kRoundsPerSequence = 2;
   static constexpr std::int64_t kRoundsPerLaunch = 128;
-  std::int64_t run_limit_ = 16;
-
+  static constexpr double kRunMemory = 15.0 / 16.0;
+  double recent_iterations_ = 16;  // a prior of one cut in 16 iterations
+  double recent_cuts_ = 1;
+  bool cut_ = false;  // the run in flight was cut
   // Whether `plan` has prompt chunks: a run of it folds them (fold_prompts).
   static bool has_prompts(const BatchPlan& plan) { return plan.shape.prefill_sequences > 0; }
   // Whether `plan`'s prompt chunks, after all its decodes, each end a prompt: then sets the
