@@ -30,9 +30,8 @@ std::int64_t DecodeRuns::steps_for(const BatchPlan& plan, std::size_t running_re
   // the scheduler says the plans after them repeat, and ends with one that does not.
   std::int64_t fewest_tokens_left = plan.fewest_tokens_left;
   if (has_prompts(plan) && !fold_prompts(plan, fewest_tokens_left)) return 1;
-  const auto launch_rounds =
-      static_cast<double>(kRoundsPerSequence * static_cast<std::int64_t>(plan.work.size()) +
-                          kRoundsPerLaunch);
+  const auto launch_rounds = static_cast<double>(
+      kRoundsPerSequence * static_cast<std::int64_t>(plan.work.size()) + kRoundsPerLaunch);
   const std::int64_t limit = decode_run_limit(recent_iterations_ / recent_cuts_, launch_rounds);
   const std::int64_t steps = std::min(limit, fewest_tokens_left);
   if (steps < 2) return 1;

@@ -124,8 +124,7 @@ char* write_9_digits(char* first, double value) {
   // Positive and below 2^63: truncation is floor.
   const double whole = static_cast<double>(static_cast<std::int64_t>(scaled));
   const auto digits = static_cast<std::int64_t>(scaled + 0.5);
-  if (std::abs(scaled - whole - 0.5) <= 1e-6 || digits < 100'000'000 ||
-      digits >= 1'000'000'000) {
+  if (std::abs(scaled - whole - 0.5) <= 1e-6 || digits < 100'000'000 || digits >= 1'000'000'000) {
     return std::to_chars(first, first + 32, value, std::chars_format::general, 9).ptr;
   }
   // n's significant digits, trailing zeros dropped; digit i of n stands for

@@ -13,9 +13,10 @@ namespace servesim {
 // and subtract.
 std::string format_round_trip(double value);
 // The same text written at `first`, which must have 32 characters of room; returns its end.
-// Equal to std::to_chars(first, first + 32, value), with a fast path for the simulator's
-// times, whole nanoseconds (SimTime::seconds: ns / 1e9) from 1 ms to 10^5 s: their shortest
-// text is the decimal of the nanoseconds, in fixed notation.
+// Equal to std::to_chars(first, first + 32, value), with fast paths for zero, for the
+// simulator's times, whole nanoseconds (SimTime::seconds: ns / 1e9) from 1 ms to 10^5 s, whose
+// shortest text is the decimal of the nanoseconds in fixed notation, and for integers from
+// 10^5 to 10^15 (the prefill pair sums), whose shortest text is their digits.
 char* write_round_trip(char* first, double value);
 
 // Nine significant digits, like printf's %.9g: for derived values (latencies, ratios),

@@ -308,13 +308,14 @@ char* write_served_request_cells(char* first, const RequestRecord& r) {
   cells.integer(r.preemptions);
   cells.nine_digits(r.first_token_s - r.arrival_s);
   if (r.output_tokens > 1) {
-    cells.nine_digits((r.completion_s - r.first_token_s) / static_cast<double>(r.output_tokens - 1));
+    cells.nine_digits((r.completion_s - r.first_token_s) /
+                      static_cast<double>(r.output_tokens - 1));
   } else {
     cells.empty();
   }
   cells.nine_digits(r.completion_s - r.arrival_s);
   cells.integer(0);  // rejected
-  cells.empty();      // reject_reason
+  cells.empty();     // reject_reason
   cells.integer(r.cached_tokens);
   return cells.end();
 }

@@ -256,6 +256,21 @@ EngineCosts some_engine(bool overlaps, bool graphs) {
   return e;
 }
 
+// Prices a run of `steps` iterations from `first` (estimate_decode_run) and requires each
+// duration to equal estimate() of its iteration to the last bit; returns the durations.
+std::vector<double> run_priced_as_iterations(const RooflineModel& model, const BatchShape& first,
+                                             std::size_t steps) {
+  std::vector<double> durations(steps);
+  model.estimate_decode_run(first, durations);
+  BatchShape shape = first;
+  for (std::size_t step = 0; step < durations.size(); ++step) {
+    INFO("step " << step);
+    REQUIRE(durations[step] == model.estimate(shape).total_time_s);
+    shape.decode_context_tokens += shape.decode_sequences;
+  }
+  return durations;
+}
+
 TEST_CASE("a decode run is priced exactly as its iterations one by one", "[roofline]") {
   // Bulk decoding prices a run with estimate_decode_run; step-by-step runs call estimate().
   // Byte-identical outputs need the two to agree to the last bit, for dense and MoE models,
@@ -275,14 +290,7 @@ TEST_CASE("a decode run is priced exactly as its iterations one by one", "[roofl
     BatchShape first;
     for (int s = 0; s < 37; ++s)
       first.add_decode(100 + 31 * s);
-    std::vector<double> durations(300);
-    model.estimate_decode_run(first, durations);
-    BatchShape shape = first;
-    for (std::size_t step = 0; step < durations.size(); ++step) {
-      INFO("step " << step);
-      REQUIRE(durations[step] == model.estimate(shape).total_time_s);
-      shape.decode_context_tokens += shape.decode_sequences;
-    }
+    const std::vector<double> durations = run_priced_as_iterations(model, first, 300);
     CHECK(durations.back() > durations.front());  // longer contexts read more KV
   }
 }
@@ -311,14 +319,7 @@ TEST_CASE("a decode run with windowed, chunked or recurrent layers is priced as 
     BatchShape first;
     for (int s = 0; s < 9; ++s)
       first.add_decode(10 + 97 * s);  // some below a 1,024-token window, all past it later
-    std::vector<double> durations(400);
-    model.estimate_decode_run(first, durations);
-    BatchShape shape = first;
-    for (std::size_t step = 0; step < durations.size(); ++step) {
-      INFO("step " << step);
-      REQUIRE(durations[step] == model.estimate(shape).total_time_s);
-      shape.decode_context_tokens += shape.decode_sequences;
-    }
+    run_priced_as_iterations(model, first, 400);
   }
 }
 

@@ -100,8 +100,9 @@ TEST_CASE("write_round_trip writes what std::to_chars writes", "[metrics]") {
     const int zeros = static_cast<int>(next() % static_cast<std::uint64_t>(digits));
     const double power = std::pow(10.0, zeros);
     const double integer =
-        std::floor(static_cast<double>(next() % static_cast<std::uint64_t>(std::pow(10.0, digits))) /
-                   power) *
+        std::floor(
+            static_cast<double>(next() % static_cast<std::uint64_t>(std::pow(10.0, digits))) /
+            power) *
         power;
     check(integer);
     check(integer + 0.25);
@@ -190,9 +191,10 @@ TEST_CASE("an iterations.csv row's fast path writes what its columns' cells join
   }
 }
 
-TEST_CASE("a served request's requests.csv row fast path writes what its columns' cells joined "
-          "write",
-          "[metrics]") {
+TEST_CASE(
+    "a served request's requests.csv row fast path writes what its columns' cells joined "
+    "write",
+    "[metrics]") {
   // Times of whole and of no nanoseconds, zero and large counts, one output token (no TPOT)
   // and none, cut requests.
   Lcg next(13572468);

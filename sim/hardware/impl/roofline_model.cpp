@@ -223,7 +223,8 @@ IterationCost RooflineModel::estimate(const BatchShape& replica) const {
     const std::optional<double> graph = graph_tokens(shape);
     price_dense_layers(cost, shape, graph.value_or(static_cast<double>(shape.tokens())));
     price_attention(cost, shape);
-    device_s = device_without_decode_attention(cost) + cost.at(OperatorKind::AttentionDecode).time_s;
+    device_s =
+        device_without_decode_attention(cost) + cost.at(OperatorKind::AttentionDecode).time_s;
     overheads = step_overheads(shape, graph.has_value());
   }
 

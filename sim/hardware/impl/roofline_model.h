@@ -158,9 +158,7 @@ class RooflineModel final : public IExecutionTimeModel {
     // Whether every attention layer is a full one (no windowed, chunked or recurrent layers):
     // then time() equals time<false>(), which leaves their terms out and which a run's loop
     // inlines (estimate_decode_run).
-    bool full_only() const noexcept {
-      return window_layers + chunk_layers + recurrent_layers == 0;
-    }
+    bool full_only() const noexcept { return window_layers + chunk_layers + recurrent_layers == 0; }
     // The windowed and recurrent layers' FLOPs and bytes: exactly 0 for a model without them
     // (or without kExtras), so that adding them leaves the full layers' figures unchanged to
     // the bit.
@@ -185,8 +183,8 @@ class RooflineModel final : public IExecutionTimeModel {
       KernelTime t;
       t.compute_s = (layers * flops(context) + extra_flops<kExtras>(context) + sequence_flops) /
                     compute_flops_per_s * compute_scale / compute_efficiency;
-      t.memory_s = (layers * bytes(context) + extra_bytes<kExtras>(context)) /
-                   memory_bytes_per_s / memory_efficiency * memory_scale;
+      t.memory_s = (layers * bytes(context) + extra_bytes<kExtras>(context)) / memory_bytes_per_s /
+                   memory_efficiency * memory_scale;
       t.time_s = std::max(t.compute_s, t.memory_s) + fixed_s;
       return t;
     }

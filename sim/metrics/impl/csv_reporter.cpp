@@ -135,9 +135,8 @@ void CsvRecordWriter::on_request(const RequestRecord& record,
     } else {
       const std::size_t used = line.size();
       line.resize(used + request_columns().size() * (kMaxNumberCellChars + 1));
-      line.resize(
-          static_cast<std::size_t>(write_served_request_cells(line.data() + used, record) -
-                                   line.data()));
+      line.resize(static_cast<std::size_t>(write_served_request_cells(line.data() + used, record) -
+                                           line.data()));
     }
     for (std::size_t i = 0; layout_.ttft_parts && i < kTtftParts; ++i) {
       line += ',';
