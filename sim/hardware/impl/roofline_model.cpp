@@ -337,8 +337,9 @@ void RooflineModel::estimate_decode_run(const BatchShape& replica_first,
   std::optional<DecodeStep> scratch;
   const DecodeStep& step = decode_step(replica_first, first, scratch);
   // Local copies, so that nothing the loop reads can alias the durations it writes, and the
-  // context worked out in doubles from a 32-bit step (exact: integers below 2^53), so that
-  // the compiler vectorises the loop (a run longer than 2^31 steps takes the general path).
+  // context worked out in doubles from a 32-bit step (exact: integers below 2^53; a run
+  // longer than 2^31 steps takes the general path). Without windowed, chunked or recurrent
+  // layers the loop takes the full-attention formula, which it inlines.
   const double others_s = step.others_s;
   const StepOverheads overheads = step.overheads;
   const DecodeAttention attention = step.attention;
