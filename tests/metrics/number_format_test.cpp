@@ -1,5 +1,6 @@
 // The number formats of the CSV files (csv_format.h): each fast path against the
-// std::to_chars call it stands for; and the iterations.csv row's fast path against its columns.
+// std::to_chars call it stands for; and the fast paths of iterations.csv's and requests.csv's
+// rows against their columns.
 #include <array>
 #include <charconv>
 #include <cmath>
