@@ -142,12 +142,7 @@ SimTime DecodeRuns::start(std::int64_t batch, const IterationRecord& first, SimT
   settled_ = false;
   // The later iterations only decode: the first one's prompt work is not theirs.
   first_ = first;
-  first_.prefill_tokens = 0;
-  first_.cached_tokens = 0;
-  first_.prefill_sequences = 0;
-  first_.prefill_context_tokens = 0;
-  first_.prefill_attention_pairs = 0;
-  first_.prefill_masked_pairs = 0;
+  first_.clear_prompt_work();
   next_final_tokens_ = next_final_tokens;
   // Every context grows by one token per iteration; each iteration is priced and rounded on
   // its own, exactly as it would be launched alone.
@@ -185,7 +180,6 @@ std::optional<SimTime> DecodeRuns::cut(SimTime now, RunCut cut) {
   }
   stretches_.resize(kept);
   batches_.resize(kept);
-  cut_ = true;
   return ends_.back();
 }
 
@@ -202,9 +196,10 @@ std::int64_t DecodeRuns::finish(SimTime now) {
     throw InvariantError("time_monotonic", "a decode run completed off time", now);
   }
   const auto steps = static_cast<std::int64_t>(ends_.size());
+  // A cut run ends before the iterations it was priced for.
+  const bool was_cut = ends_.size() < durations_s_.size();
   recent_iterations_ = recent_iterations_ * kRunMemory + static_cast<double>(steps);
-  recent_cuts_ = recent_cuts_ * kRunMemory + (cut_ ? 1.0 : 0.0);
-  cut_ = false;
+  recent_cuts_ = recent_cuts_ * kRunMemory + (was_cut ? 1.0 : 0.0);
   return steps;
 }
 

@@ -166,7 +166,6 @@ class DecodeRuns {
   static constexpr double kRunMemory = 15.0 / 16.0;
   double recent_iterations_ = 16;  // a prior of one cut in 16 iterations
   double recent_cuts_ = 1;
-  bool cut_ = false;  // the run in flight was cut
 
   // Whether `plan` has prompt chunks: a run of it folds them (fold_prompts).
   static bool has_prompts(const BatchPlan& plan) { return plan.shape.prefill_sequences > 0; }

@@ -61,6 +61,16 @@ struct IterationRecord {
   double prefill_masked_pairs = 0;
   std::int64_t decode_context_tokens = 0;
   std::int64_t sampled_sequences = 0;
+  // Drops the prompt work (chunks, cache hits and their sums), keeping the decodes: the record
+  // a decode-only iteration after this one shares with it.
+  void clear_prompt_work() noexcept {
+    prefill_tokens = 0;
+    cached_tokens = 0;
+    prefill_sequences = 0;
+    prefill_context_tokens = 0;
+    prefill_attention_pairs = 0;
+    prefill_masked_pairs = 0;
+  }
   double kv_utilization() const {
     return kv_capacity_tokens > 0
                ? static_cast<double>(kv_used_tokens) / static_cast<double>(kv_capacity_tokens)
