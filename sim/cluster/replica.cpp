@@ -143,11 +143,13 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
     return std::nullopt;
   }
   // With one stage nothing is planned while a batch is in flight, so only pipelines mark
-  // requests in flight.
+  // requests in flight: a plan of decodes alone on one stage is not walked here.
   const bool mark_in_flight = pipeline_stages_ > 1;
-  for (const ScheduledWork& w : plan.work) {
-    if (mark_in_flight) w.request->in_flight = true;
-    if (w.prefill) schedule(*w.request, now);  // a request is first scheduled for its prompt
+  if (mark_in_flight || plan.shape.prefill_sequences > 0) {
+    for (const ScheduledWork& w : plan.work) {
+      if (mark_in_flight) w.request->in_flight = true;
+      if (w.prefill) schedule(*w.request, now);  // a request is first scheduled for its prompt
+    }
   }
   // A plan that starts a decode run is priced with the whole run, in one call.
   // With prefix caching, a decode iteration of a request with content may name a block that a
