@@ -14,6 +14,7 @@
 #include "sim/config/model_catalog.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
+#include "sim/metrics/impl/background_record_sink.h"
 #include "sim/metrics/impl/record_order.h"
 #include "sim/model/model_loader.h"
 #include "sim/workload/workload_spec.h"
@@ -142,16 +143,19 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
                   SimTime::duration_from_seconds(config.engine.costs.host.frontend_latency_s),
                   std::move(roles));
   std::optional<RecordOrder> record_order;
+  std::optional<BackgroundRecordSink> background;
+  IRecordSink* sink = nullptr;
   if (!options.record_sinks.empty()) {
-    record_order.emplace(options.record_sinks);
-    record_order->begin({.requests = config.output.request_records,
-                         .iterations = config.output.iteration_records,
-                         .ttft_parts = metrics.ttft_parts});
-    collector.set_record_sink(&*record_order);
+    sink = &record_order.emplace(options.record_sinks);
+    if (options.records_in_background) sink = &background.emplace(*record_order);
+    sink->begin({.requests = config.output.request_records,
+                 .iterations = config.output.iteration_records,
+                 .ttft_parts = metrics.ttft_parts});
+    collector.set_record_sink(sink);
   }
   const ClusterRunStats stats = cluster.run();
-  if (record_order) {
-    record_order->finish();
+  if (sink != nullptr) {
+    sink->finish();
     collector.set_record_sink(nullptr);
   }
 

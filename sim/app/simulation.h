@@ -31,6 +31,9 @@ struct SimulationOptions {
   // Sinks that take the run's records as it goes, in the files' order (RecordOrder):
   // requests by id, iterations by start time, then replica. They must outlive the call.
   std::vector<IRecordSink*> record_sinks;
+  // The record sinks (and the ordering before them) run on a thread of their own
+  // (BackgroundRecordSink): the same records in the same order, overlapping the simulation.
+  bool records_in_background = false;
 };
 
 // Builds one serving run from a configuration document (see assemble_config) and runs it to

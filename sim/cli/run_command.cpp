@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -201,6 +202,8 @@ int run_run(CommandContext& context) {
       SimulationOptions streamed = keep;
       streamed.record_sinks.push_back(&writer);
       if (plots) streamed.record_sinks.push_back(&figures);
+      // Ordered and written beside the simulation where a second core can take them.
+      streamed.records_in_background = std::thread::hardware_concurrency() > 1;
       simulate(streamed);
       write_run_outputs(*outcome, staging, {.records = false});
       write_command_record(staging, context);

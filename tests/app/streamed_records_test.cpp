@@ -76,11 +76,15 @@ TEST_CASE("records streamed as the run goes equal the records kept and sorted af
        {"disaggregation.prefill.replicas=1", "disaggregation.decode.replicas=2",
         "workload.num_requests=300", "workload.arrival.rate_per_s=10"}},
   };
+  // Streamed on the run's thread, and on a thread of its own (BackgroundRecordSink), as
+  // `run --out` does on a machine of more than one core.
+  const bool background = GENERATE(false, true);
   for (const auto& [name, sets] : cases) {
-    INFO(name);
+    INFO(name << (background ? ", records in the background" : ""));
     const nlohmann::json config = document(sets);
-    const auto streamed = scratch.path() / (name + "_streamed");
-    const auto kept = scratch.path() / (name + "_kept");
+    const std::string run = name + (background ? "_background" : "");
+    const auto streamed = scratch.path() / (run + "_streamed");
+    const auto kept = scratch.path() / (run + "_kept");
     std::filesystem::create_directories(streamed);
     std::filesystem::create_directories(kept);
 
@@ -88,6 +92,7 @@ TEST_CASE("records streamed as the run goes equal the records kept and sorted af
     servesim::RunFigureData figures;
     servesim::SimulationOptions options;
     options.record_sinks = {&writer, &figures};
+    options.records_in_background = background;
     const servesim::SimulationOutcome outcome = servesim::run_simulation(
         config, servesim::test::source_dir(), std::filesystem::current_path(), options);
     REQUIRE(outcome.result.summary.requests_completed > 0);
