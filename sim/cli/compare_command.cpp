@@ -1,6 +1,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -162,6 +163,7 @@ int run_compare(CommandContext& context) {
         if (staging != nullptr) {
           writer.emplace(RecordFiles::in(folder, false));
           run_options.record_sinks.push_back(&*writer);
+          run_options.records_in_background = std::thread::hardware_concurrency() > 1;
         }
         SimulationOutcome outcome = run_simulation(document, context.data_root,
                                                    std::filesystem::current_path(), run_options);
