@@ -43,6 +43,17 @@ void publish_output(const std::filesystem::path& out_dir,
   } catch (const fs::filesystem_error& error) {
     fs::remove_all(staging, ec);
     throw InputError(out_dir.string(), std::string("cannot write the output: ") + error.what());
+  } catch (const InputError& error) {
+    fs::remove_all(staging, ec);
+    // A file that failed to write is named where it was to be published, not in the staging
+    // folder the user never sees.
+    std::string message = error.what();
+    const std::string hidden = staging.string();
+    for (auto at = message.find(hidden); at != std::string::npos;
+         at = message.find(hidden, at + target.string().size())) {
+      message.replace(at, hidden.size(), target.string());
+    }
+    throw InputError("", message);
   } catch (...) {
     fs::remove_all(staging, ec);
     throw;
