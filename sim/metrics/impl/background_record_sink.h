@@ -17,9 +17,11 @@ namespace servesim {
 // Passes a run's records on to `next` on a thread of its own, in the order they were reported,
 // so that ordering, formatting and writing them (RecordOrder, CsvRecordWriter: nearly all that
 // `run --out` adds) overlap the simulation instead of following each event. The calls are
-// copied into batches of kBatchCalls; the simulation waits only while kQueuedBatches batches
-// wait for the thread, which bounds the memory at a few megabytes. The files are the same
-// bytes as with `next` called directly: one thread replays the calls in order.
+// copied into batches of kBatchCalls (large enough that the thread wakes a few hundred times a
+// run: batches of 512 woke it too often to gain); the simulation waits only while
+// kQueuedBatches batches wait for the thread, which bounds the memory at a few megabytes. The
+// files are the same bytes as with `next` called directly: one thread replays the calls in
+// order.
 //
 // begin() and finish() call `next` on the calling thread (finish() once the thread has replayed
 // every batch). A failure of `next` on the thread (a write that fails, a record out of order)
