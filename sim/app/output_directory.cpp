@@ -48,10 +48,10 @@ void publish_output(const std::filesystem::path& out_dir,
     // A file that failed to write is named where it was to be published, not in the staging
     // folder the user never sees.
     std::string message = error.what();
-    const std::string hidden = staging.string();
+    const std::string hidden = staging.string(), shown = target.string();
     for (auto at = message.find(hidden); at != std::string::npos;
-         at = message.find(hidden, at + target.string().size())) {
-      message.replace(at, hidden.size(), target.string());
+         at = message.find(hidden, at + shown.size())) {
+      message.replace(at, hidden.size(), shown);
     }
     throw InputError("", message);
   } catch (...) {

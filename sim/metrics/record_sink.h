@@ -14,6 +14,22 @@ struct RecordLayout {
   bool ttft_parts = false;  // a disaggregated run: each request's TTFT in parts
 };
 
+// A request's record and its TTFT parts (when it has them), held to be passed on later
+// (RecordOrder until the lower ids have come, BackgroundRecordSink until its thread takes it).
+struct HeldRequest {
+  RequestRecord record;
+  std::array<double, kTtftParts> parts{};
+  bool has_parts = false;
+
+  void hold(const RequestRecord& r, const std::array<double, kTtftParts>* ttft_parts) {
+    record = r;
+    has_parts = ttft_parts != nullptr;
+    if (ttft_parts != nullptr) parts = *ttft_parts;
+  }
+  // The parts as IRecordSink::on_request takes them.
+  const std::array<double, kTtftParts>* ttft_parts() const { return has_parts ? &parts : nullptr; }
+};
+
 // Receives a run's records as they happen, so that they can be written or reduced without
 // being kept (MetricsCollector::set_record_sink). begin() comes first, finish() last.
 class IRecordSink {

@@ -26,10 +26,7 @@ void BackgroundRecordSink::begin(const RecordLayout& layout) {
 void BackgroundRecordSink::on_request(const RequestRecord& record,
                                       const std::array<double, kTtftParts>* ttft_parts) {
   current_.calls.push_back(Call::Request);
-  RequestCall& call = current_.requests.emplace_back();
-  call.record = record;
-  call.has_parts = ttft_parts != nullptr;
-  if (ttft_parts != nullptr) call.parts = *ttft_parts;
+  current_.requests.emplace_back().hold(record, ttft_parts);
   hand_over_if_full();
 }
 
@@ -81,8 +78,8 @@ void BackgroundRecordSink::replay(const Batch& batch) {
   for (const Call call : batch.calls) {
     switch (call) {
       case Call::Request: {
-        const RequestCall& r = batch.requests[request++];
-        next_.on_request(r.record, r.has_parts ? &r.parts : nullptr);
+        const HeldRequest& held = batch.requests[request++];
+        next_.on_request(held.record, held.ttft_parts());
         break;
       }
       case Call::Iteration:

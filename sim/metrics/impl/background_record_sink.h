@@ -47,15 +47,10 @@ class BackgroundRecordSink final : public IRecordSink {
 
  private:
   enum class Call : std::uint8_t { Request, Iteration, ReportedBefore };
-  struct RequestCall {
-    RequestRecord record;
-    std::array<double, kTtftParts> parts{};
-    bool has_parts = false;
-  };
   // Calls in the order made; each takes the next argument of its kind.
   struct Batch {
     std::vector<Call> calls;
-    std::vector<RequestCall> requests;
+    std::vector<HeldRequest> requests;
     std::vector<IterationRecord> iterations;
     std::vector<double> bounds_s;
     void clear() noexcept;

@@ -37,7 +37,7 @@ void RecordOrder::grow_ring(std::int64_t span) {
   while (size < static_cast<std::size_t>(span))
     size *= 2;
   if (size == ring_.size()) return;
-  std::vector<Waiting> ring(size);
+  std::vector<HeldRequest> ring(size);
   std::vector<std::uint8_t> held(size, 0);
   for (std::int64_t id = next_id_; id < next_id_ + span_; ++id) {
     const auto from = static_cast<std::size_t>(id) & (ring_.size() - 1);
@@ -67,16 +67,13 @@ void RecordOrder::on_request(const RequestRecord& record,
   if (held_[at] != 0) {
     throw InvariantError("request " + std::to_string(record.id) + " reported twice");
   }
-  Waiting& waiting = ring_[at];
-  waiting.record = record;
-  waiting.has_parts = ttft_parts != nullptr;
-  if (ttft_parts != nullptr) waiting.parts = *ttft_parts;
+  ring_[at].hold(record, ttft_parts);
   held_[at] = 1;
   span_ = std::max(span_, slot + 1);
   while (span_ > 0 && held_[static_cast<std::size_t>(next_id_) & mask] != 0) {
     const auto front = static_cast<std::size_t>(next_id_) & mask;
-    const Waiting& ready = ring_[front];
-    pass_request(ready.record, ready.has_parts ? &ready.parts : nullptr);
+    const HeldRequest& ready = ring_[front];
+    pass_request(ready.record, ready.ttft_parts());
     held_[front] = 0;
     ++next_id_;
     --span_;

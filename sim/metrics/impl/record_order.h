@@ -39,11 +39,6 @@ class RecordOrder final : public IRecordSink {
   std::size_t waiting_iterations() const noexcept { return waiting_iterations_; }
 
  private:
-  struct Waiting {
-    RequestRecord record;
-    std::array<double, kTtftParts> parts{};
-    bool has_parts = false;
-  };
   // Replicas with iterations waiting, by their earliest (start, replica): a k-way merge of
   // the replicas' own queues, each already in time order.
   struct Head {
@@ -66,7 +61,7 @@ class RecordOrder final : public IRecordSink {
   // Requests reported before next_id_ could go, in a ring indexed by id (its size a power of
   // two). Whether a slot holds its record is kept apart, in `held_`, so that finding out
   // touches no record: the records are many cache lines, written once and read once.
-  std::vector<Waiting> ring_;
+  std::vector<HeldRequest> ring_;
   std::vector<std::uint8_t> held_;
 
   // Iterations in report order. It keeps its storage: a std::deque frees and allocates a
