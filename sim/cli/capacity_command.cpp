@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "sim/app/app.h"
-#include "sim/app/simulation_limits.h"
 #include "sim/cli/capacity_study.h"
 #include "sim/cli/run_options.h"
 #include "sim/cli/study_options.h"
