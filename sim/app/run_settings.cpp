@@ -123,7 +123,7 @@ class GivenSettings {
     return nullptr;
   }
   [[noreturn]] void fail(const RunSetting& s, const char* expected) const {
-    throw UsageError(origin(s.name) + ": expected " + expected + ", got " + s.value.dump());
+    throw UsageError(origin(s.name) + ": expected " + expected + ", got " + json_excerpt(s.value));
   }
 
   SettingNames names_;
@@ -314,6 +314,14 @@ ConfigSources run_config_sources(const std::vector<RunSetting>& settings, Settin
                                     {"output", fixed(given.integer("output-tokens"))}};
     sources.overrides.push_back(
         {given.origin("prompt-tokens"), "workload.lengths=" + lengths.dump()});
+  }
+  for (const char* pools : {"disaggregation", "prefill-replicas", "decode-replicas"}) {
+    if (given.has("replicas") && given.has(pools)) {
+      throw UsageError(given.origin("replicas") + " with " + given.origin(pools) +
+                       ": each pool has its own count; give " + given.origin("prefill-replicas") +
+                       " N " + given.origin("decode-replicas") + " M (or " +
+                       given.origin("disaggregation") + " NpMd) instead");
+    }
   }
   if (given.has("disaggregation")) {
     const std::string origin = given.origin("disaggregation");

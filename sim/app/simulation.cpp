@@ -89,12 +89,26 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
   MetricsObserver observer(collector);
 
   // A role's pool; what it refuses names the role.
-  const auto role_pool = [&](const RunConfig& role, const std::string& name, std::int32_t first) {
+  const auto role_pool = [&](const RunConfig& role, const nlohmann::json& role_json,
+                             const std::string& name, std::int32_t first) {
     try {
       return build_replica_pool(role, model, data_root, streams, observer, first);
     } catch (const InfeasibleError& e) {
       if (e.refused_start()) throw InfeasibleError::engine_refuses_start(name + ": " + e.what());
       throw InfeasibleError(name + ": " + e.what());
+    } catch (const InputError& e) {
+      // The model's sharding names the top level's --tp and --pp; a degree the role sets
+      // itself is named by its key and the role's flag (--decode-tp).
+      const std::string role_name = name.substr(name.rfind('.') + 1);
+      const std::string message = e.what();
+      for (const std::string key : {"tp", "pp"}) {
+        const std::string top_flag = "--" + key + ": ";
+        if (message.rfind(top_flag, 0) == 0 && role_json.contains(key)) {
+          const std::string flag = key == "tp" ? " (--" + role_name + "-tp)" : "";
+          throw InputError(name + "." + key + flag, message.substr(top_flag.size()));
+        }
+      }
+      throw;
     }
   };
   // One pool, or a prefill pool and a decode pool numbered after it.
@@ -113,9 +127,9 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
                        "as computed; got " +
                            decode.scheduler.name);
     }
-    pools.push_back(role_pool(prefill, "disaggregation.prefill", 0));
-    pools.push_back(
-        role_pool(decode, "disaggregation.decode", static_cast<std::int32_t>(prefill.replicas)));
+    pools.push_back(role_pool(prefill, roles->prefill, "disaggregation.prefill", 0));
+    pools.push_back(role_pool(decode, roles->decode, "disaggregation.decode",
+                              static_cast<std::int32_t>(prefill.replicas)));
     if (pools[0].replicas.front()->allocator().prefix_block_tokens() !=
         pools[1].replicas.front()->allocator().prefix_block_tokens()) {
       throw InputError("disaggregation.decode",

@@ -1,6 +1,7 @@
 #include "sim/app/simulation_limits.h"
 
 #include <string>
+#include <utility>
 
 #include "sim/core/error.h"
 
@@ -40,6 +41,18 @@ void check_simulation_limits(const RunConfig& config) {
   refuse_above("replicas", static_cast<double>(config.replicas), kMaxReplicas,
                "replicas one machine simulates: each builds its scheduler, allocator and KV "
                "block tables up front");
+  if (config.disaggregation) {
+    for (const auto& [role, pool] : {std::pair{"prefill", &config.disaggregation->prefill},
+                                     std::pair{"decode", &config.disaggregation->decode}}) {
+      const auto replicas = pool->find("replicas");
+      if (replicas != pool->end() && replicas->is_number()) {
+        refuse_above(std::string("disaggregation.") + role + ".replicas", replicas->get<double>(),
+                     kMaxReplicas,
+                     "replicas one machine simulates: each builds its scheduler, allocator and "
+                     "KV block tables up front");
+      }
+    }
+  }
   if (config.max_len) {
     refuse_above("max_len", static_cast<double>(*config.max_len), kMaxRequestTokens,
                  "tokens of one request: beyond any model's positions");

@@ -72,7 +72,7 @@ std::string cell_text(const nlohmann::json& value, const std::string& where) {
   if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
   if (value.is_number_integer()) return std::to_string(value.get<std::int64_t>());
   if (value.is_number()) return value.dump();
-  throw InputError(where, "expected a number, a string or a boolean, got " + value.dump());
+  throw InputError(where, "expected a number, a string or a boolean, got " + json_excerpt(value));
 }
 
 }  // namespace

@@ -90,10 +90,12 @@ nlohmann::json answer_json(const RateAnswer& answer, const RateSearchOptions& op
 int search_rate(CapacityStudy& study, const po::variables_map& vm) {
   RateSearchOptions options;
   options.relative_precision = vm["precision"].as<double>();
-  options.points_per_round = vm["points-per-round"].as<std::size_t>();
-  options.max_points = vm["max-points"].as<std::size_t>();
+  // Read signed, so that -1 is refused rather than wrapped to 2^64 - 1.
+  options.points_per_round = static_cast<std::size_t>(*integer_flag(vm, "points-per-round", 1));
+  options.max_points = static_cast<std::size_t>(*integer_flag(vm, "max-points", 1));
   options.max_rate_per_s = vm["max-rate"].as<double>();
   options.min_rate_per_s = vm["min-rate"].as<double>();
+  check_rate_search_options(options);
   const nlohmann::json base =
       study_point_config(study.base, {}, study.context.data_root, "capacity");
   (void)configured_rate(base, "use --arrival poisson", "--start-rate");
@@ -233,7 +235,8 @@ int search_rate(CapacityStudy& study, const po::variables_map& vm) {
     } else {
       const RateAnswer& answer = answers.front();
       study.context.err << "servesim: error: "
-                        << (answer.unreachable ? *answer.unreachable : answer.message) << '\n';
+                        << one_line(answer.unreachable ? *answer.unreachable : answer.message)
+                        << '\n';
     }
     return failure;
   }
@@ -252,9 +255,9 @@ int run_capacity(CommandContext& context) {
       "first rate tried (default the workload's rate)")(
       "precision", po::value<double>()->value_name("F")->default_value(0.02, "0.02"),
       "stop when the failing rate is within this fraction above the passing one")(
-      "points-per-round", po::value<std::size_t>()->value_name("K")->default_value(3),
+      "points-per-round", po::value<std::int64_t>()->value_name("K")->default_value(3),
       "rates simulated per search round (fixed, so -j never changes the answer)")(
-      "max-points", po::value<std::size_t>()->value_name("N")->default_value(200),
+      "max-points", po::value<std::int64_t>()->value_name("N")->default_value(200),
       "simulations at most")(
       "min-rate", po::value<double>()->value_name("REQ_PER_S")->default_value(1e-4, "0.0001"),
       "lowest rate tried")(
@@ -296,6 +299,19 @@ int run_capacity(CommandContext& context) {
       "            --slo-ttft 1 --slo-tpot 0.1 --slo attainment=0.9");
   if (!vm) return 0;
   plot_formats_from(*vm);  // a bad list is a usage error before anything runs
+  if (vm->count("gpu-cost-per-hour") != 0) {
+    const double price = (*vm)["gpu-cost-per-hour"].as<double>();
+    if (!(price > 0) || !std::isfinite(price)) {
+      throw InputError("--gpu-cost-per-hour", "expected a positive price in USD per GPU-hour");
+    }
+  }
+  (void)integer_flag(*vm, "max-replicas", 1, kMaxReplicas);
+  for (const char* flag : {"target-rate", "start-rate"}) {
+    if (vm->count(flag) != 0 &&
+        !((*vm)[flag].as<double>() > 0 && std::isfinite((*vm)[flag].as<double>()))) {
+      throw InputError("--" + std::string(flag), "expected a positive number of requests/s");
+    }
+  }
 
   SloTarget slo;
   if (vm->count("slo") != 0) {

@@ -227,9 +227,20 @@ std::vector<ReplicaShape> parse_shapes(const std::string& list, const nlohmann::
                       base["pp"].get<std::int64_t>(), std::nullopt});
     return shapes;
   }
-  std::stringstream items(list);
-  std::string item;
-  while (std::getline(items, item, ',')) {
+  // Split keeping empty fields, so "h100-sxm:" and "a,,b" and "a," are refused, not read as
+  // fewer fields.
+  const auto split = [](const std::string& text, char separator) {
+    std::vector<std::string> parts{""};
+    for (const char c : text) {
+      if (c == separator) {
+        parts.emplace_back();
+      } else {
+        parts.back() += c;
+      }
+    }
+    return parts;
+  };
+  for (const std::string& item : split(list, ',')) {
     // An optional price per GPU-hour after '@'.
     std::optional<double> price;
     const std::string::size_type at = item.find('@');
@@ -247,11 +258,7 @@ std::vector<ReplicaShape> parse_shapes(const std::string& list, const nlohmann::
       }
     }
     const std::string shape_text = item.substr(0, at);
-    std::vector<std::string> parts;
-    std::stringstream fields(shape_text);
-    std::string field;
-    while (std::getline(fields, field, ':'))
-      parts.push_back(field);
+    const std::vector<std::string> parts = split(shape_text, ':');
     const auto degree = [&](std::size_t i) -> std::int64_t {
       if (i >= parts.size()) return 1;
       try {
@@ -264,7 +271,7 @@ std::vector<ReplicaShape> parse_shapes(const std::string& list, const nlohmann::
                        "\": expected HARDWARE[:TP[:PP]][@PRICE] with positive "
                        "integer degrees");
     };
-    if (parts.empty() || parts[0].empty() || parts.size() > 3) {
+    if (parts[0].empty() || parts.size() > 3) {
       throw UsageError("--shapes \"" + item + "\": expected HARDWARE[:TP[:PP]][@PRICE]");
     }
     shapes.push_back({parts[0], degree(1), degree(2), price});

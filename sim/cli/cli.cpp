@@ -4,6 +4,7 @@
 #include <boost/program_options/errors.hpp>
 
 #include "sim/cli/command.h"
+#include "sim/cli/options.h"
 #include "sim/core/error.h"
 #include "sim/core/version.h"
 
@@ -73,13 +74,14 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         {args.begin() + 1, args.end()}, out, err, data_root, processes, terminal, command->name};
     return command->run(context);
   } catch (const Error& error) {
-    err << "servesim: error: " << error.what() << '\n';
+    err << "servesim: error: " << one_line(error.what()) << '\n';
     return exit_code_for(error.kind());
   } catch (const boost::program_options::error& error) {
-    err << "servesim: error: " << error.what() << " (see servesim " << args[0] << " --help)\n";
+    err << "servesim: error: " << one_line(error.what()) << " (see servesim " << args[0]
+        << " --help)\n";
     return exit_code_for(ErrorKind::Usage);
   } catch (const std::exception& error) {
-    err << "servesim: internal error: " << error.what() << '\n';
+    err << "servesim: internal error: " << one_line(error.what()) << '\n';
     return exit_code_for(ErrorKind::Internal);
   }
 }

@@ -54,6 +54,39 @@ std::string unknown_option_hint(const std::string& token, const po::options_desc
   return hint.empty() ? hint : "; " + hint;
 }
 
+// vLLM's switches that are servesim flags taking a value, with what to give instead.
+constexpr ForeignFlag kSwitchesWithValues[] = {
+    {"save-result",
+     "servesim's --save-result takes the file to write: --save-result FILE.json (for vLLM's "
+     "--save-result --result-filename FILE.json)"},
+};
+
+// A flag that takes a value followed by another flag (boost would take "--result-filename"
+// as the value and refuse the word after it as "too many positional options"): the flag as
+// given, and what to give instead.
+void refuse_flag_as_value(const std::vector<std::string>& args,
+                          const po::options_description& all) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& token = args[i];
+    if (token.rfind("--", 0) != 0 || token.size() <= 2 || token.find('=') != std::string::npos) {
+      continue;
+    }
+    const std::string name = token.substr(2);
+    const auto* option = all.find_nothrow(name, false);
+    if (option == nullptr || option->semantic()->min_tokens() == 0) continue;
+    const bool next_is_flag =
+        i + 1 == args.size() || (args[i + 1].rfind("--", 0) == 0 && args[i + 1].size() > 2);
+    if (!next_is_flag) continue;
+    for (const ForeignFlag& f : kSwitchesWithValues) {
+      if (f.flag == name) throw po::error(token + ": " + f.instead);
+    }
+    if (i + 1 < args.size()) {
+      throw po::error(token + ": expected a value, got the flag " +
+                      args[i + 1].substr(0, args[i + 1].find('=')));
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<po::variables_map> parse_options(
@@ -64,6 +97,7 @@ std::optional<po::variables_map> parse_options(
   all.add(options);
   po::variables_map vm;
   const po::positional_options_description none;
+  refuse_flag_as_value(context.args, all);
   try {
     po::store(po::command_line_parser(context.args)
                   .options(all)
@@ -112,6 +146,41 @@ void add_dtype_options(po::options_description& options) {
                             "fp8, fp8_e4m3, fp8_e5m2 (both fp8: one byte per element)");
 }
 
+std::string one_line(std::string_view message) {
+  std::string line;
+  for (const char c : message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      line += c;
+    } else if (c == '\n') {
+      line += "\\n";
+    } else if (c == '\r') {
+      line += "\\r";
+    } else if (c == '\t') {
+      line += "\\t";
+    } else if (c == '\0') {
+      line += "\\0";
+    } else {
+      constexpr char kHex[] = "0123456789abcdef";
+      line += "\\x";
+      line += kHex[byte >> 4];
+      line += kHex[byte & 0xf];
+    }
+  }
+  if (line.size() <= kMaxErrorBytes) return line;
+  // Both ends: the source comes first and what is wrong with it last. Cut between UTF-8
+  // sequences, not inside one.
+  const auto boundary = [&](std::size_t at) {
+    while (at > 0 && (static_cast<unsigned char>(line[at]) & 0xc0) == 0x80)
+      --at;
+    return at;
+  };
+  const std::size_t head = boundary(kMaxErrorBytes / 2);
+  const std::size_t tail = boundary(line.size() - kMaxErrorBytes / 2);
+  return line.substr(0, head) + " ... (" + std::to_string(tail - head) + " bytes left out) ... " +
+         line.substr(tail);
+}
+
 std::string given_flag(const po::variables_map& vm, const std::string& flag,
                        const std::string& vllm_name) {
   if (vm.count(vllm_name) == 0) return flag;
@@ -131,11 +200,15 @@ HardwareProfile load_hardware(const std::string& name_or_path, const CommandCont
 }
 
 std::optional<std::int64_t> integer_flag(const po::variables_map& vm, const std::string& name,
-                                         std::int64_t minimum) {
+                                         std::int64_t minimum, std::int64_t maximum) {
   if (vm.count(name) == 0) return std::nullopt;
   const auto value = vm[name].as<std::int64_t>();
   if (value < minimum) {
     throw InputError("--" + name, "expected an integer of at least " + std::to_string(minimum) +
+                                      ", got " + std::to_string(value));
+  }
+  if (value > maximum) {
+    throw InputError("--" + name, "expected an integer of at most " + std::to_string(maximum) +
                                       ", got " + std::to_string(value));
   }
   return value;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -39,9 +40,17 @@ Parallelism parallelism_from(const po::variables_map& vm);
 DType weight_dtype_from(const po::variables_map& vm, const ModelSpec& model);
 DType kv_dtype_from(const po::variables_map& vm, const ModelSpec& model);
 
-// Value of an optional integer flag, refusing values below `minimum`.
-std::optional<std::int64_t> integer_flag(const po::variables_map& vm, const std::string& name,
-                                         std::int64_t minimum);
+// An error message as one printable line: control characters (a newline or NUL byte from a
+// file name or a JSON string) escaped as \n, \0, \xNN, and of a longer text its first and
+// last kMaxErrorBytes / 2 bytes kept, so whatever the input held, the error the CLI prints is
+// exactly one line of bounded length.
+inline constexpr std::size_t kMaxErrorBytes = 4096;
+std::string one_line(std::string_view message);
+
+// Value of an optional integer flag, refusing values below `minimum` or above `maximum`.
+std::optional<std::int64_t> integer_flag(
+    const po::variables_map& vm, const std::string& name, std::int64_t minimum,
+    std::int64_t maximum = std::numeric_limits<std::int64_t>::max());
 
 // The name a setting was given under: vLLM's name for it when that was given, else `flag`
 // (which may hold a default). Both given is a UsageError.

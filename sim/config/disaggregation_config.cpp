@@ -35,7 +35,8 @@ DisaggregationConfig read_disaggregation_config(JsonObjectReader& section) {
       t->fail("link",
               "expected \"auto\", \"nic\" or \"nvlink\", got \"" + c.kv_transfer.link + "\"");
     }
-    c.kv_transfer.bandwidth_bytes_per_s = t->optional_positive_number("bandwidth_bytes_per_s");
+    c.kv_transfer.bandwidth_bytes_per_s =
+        t->optional_rate("bandwidth_bytes_per_s", kMinBandwidthBytesPerS, "B/s");
     if (const auto latency = t->optional_number("latency_s")) {
       if (!(*latency >= 0 && *latency <= 3600)) t->fail("latency_s", "expected 0 to 3600 seconds");
       c.kv_transfer.latency_s = *latency;

@@ -110,7 +110,8 @@ ModelSpec load_catalog_model(const std::filesystem::path& data_root, std::string
     nlohmann::json config = read_json_file(file);
     config["_name_or_path"] = std::string(checkpoint->hf_id);
     if (!checkpoint->quantization_config.empty()) {
-      config["quantization_config"] = nlohmann::json::parse(checkpoint->quantization_config);
+      config["quantization_config"] =
+          parse_json_text(checkpoint->quantization_config, std::string(checkpoint->hf_id));
     }
     return model_from_hf_config(config, file.string() + " as " + std::string(checkpoint->hf_id),
                                 std::string(checkpoint->model));

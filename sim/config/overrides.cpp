@@ -1,6 +1,7 @@
 #include "sim/config/overrides.h"
 
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 
 namespace servesim {
 
@@ -38,9 +39,8 @@ void apply_override(nlohmann::json& document, std::string_view assignment,
   }
   const std::string_view path = assignment.substr(0, equals);
   const std::string text(assignment.substr(equals + 1));
-  nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
-  if (value.is_discarded()) value = text;
-  set_path(document, path, std::move(value), origin);
+  std::optional<nlohmann::json> value = parse_json_if_json(text, origin);
+  set_path(document, path, value ? std::move(*value) : nlohmann::json(text), origin);
 }
 
 void deep_merge(nlohmann::json& base, const nlohmann::json& patch) {

@@ -116,6 +116,12 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
   if (auto s = r.optional_object("speculative")) c.speculative = read_speculative_config(*s);
   if (auto d = r.optional_object("disaggregation"))
     c.disaggregation = read_disaggregation_config(*d);
+  // The top-level count would be ignored: each pool has its own.
+  if (c.disaggregation && c.replicas != 1) {
+    r.fail("replicas",
+           "not read with disaggregation: give each pool its count (disaggregation.prefill."
+           "replicas and disaggregation.decode.replicas)");
+  }
   if (auto g = r.optional_object("routing")) {
     if (c.router != "prefix_aware") {
       r.fail("routing", "read only by router prefix_aware (the router is \"" + c.router + "\")");

@@ -23,10 +23,19 @@ int exit_code_for(ErrorKind kind) noexcept;
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  // A NUL byte an input put in the message is kept as the two characters \0: what() is a C
+  // string, and every catch that adds context to it would otherwise cut the rest.
+  Error(ErrorKind kind, const std::string& message)
+      : std::runtime_error(without_nul(message)), kind_(kind) {}
   ErrorKind kind() const noexcept { return kind_; }
 
  private:
+  static std::string without_nul(std::string text) {
+    for (auto at = text.find('\0'); at != std::string::npos; at = text.find('\0', at + 2))
+      text.replace(at, 1, "\\0");
+    return text;
+  }
+
   ErrorKind kind_;
 };
 

@@ -1,6 +1,7 @@
 #include "sim/core/json_reader.h"
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -59,23 +60,71 @@ std::string at_offset(std::string_view text, std::size_t offset) {
   return " at " + line_and_column(text, offset + 1);
 }
 
-std::string describe(const nlohmann::json& value) {
-  std::string dumped = value.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
-  if (dumped.size() > 40) dumped = dumped.substr(0, 37) + "...";
-  return std::string(value.type_name()) + " " + dumped;
+// Appends `value` in compact JSON form to `out` until `out` holds `limit` characters: the
+// first `limit` characters of value.dump(), without dumping the rest. It recurses once a
+// level, and each level writes a bracket, so it stops within `limit` levels however deep the
+// value is.
+void append_bounded(const nlohmann::json& value, std::string& out, std::size_t limit) {
+  if (out.size() >= limit) return;
+  const auto dump = [](const nlohmann::json& v) {
+    return v.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+  };
+  if (value.is_object() || value.is_array()) {
+    out += value.is_object() ? '{' : '[';
+    bool first = true;
+    for (auto it = value.begin(); it != value.end() && out.size() < limit; ++it) {
+      if (!first) out += ',';
+      first = false;
+      if (value.is_object()) out += dump(nlohmann::json(it.key().substr(0, limit))) + ':';
+      append_bounded(*it, out, limit);
+    }
+    if (out.size() < limit) out += value.is_object() ? '}' : ']';
+  } else if (value.is_string()) {
+    // A prefix of the string escapes to a prefix of the escaped string.
+    out += dump(nlohmann::json(value.get_ref<const std::string&>().substr(0, limit)));
+  } else {
+    out += dump(value);
+  }
 }
 
-}  // namespace
+// Byte offset of the bracket that first opens nesting level `level`, outside string
+// literals, or npos. Exact on text that is valid JSON up to that bracket, which the parser
+// has checked when it reports the depth.
+std::size_t find_nesting(std::string_view text, int level) {
+  int depth = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+    } else if (c == '[' || c == '{') {
+      if (++depth == level) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
 
-nlohmann::json parse_json_text(std::string_view text, const std::string& source_name) {
+// Thrown by the parser callback at the bracket one level too deep.
+struct TooDeep {};
+
+// parse_json_text, or with `bare_word_ok` nullopt for text that is not JSON.
+std::optional<nlohmann::json> parse_checked(std::string_view text, const std::string& source_name,
+                                            bool bare_word_ok) {
   // One set of keys per open object; a repeated key is refused at the moment it is seen.
   std::vector<std::set<std::string>> open_objects;
   std::string duplicate_key;
   std::size_t keys_seen = 0;
   std::size_t duplicate_ordinal = 0;  // the duplicate is the n-th key of the text
-  const auto on_event = [&](int /*depth*/, nlohmann::json::parse_event_t event,
+  const auto on_event = [&](int depth, nlohmann::json::parse_event_t event,
                             nlohmann::json& parsed) {
     using Event = nlohmann::json::parse_event_t;
+    // `depth` counts the containers around the one that starts.
+    if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxJsonDepth) {
+      throw TooDeep{};
+    }
     if (event == Event::object_start) {
       open_objects.emplace_back();
     } else if (event == Event::object_end && !open_objects.empty()) {
@@ -92,8 +141,15 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source_
   };
   nlohmann::json document;
   try {
-    document = nlohmann::json::parse(text.begin(), text.end(), on_event);
+    // A bare word is refused without an exception (the workload sniffer tries every file).
+    document = nlohmann::json::parse(text.begin(), text.end(), on_event, !bare_word_ok);
+    if (document.is_discarded()) return std::nullopt;
+  } catch (const TooDeep&) {
+    throw InputError(source_name, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                      " levels" +
+                                      at_offset(text, find_nesting(text, kMaxJsonDepth + 1)));
   } catch (const nlohmann::json::parse_error& error) {
+    if (bare_word_ok) return std::nullopt;
     // "[json.exception.parse_error.101] parse error at line 1, column 17: <reason>": keep the
     // reason, and replace the bytes of the input it quotes that may not be printable text.
     std::string reason = error.what();
@@ -106,6 +162,7 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source_
     throw InputError(source_name,
                      "malformed JSON at " + line_and_column(text, error.byte) + ": " + reason);
   } catch (const nlohmann::json::exception& error) {
+    if (bare_word_ok) return std::nullopt;
     // Numbers beyond the range of a double ("number overflow parsing '1e999'"), and other
     // value errors, which nlohmann reports without a position: find the token.
     std::string reason = error.what();
@@ -130,6 +187,29 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source_
                                       at_offset(text, offset));
   }
   return document;
+}
+
+}  // namespace
+
+std::string json_excerpt(const nlohmann::json& value) {
+  constexpr std::size_t kShown = 40;
+  std::string shown;
+  append_bounded(value, shown, kShown + 1);
+  if (shown.size() > kShown) shown = shown.substr(0, kShown - 3) + "...";
+  return shown;
+}
+
+std::string describe_json(const nlohmann::json& value) {
+  return std::string(value.type_name()) + " " + json_excerpt(value);
+}
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& source_name) {
+  return *parse_checked(text, source_name, false);
+}
+
+std::optional<nlohmann::json> parse_json_if_json(std::string_view text,
+                                                 const std::string& source_name) {
+  return parse_checked(text, source_name, true);
 }
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {
@@ -176,7 +256,8 @@ JsonObjectReader::JsonObjectReader(const nlohmann::json& object, std::string sou
     : object_(object), source_name_(std::move(source_name)), key_prefix_(std::move(key_prefix)) {
   if (!object_.is_object()) {
     const std::string what = key_prefix_.empty() ? "document" : "field \"" + key_prefix_ + "\"";
-    throw InputError(source_name_, what + ": expected a JSON object, got " + describe(object_));
+    throw InputError(source_name_,
+                     what + ": expected a JSON object, got " + describe_json(object_));
   }
 }
 
@@ -207,7 +288,7 @@ const nlohmann::json& JsonObjectReader::require(std::string_view key) {
 }
 
 double JsonObjectReader::to_number(std::string_view key, const nlohmann::json& value) const {
-  if (!value.is_number()) fail(key, "expected a number, got " + describe(value));
+  if (!value.is_number()) fail(key, "expected a number, got " + describe_json(value));
   const double number = value.get<double>();
   if (!std::isfinite(number)) fail(key, "expected a finite number");
   return number;
@@ -221,14 +302,14 @@ std::int64_t JsonObjectReader::to_integer(std::string_view key, const nlohmann::
     return value.get<std::int64_t>();
   }
   const double number = to_number(key, value);
-  if (std::floor(number) != number) fail(key, "expected an integer, got " + describe(value));
+  if (std::floor(number) != number) fail(key, "expected an integer, got " + describe_json(value));
   if (std::fabs(number) > 4.0e18) fail(key, "integer too large");
   return static_cast<std::int64_t>(number);
 }
 
 std::string JsonObjectReader::string(std::string_view key) {
   const auto& value = require(key);
-  if (!value.is_string()) fail(key, "expected a string, got " + describe(value));
+  if (!value.is_string()) fail(key, "expected a string, got " + describe_json(value));
   return value.get<std::string>();
 }
 
@@ -246,7 +327,7 @@ double JsonObjectReader::number(std::string_view key) {
 
 double JsonObjectReader::positive_number(std::string_view key) {
   const double value = number(key);
-  if (value <= 0) fail(key, "expected a positive number, got " + describe(require(key)));
+  if (value <= 0) fail(key, "expected a positive number, got " + describe_json(require(key)));
   return value;
 }
 
@@ -269,7 +350,7 @@ std::optional<double> JsonObjectReader::optional_positive_number(std::string_vie
 double JsonObjectReader::fraction(std::string_view key) {
   const double value = number(key);
   if (!(value > 0 && value <= 1)) {
-    fail(key, "expected a fraction in (0, 1], got " + describe(require(key)));
+    fail(key, "expected a fraction in (0, 1], got " + describe_json(require(key)));
   }
   return value;
 }
@@ -284,7 +365,7 @@ std::optional<double> JsonObjectReader::optional_fraction(std::string_view key) 
 
 std::int64_t JsonObjectReader::positive_integer(std::string_view key) {
   const std::int64_t value = to_integer(key, require(key));
-  if (value <= 0) fail(key, "expected a positive integer, got " + describe(require(key)));
+  if (value <= 0) fail(key, "expected a positive integer, got " + describe_json(require(key)));
   return value;
 }
 
@@ -302,20 +383,56 @@ std::optional<std::int64_t> JsonObjectReader::optional_nonnegative_integer(std::
     return std::nullopt;
   }
   const std::int64_t value = to_integer(key, require(key));
-  if (value < 0) fail(key, "expected a non-negative integer, got " + describe(require(key)));
+  if (value < 0) fail(key, "expected a non-negative integer, got " + describe_json(require(key)));
   return value;
 }
 
 std::optional<bool> JsonObjectReader::optional_boolean(std::string_view key) {
   const nlohmann::json* value = find(key);
   if (value == nullptr) return std::nullopt;
-  if (!value->is_boolean()) fail(key, "expected true or false, got " + describe(*value));
+  if (!value->is_boolean()) fail(key, "expected true or false, got " + describe_json(*value));
   return value->get<bool>();
+}
+
+double JsonObjectReader::rate(std::string_view key, double minimum, std::string_view unit) {
+  const double value = number(key);
+  if (!(value >= minimum)) {
+    char bound[32];
+    std::snprintf(bound, sizeof bound, "%g", minimum);
+    fail(key, "expected at least " + std::string(bound) + " " + std::string(unit) +
+                  " (a slower rate stretches durations past the integer-nanosecond clock), got " +
+                  describe_json(require(key)));
+  }
+  return value;
+}
+
+std::optional<double> JsonObjectReader::optional_rate(std::string_view key, double minimum,
+                                                      std::string_view unit) {
+  if (!has(key)) {
+    ignore(key);
+    return std::nullopt;
+  }
+  return rate(key, minimum, unit);
+}
+
+std::optional<double> JsonObjectReader::optional_seconds(std::string_view key, double max_s) {
+  if (!has(key)) {
+    ignore(key);
+    return std::nullopt;
+  }
+  const double value = number(key);
+  if (!(value >= 0 && value <= max_s)) {
+    char bound[32];
+    std::snprintf(bound, sizeof bound, "%g", max_s);
+    fail(key, "expected a time in [0, " + std::string(bound) + "] s, got " +
+                  describe_json(require(key)));
+  }
+  return value;
 }
 
 JsonObjectReader JsonObjectReader::object(std::string_view key) {
   const auto& value = require(key);
-  if (!value.is_object()) fail(key, "expected a JSON object, got " + describe(value));
+  if (!value.is_object()) fail(key, "expected a JSON object, got " + describe_json(value));
   return JsonObjectReader(value, source_name_, key_path(key));
 }
 

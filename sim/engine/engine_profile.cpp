@@ -15,6 +15,11 @@ double non_negative(JsonObjectReader& r, std::string_view key, double fallback) 
   return value.value_or(fallback);
 }
 
+// A host cost or latency in seconds: at most kMaxStepCostS, so it fits the nanosecond clock.
+double seconds(JsonObjectReader& r, std::string_view key, double fallback) {
+  return r.optional_seconds(key, kMaxStepCostS).value_or(fallback);
+}
+
 double positive_factor(JsonObjectReader& r, std::string_view key, double fallback) {
   return r.optional_positive_number(key).value_or(fallback);
 }
@@ -26,15 +31,15 @@ std::string lower(std::string text) {
 }
 
 void read_host(JsonObjectReader& h, EngineHostCosts& host) {
-  host.schedule_s = non_negative(h, "schedule_s", host.schedule_s);
-  host.step_s = non_negative(h, "step_s", host.step_s);
-  host.per_sequence_s = non_negative(h, "per_sequence_s", host.per_sequence_s);
-  host.per_token_s = non_negative(h, "per_token_s", host.per_token_s);
+  host.schedule_s = seconds(h, "schedule_s", host.schedule_s);
+  host.step_s = seconds(h, "step_s", host.step_s);
+  host.per_sequence_s = seconds(h, "per_sequence_s", host.per_sequence_s);
+  host.per_token_s = seconds(h, "per_token_s", host.per_token_s);
   host.overlaps_device = h.optional_boolean("overlaps_device").value_or(host.overlaps_device);
-  host.kernel_launch_s = non_negative(h, "kernel_launch_s", host.kernel_launch_s);
+  host.kernel_launch_s = seconds(h, "kernel_launch_s", host.kernel_launch_s);
   host.decode_steps_per_schedule = h.optional_positive_integer("decode_steps_per_schedule")
                                        .value_or(host.decode_steps_per_schedule);
-  host.frontend_latency_s = non_negative(h, "frontend_latency_s", host.frontend_latency_s);
+  host.frontend_latency_s = seconds(h, "frontend_latency_s", host.frontend_latency_s);
   h.reject_unknown_keys();
 }
 
@@ -51,8 +56,7 @@ void read_kernels(JsonObjectReader& k, EngineKernelFactors& kernels) {
   kernels.prefill_attention =
       positive_factor(k, "prefill_attention_factor", kernels.prefill_attention);
   // Absent or null: the hardware's collective latency.
-  if (const auto latency = k.optional_number("all_reduce_latency_s")) {
-    if (*latency < 0) k.fail("all_reduce_latency_s", "expected a non-negative number");
+  if (const auto latency = k.optional_seconds("all_reduce_latency_s", kMaxStepCostS)) {
     kernels.all_reduce_latency_s = *latency;
   }
   kernels.fused_norms = k.optional_boolean("fused_norms").value_or(kernels.fused_norms);

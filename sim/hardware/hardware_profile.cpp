@@ -27,7 +27,7 @@ bool read_kernel_class(JsonObjectReader& kernels, std::string_view name, KernelC
   k.compute_half_size = non_negative("compute_half_size", k.compute_half_size);
   k.memory_efficiency = c->optional_fraction("memory_efficiency").value_or(k.memory_efficiency);
   k.memory_half_size = non_negative("memory_half_size", k.memory_half_size);
-  k.fixed_s = non_negative("fixed_s", k.fixed_s);
+  k.fixed_s = c->optional_seconds("fixed_s", kMaxStepCostS).value_or(k.fixed_s);
   k.masked_pair_weight = non_negative("masked_pair_weight", k.masked_pair_weight);
   if (gemm) {
     k.quantization_weight = non_negative("quantization_weight", k.quantization_weight);
@@ -129,9 +129,12 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
   p.name = r.string("name");
   p.description = r.optional_string("description").value_or("");
   p.memory_capacity_bytes = r.positive_number("memory_capacity_bytes");
-  p.memory_bandwidth_bytes_per_s = r.positive_number("memory_bandwidth_bytes_per_s");
-  p.gpu_link_bandwidth_bytes_per_s = r.positive_number("gpu_link_bandwidth_bytes_per_s");
-  p.host_link_bandwidth_bytes_per_s = r.positive_number("host_link_bandwidth_bytes_per_s");
+  p.memory_bandwidth_bytes_per_s =
+      r.rate("memory_bandwidth_bytes_per_s", kMinBandwidthBytesPerS, "B/s");
+  p.gpu_link_bandwidth_bytes_per_s =
+      r.rate("gpu_link_bandwidth_bytes_per_s", kMinBandwidthBytesPerS, "B/s");
+  p.host_link_bandwidth_bytes_per_s =
+      r.rate("host_link_bandwidth_bytes_per_s", kMinBandwidthBytesPerS, "B/s");
   p.runtime_reserved_bytes = r.optional_number("runtime_reserved_bytes").value_or(0.0);
   if (p.runtime_reserved_bytes < 0 || p.runtime_reserved_bytes >= p.memory_capacity_bytes) {
     r.fail("runtime_reserved_bytes", "expected a value in [0, memory_capacity_bytes)");
@@ -148,9 +151,9 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
     p.gpus_per_node = *gpus;
   }
   p.inter_node_bandwidth_bytes_per_s =
-      r.optional_positive_number("inter_node_bandwidth_bytes_per_s").value_or(0.0);
-  p.inter_node_latency_s = r.optional_number("inter_node_latency_s").value_or(0.0);
-  if (p.inter_node_latency_s < 0) r.fail("inter_node_latency_s", "expected a non-negative number");
+      r.optional_rate("inter_node_bandwidth_bytes_per_s", kMinBandwidthBytesPerS, "B/s")
+          .value_or(0.0);
+  p.inter_node_latency_s = r.optional_seconds("inter_node_latency_s", kMaxStepCostS).value_or(0.0);
   if (p.gpus_per_node > 0 && p.inter_node_bandwidth_bytes_per_s == 0) {
     r.fail("inter_node_bandwidth_bytes_per_s", "required with gpus_per_node");
   }
@@ -163,7 +166,7 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
 
   JsonObjectReader peaks = r.object("peak_flops_per_s");
   for (const DType d : kAllDtypes) {
-    if (const auto value = peaks.optional_positive_number(dtype_name(d))) {
+    if (const auto value = peaks.optional_rate(dtype_name(d), kMinFlopsPerS, "FLOP/s")) {
       p.peak_flops_per_s[static_cast<std::size_t>(d)] = *value;
     }
   }
@@ -188,9 +191,7 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
   }
   if (auto o = r.optional_object("overheads")) {
     const auto read = [&](std::string_view key, double fallback) {
-      const auto value = o->optional_number(key);
-      if (value && *value < 0) o->fail(key, "expected a non-negative duration in seconds");
-      return value.value_or(fallback);
+      return o->optional_seconds(key, kMaxStepCostS).value_or(fallback);
     };
     p.overheads.kernel_launch_s = read("kernel_launch_s", p.overheads.kernel_launch_s);
     for (const char* moved : {"iteration_s", "per_sequence_s"}) {

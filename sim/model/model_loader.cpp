@@ -437,6 +437,14 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   // text model, for the multimodal files that nest it in text_config).
   // Mistral3Config (multimodal) nests its MistralConfig in text_config, which servesim does not
   // read: its top-level keys get no defaults, so a file without them is refused.
+  // A text_config that is no object is a broken file, whichever family reads it.
+  if (const auto text = config.find("text_config");
+      text != config.end() && !text->is_null() && !text->is_object()) {
+    throw InputError(source_name,
+                     "field \"text_config\": expected a JSON object (the language "
+                     "model's configuration), got " +
+                         describe_json(*text));
+  }
   const bool mistral3 = config.value("model_type", "") == "mistral3";
   const nlohmann::json defaults =
       mistral3 ? nlohmann::json::object() : transformers_config_defaults(m.family);

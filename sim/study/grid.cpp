@@ -40,10 +40,10 @@ std::vector<std::string> split_top_level(std::string_view text) {
   return parts;
 }
 
-nlohmann::json parse_value(const std::string& text) {
-  nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
-  if (value.is_discarded()) return text;
-  return value;
+nlohmann::json parse_value(const std::string& text, const std::string& axis) {
+  std::optional<nlohmann::json> value = parse_json_if_json(text, "--grid " + axis);
+  if (!value) return text;
+  return std::move(*value);
 }
 
 }  // namespace
@@ -60,7 +60,7 @@ GridAxis parse_grid_flag(std::string_view text) {
     if (part.empty()) {
       throw UsageError("--grid " + axis.name + ": empty value in \"" + std::string(values) + "\"");
     }
-    axis.values.push_back(parse_value(part));
+    axis.values.push_back(parse_value(part, axis.name));
   }
   return axis;
 }
@@ -99,6 +99,17 @@ std::vector<GridPoint> expand_grid(const std::vector<GridAxis>& axes,
     if (!names.insert(axis.name).second) {
       throw UsageError("grid axis " + axis.name + " is given twice");
     }
+  }
+  std::size_t count = 1;
+  std::string sizes;
+  for (const auto& axis : axes) {
+    sizes += (sizes.empty() ? "" : " x ") + axis.name + " " + std::to_string(axis.values.size());
+    // Counted without overflow: beyond the limit the product stops growing.
+    count = count > kMaxGridPoints ? count : count * axis.values.size();
+  }
+  if (count > kMaxGridPoints) {
+    throw UsageError("the grid has more than " + std::to_string(kMaxGridPoints) + " points (" +
+                     sizes + "): split the study");
   }
   std::vector<GridPoint> points{GridPoint{}};
   for (const auto& axis : axes) {

@@ -38,8 +38,13 @@ std::vector<GridAxis> load_grid_file(const std::filesystem::path& path);
 using AxisOverrides = std::function<std::vector<ConfigOverride>(const std::string& name,
                                                                 const nlohmann::json& value)>;
 
+// The most points one study grid may have. A point is a whole simulation (a fraction of a
+// second to minutes): a million of them is days of CPU, beyond any real sweep, while the
+// points' configurations already take memory before the first one runs.
+inline constexpr std::size_t kMaxGridPoints = 1'000'000;
+
 // Every combination, the last axis varying fastest. Throws UsageError for an empty grid,
-// an axis without values or the same key twice.
+// an axis without values, the same key twice or more than kMaxGridPoints combinations.
 std::vector<GridPoint> expand_grid(const std::vector<GridAxis>& axes,
                                    const AxisOverrides& overrides_for);
 

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "sim/study/point_outcome.h"
 #include "sim/study/progress_meter.h"
 #include "sim/study/thread_point_executor.h"
@@ -44,8 +45,10 @@ class MpiPointExecutor final : public IPointExecutor {
 
     std::vector<nlohmann::json> outcomes(count);
     for (std::size_t r = 0; r < ranks; ++r) {
-      const auto part = nlohmann::json::parse(
-          all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+      const auto part =
+          parse_json_text(std::string_view(all).substr(static_cast<std::size_t>(offsets[r]),
+                                                       static_cast<std::size_t>(lengths[r])),
+                          "study results of MPI rank " + std::to_string(r));
       for (const auto& entry : part)
         outcomes[entry[0].get<std::size_t>()] = entry[1];
     }

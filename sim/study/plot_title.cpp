@@ -40,8 +40,8 @@ std::string workload_name(const ConfigSources& sources) {
     if (o.assignment.rfind("workload=", 0) != 0) continue;
     // The value is JSON ("\"alpaca\"" from --workload), or a bare word from --set.
     const std::string value = o.assignment.substr(9);
-    const auto parsed = nlohmann::json::parse(value, nullptr, false);
-    name = parsed.is_discarded() ? short_name(value) : workload_name_of(parsed);
+    const auto parsed = parse_json_if_json(value, o.origin);
+    name = parsed ? workload_name_of(*parsed) : short_name(value);
   }
   return name;
 }

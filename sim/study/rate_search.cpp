@@ -1,6 +1,8 @@
 #include "sim/study/rate_search.h"
 
 #include <cmath>
+#include <cstdio>
+#include <utility>
 
 #include "sim/core/error.h"
 
@@ -170,16 +172,38 @@ const RatePoint* RateSearchResult::best() const {
   return best;
 }
 
-RateSearchResult search_highest_rate(const SloTarget& target, const RateSearchOptions& options,
-                                     const RateEvaluator& evaluate) {
-  if (target.empty()) throw UsageError("capacity: give at least one --slo");
-  if (!(options.start_rate_per_s > 0) || !std::isfinite(options.start_rate_per_s)) {
-    throw UsageError("capacity: the start rate must be a positive number of requests/s");
+void check_rate_search_options(const RateSearchOptions& options) {
+  const auto text = [](double value) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%g", value);
+    return std::string(buffer);
+  };
+  for (const auto& [flag, rate] : {std::pair{"--min-rate", options.min_rate_per_s},
+                                   std::pair{"--max-rate", options.max_rate_per_s}}) {
+    if (!(rate > 0) || !std::isfinite(rate)) {
+      throw InputError(flag, "expected a positive number of requests/s, got " + text(rate));
+    }
+  }
+  if (options.min_rate_per_s > options.max_rate_per_s) {
+    throw UsageError("--min-rate " + text(options.min_rate_per_s) + " is above --max-rate " +
+                     text(options.max_rate_per_s) + ": give a range to search");
   }
   if (!(options.relative_precision > 0)) {
     throw UsageError("capacity: --precision must be a positive fraction");
   }
   if (options.points_per_round < 1) throw UsageError("capacity: --points-per-round must be >= 1");
+  if (options.max_points < 1) {
+    throw UsageError("--max-points: expected at least 1 simulation, got 0");
+  }
+}
+
+RateSearchResult search_highest_rate(const SloTarget& target, const RateSearchOptions& options,
+                                     const RateEvaluator& evaluate) {
+  if (target.empty()) throw UsageError("capacity: give at least one --slo");
+  check_rate_search_options(options);
+  if (!(options.start_rate_per_s > 0) || !std::isfinite(options.start_rate_per_s)) {
+    throw UsageError("capacity: the start rate must be a positive number of requests/s");
+  }
   return Search(target, options, evaluate).run();
 }
 

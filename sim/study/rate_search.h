@@ -29,6 +29,11 @@ struct RateSearchOptions {
   std::size_t max_points = 200;
 };
 
+// Refuses options that leave nothing to search, naming the flag (--max-points 0, --min-rate
+// above --max-rate, a rate that is not a positive number). search_highest_rate checks them
+// too; a caller checks them early, before anything is simulated.
+void check_rate_search_options(const RateSearchOptions& options);
+
 struct RatePoint {
   double rate_per_s = 0;
   nlohmann::json summary;

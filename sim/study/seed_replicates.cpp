@@ -87,6 +87,10 @@ std::vector<GridAxis> with_seed_axis(std::vector<GridAxis> axes, std::int64_t fi
                                      std::int64_t seeds) {
   if (seeds < 2)
     throw UsageError("--seeds: expected at least 2 replicates, got " + std::to_string(seeds));
+  if (seeds > kMaxSeeds) {
+    throw InputError("--seeds", "expected at most " + std::to_string(kMaxSeeds) +
+                                    " replicates, got " + std::to_string(seeds));
+  }
   for (const GridAxis& axis : axes) {
     if (axis.name == kSeedAxis) {
       throw UsageError("--seeds sets the seed of every run: the grid cannot also sweep \"seed\"");

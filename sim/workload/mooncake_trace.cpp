@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/core/json_reader.h"
 #include "sim/workload/arrival_process.h"
 #include "sim/workload/content_namespaces.h"
 
@@ -16,7 +17,8 @@ std::int64_t token_count(const CsvCursor& csv, const nlohmann::json& row, const 
   const auto it = row.find(key);
   if (it == row.end()) csv.fail(std::string("missing \"") + key + "\"");
   if (!it->is_number_integer() || it->get<std::int64_t>() < 1) {
-    csv.fail(std::string(key) + ": expected a positive whole token count, got " + it->dump());
+    csv.fail(std::string(key) + ": expected a positive whole token count, got " +
+             json_excerpt(*it));
   }
   return it->get<std::int64_t>();
 }
@@ -27,7 +29,7 @@ std::int64_t arrival_ns(const CsvCursor& csv, const nlohmann::json& row) {
   if (timestamp == row.end()) csv.fail("missing \"timestamp\"");
   const double ms = timestamp->is_number() ? timestamp->get<double>() : -1;
   if (!(ms >= 0 && ms <= kMaxArrivalTimeS * 1e3)) {
-    csv.fail("timestamp: expected milliseconds in [0, 1e12], got " + timestamp->dump());
+    csv.fail("timestamp: expected milliseconds in [0, 1e12], got " + json_excerpt(*timestamp));
   }
   return timestamp->is_number_integer() ? timestamp->get<std::int64_t>() * 1'000'000
                                         : std::llround(ms * 1e6);
@@ -38,7 +40,8 @@ void read_hash_ids(const CsvCursor& csv, const nlohmann::json& row, std::int64_t
                    Trace& trace) {
   const auto ids = row.find("hash_ids");
   if (ids != row.end()) {
-    if (!ids->is_array()) csv.fail("hash_ids: expected an array of block ids, got " + ids->dump());
+    if (!ids->is_array())
+      csv.fail("hash_ids: expected an array of block ids, got " + json_excerpt(*ids));
     const std::int64_t blocks = (input_length + kMooncakeBlockTokens - 1) / kMooncakeBlockTokens;
     if (static_cast<std::int64_t>(ids->size()) > blocks) {
       csv.fail("hash_ids: " + std::to_string(ids->size()) + " block ids, but input_length " +
@@ -47,7 +50,7 @@ void read_hash_ids(const CsvCursor& csv, const nlohmann::json& row, std::int64_t
     }
     for (const auto& id : *ids) {
       if (!id.is_number_unsigned()) {
-        csv.fail("hash_ids: expected whole block ids >= 0, got " + id.dump());
+        csv.fail("hash_ids: expected whole block ids >= 0, got " + json_excerpt(id));
       }
       trace.hash_ids.push_back(id.get<std::uint64_t>());
     }
@@ -65,10 +68,10 @@ Trace parse_mooncake_lines(CsvCursor& csv, const std::string& source_name, std::
   trace.hash_begin.reserve(reserve + 1);
   trace.hash_begin.push_back(0);
   do {
-    const nlohmann::json row = nlohmann::json::parse(csv.line(), nullptr, false);
-    if (row.is_discarded()) {
-      csv.fail("malformed JSON: expected one JSON object a line (Mooncake trace)");
-    }
+    const auto parsed =
+        parse_json_if_json(csv.line(), source_name + ":" + std::to_string(csv.line_number()));
+    if (!parsed) csv.fail("malformed JSON: expected one JSON object a line (Mooncake trace)");
+    const nlohmann::json& row = *parsed;
     if (!row.is_object()) csv.fail("expected one JSON object a line (Mooncake trace)");
     for (const auto& [key, value] : row.items()) {
       if (key != "timestamp" && key != "input_length" && key != "output_length" &&

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/error.h"
+#include "sim/core/json_reader.h"
 #include "sim/workload/arrival_process.h"
 #include "sim/workload/azure_timestamp.h"
 #include "sim/workload/csv_cursor.h"
@@ -146,8 +147,10 @@ WorkloadFileKind workload_file_kind(const std::filesystem::path& path) {
     return WorkloadFileKind::Trace;
   }
   if (csv.line().starts_with('{')) {
-    const nlohmann::json first = nlohmann::json::parse(csv.line(), nullptr, false);
-    if (first.is_object() && first.contains("input_length")) return WorkloadFileKind::Trace;
+    const auto first = parse_json_if_json(csv.line(), path.string());
+    if (first && first->is_object() && first->contains("input_length")) {
+      return WorkloadFileKind::Trace;
+    }
     return WorkloadFileKind::Spec;  // its reader names any error
   }
   csv.fail(

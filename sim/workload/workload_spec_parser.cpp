@@ -79,7 +79,7 @@ double read_rate(JsonObjectReader& r) {
     return std::numeric_limits<double>::infinity();
   }
   if (value->is_number() && value->get<double>() > 0) return value->get<double>();
-  r.fail("rate_per_s", "expected a positive number or \"inf\", got " + value->dump());
+  r.fail("rate_per_s", "expected a positive number or \"inf\", got " + json_excerpt(*value));
 }
 
 // A non-empty list of {"rate_per_s", "duration_s"} objects; errors name the stage by index.

@@ -50,6 +50,26 @@ const std::string kWorkload =
                     "output": {"distribution": "fixed", "tokens": 16}},
         "num_requests": 4})";
 
+// JSON nested `levels` deep: [[[...]]].
+std::string nested(std::size_t levels) {
+  return std::string(levels, '[') + std::string(levels, ']');
+}
+
+// `count` grid values 1,2,...
+std::string values(int count) {
+  std::string text;
+  for (int i = 1; i <= count; ++i)
+    text += (i > 1 ? "," : "") + std::to_string(i);
+  return text;
+}
+
+std::vector<std::string> capacity_with(std::vector<std::string> args) {
+  args.insert(args.begin(), {"capacity", "--slo", "ttft_p99=0.5", "--num-requests", "4"});
+  for (const char* extra : {"--out", "out"})
+    args.emplace_back(extra);
+  return args;
+}
+
 std::vector<std::string> run_with(std::vector<std::string> args) {
   args.insert(args.begin(), "run");
   for (const char* extra : {"--out", "out"})
@@ -124,6 +144,10 @@ std::vector<BadInputCase> cases() {
       config_case("config: CRLF line endings, error on line 3", "{\r\n\"tp\": 1,\r\n\"pp\": ,\r\n}",
                   {"c.json", "line 3, column 7"}),
       config_case("config: empty file", "", {"c.json", "empty"}),
+      // Nested 100,000 deep: refused at the bracket one level past the limit (129 levels: the
+      // object, then 128 arrays from column 9), instead of overflowing the stack.
+      config_case("config: nested 100,000 deep", "{\"seed\": " + nested(100000) + "}",
+                  {"c.json", "JSON nested deeper than 128 levels at line 1, column 137"}),
       config_case("config: top level is an array", "[1, 2]", {"expected a JSON object"}),
       config_case("config: unknown scheduler", R"({"scheduler": {"name": "fifo"}})",
                   {"scheduler.name", "fifo", "vllm"}),
@@ -226,6 +250,13 @@ std::vector<BadInputCase> cases() {
 
       // Hugging Face model files (--model PATH).
       model_case("model: truncated", llama().substr(0, 100), {"m.json", "malformed JSON at line"}),
+      model_case("model: nested 100,000 deep",
+                 patched(llama(), R"("hidden_size": 4096)", R"("hidden_size": )" + nested(100000)),
+                 {"m.json", "JSON nested deeper than 128 levels at line"}),
+      model_case("model: a Gemma text_config that is no object",
+                 patched(shipped("models/gemma-3-27b.json"), R"("text_config": {)",
+                         R"("text_config": "gemma3_text", "x": {)"),
+                 {"m.json", "field \"text_config\": expected a JSON object", "string"}),
       model_case("model: unsupported architecture",
                  patched(llama(), R"("model_type": "llama")", R"("model_type": "gpt2")"),
                  {"m.json", "field \"model_type\"", "gpt2"}),
@@ -273,7 +304,13 @@ std::vector<BadInputCase> cases() {
        {{"e.json", patched(vllm_engine(), "\"per_sequence_s\": 5e-06", "\"per_sequence_s\": -1")}},
        run_with({"--engine", "./e.json", "--num-requests", "4"}),
        kInput,
-       {"e.json", "field \"host.per_sequence_s\": expected a non-negative number"}},
+       {"e.json", "field \"host.per_sequence_s\": expected a time in [0, 3600] s"}},
+      {"engine: a host cost past an hour",
+       {{"e.json",
+         patched(vllm_engine(), "\"per_sequence_s\": 5e-06", "\"per_sequence_s\": 1e300")}},
+       run_with({"--engine", "./e.json", "--num-requests", "4"}),
+       kInput,
+       {"e.json", "field \"host.per_sequence_s\": expected a time in [0, 3600] s"}},
       {"engine: a number without its source",
        {{"e.json", patched(vllm_engine(), "\"scheduling.block_size\":", "\"x\":")}},
        run_with({"--engine", "./e.json", "--num-requests", "4"}),
@@ -306,6 +343,19 @@ std::vector<BadInputCase> cases() {
               patched(h200(), R"("memory_bandwidth_bytes_per_s": 4.8e12)",
                       R"("memory_bandwidth_bytes_per_s": 0)"),
               {"hw.json", "field \"memory_bandwidth_bytes_per_s\""}),
+      hw_case("hardware: nested 100,000 deep",
+              patched(h200(), R"("name": "H200",)", R"("name": )" + nested(100000) + ","),
+              {"hw.json", "JSON nested deeper than 128 levels at line"}),
+      hw_case("hardware: a link so slow transfers overflow integer nanoseconds",
+              patched(h200(), R"("gpu_link_bandwidth_bytes_per_s": )",
+                      R"("gpu_link_bandwidth_bytes_per_s": 1e-12, "x": )"),
+              {"hw.json", "field \"gpu_link_bandwidth_bytes_per_s\"", "at least 1e+06 B/s"}),
+      hw_case("hardware: a peak so low iterations overflow integer nanoseconds",
+              patched(h200(), R"("bf16": )", R"("bf16": 1e-3, "x": )"),
+              {"hw.json", "field \"peak_flops_per_s.bf16\"", "at least 1e+09 FLOP/s"}),
+      hw_case("hardware: a kernel launch cost past an hour",
+              patched(h200(), R"("kernel_launch_s": )", R"("kernel_launch_s": 1e300, "x": )"),
+              {"hw.json", "field \"overheads.kernel_launch_s\"", "[0, 3600] s"}),
       hw_case("hardware: negative memory",
               patched(h200(), R"("memory_capacity_bytes": 150754820096)",
                       R"("memory_capacity_bytes": -1)"),
@@ -319,6 +369,9 @@ std::vector<BadInputCase> cases() {
 
       // Workload presets (--workload PATH).
       workload_case("workload: truncated", kWorkload.substr(0, 60), {"w.json", "malformed JSON"}),
+      workload_case("workload: nested 100,000 deep",
+                    patched(kWorkload, R"("num_requests": 4)", R"("x": )" + nested(100000)),
+                    {"w.json", "JSON nested deeper than 128 levels at line 5, column"}),
       workload_case("workload: unknown arrival process",
                     patched(kWorkload, "\"poisson\"", "\"bursty\""),
                     {"field \"arrival.process\"", "bursty", "gamma"}),
@@ -378,6 +431,11 @@ std::vector<BadInputCase> cases() {
                  "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 5}\n"
                  "{\"timestamp\": 1, \"input_length\": 5}\n",
                  {"t.csv:2", "missing \"output_length\""}),
+      trace_case("trace: Mooncake line nested 100,000 deep",
+                 "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 5}\n"
+                 "{\"timestamp\": 1, \"input_length\": 5, \"output_length\": " +
+                     nested(100000) + "}\n",
+                 {"t.csv:2", "JSON nested deeper than 128 levels at line 1, column 181"}),
       {"workload: a file that is no workload",
        {{"w.csv", "time,in,out\n0,1,1\n"}},
        run_with({"--workload", "w.csv"}),
@@ -450,6 +508,119 @@ std::vector<BadInputCase> cases() {
        run_with({"--rate", "-3"}),
        kInput,
        {"field \"arrival.rate_per_s\""}},
+      // An argument holds at most 128 KiB on Linux: 60,000 levels is 120,000 bytes.
+      {"flags: --set value nested 60,000 deep",
+       {},
+       run_with({"--set", "seed=" + nested(60000)}),
+       kInput,
+       {"--set: JSON nested deeper than 128 levels at line 1, column 129"}},
+      {"flags: --grid value nested 60,000 deep",
+       {},
+       {"sweep", "--grid", "seed=1," + nested(60000), "--num-requests", "4", "--out", "out"},
+       kInput,
+       {"--grid seed: JSON nested deeper than 128 levels at line 1, column 129"}},
+      {"flags: a P/D link so slow transfers overflow integer nanoseconds",
+       {},
+       run_with({"--disaggregation", "1p1d", "--set",
+                 "disaggregation.kv_transfer.bandwidth_bytes_per_s=1e-12", "--num-requests", "4"}),
+       kInput,
+       {"field \"disaggregation.kv_transfer.bandwidth_bytes_per_s\"", "at least 1e+06 B/s"}},
+      // Counts with no upper bound would grow memory until the process is killed.
+      {"flags: --seeds beyond any study",
+       {},
+       {"sweep", "--grid", "rate=1,2", "--seeds", "100000000", "--out", "out"},
+       kInput,
+       {"--seeds: expected at most 1000 replicates, got 100000000"}},
+      {"flags: a grid of more than a million points",
+       {},
+       {"sweep", "--grid", "rate=" + values(1001), "--grid", "max-num-seqs=" + values(1001),
+        "--out", "out"},
+       kUsage,
+       {"more than 1000000 points", "rate 1001 x max-num-seqs 1001"}},
+      {"flags: a prefill pool of a billion replicas",
+       {},
+       run_with({"--prefill-replicas", "1000000000", "--decode-replicas", "1"}),
+       kInput,
+       {"disaggregation.prefill.replicas", "at most 4,096"}},
+      {"flags: --max-replicas beyond any deployment",
+       {},
+       capacity_with({"--target-rate", "1", "--max-replicas", "100000"}),
+       kInput,
+       {"--max-replicas: expected an integer of at most 4096"}},
+      // Malformed or contradictory study options, named as given.
+      {"flags: --shapes with an empty degree after the colon",
+       {},
+       capacity_with({"--shapes", "h100-sxm:"}),
+       kUsage,
+       {"--shapes \"h100-sxm:\"", "positive integer degrees"}},
+      {"flags: --shapes with an empty shape after a comma",
+       {},
+       capacity_with({"--shapes", "h100-sxm,"}),
+       kUsage,
+       {"--shapes \"\"", "HARDWARE[:TP[:PP]]"}},
+      {"flags: --shapes with a negative price",
+       {},
+       capacity_with({"--shapes", "h100-sxm@-3"}),
+       kUsage,
+       {"--shapes \"h100-sxm@-3\"", "positive price"}},
+      {"flags: negative --gpu-cost-per-hour",
+       {},
+       capacity_with({"--gpu-cost-per-hour", "-2"}),
+       kInput,
+       {"--gpu-cost-per-hour", "positive price"}},
+      {"flags: --min-rate above --max-rate",
+       {},
+       capacity_with({"--min-rate", "10", "--max-rate", "1"}),
+       kUsage,
+       {"--min-rate 10 is above --max-rate 1"}},
+      {"flags: a zero point budget",
+       {},
+       capacity_with({"--max-points", "0"}),
+       kInput,
+       {"--max-points", "at least 1"}},
+      {"flags: a negative point budget (not wrapped to 2^64 - 1)",
+       {},
+       capacity_with({"--max-points", "-1"}),
+       kInput,
+       {"--max-points", "at least 1, got -1"}},
+      {"flags: a zero --target-rate",
+       {},
+       capacity_with({"--target-rate", "0"}),
+       kInput,
+       {"--target-rate", "positive"}},
+      {"flags: --replicas with --disaggregation",
+       {},
+       run_with({"--disaggregation", "1p1d", "--replicas", "3", "--num-requests", "4"}),
+       kUsage,
+       {"--replicas with --disaggregation", "--prefill-replicas N --decode-replicas M"}},
+      config_case("config: top-level replicas beside a disaggregation section",
+                  R"({"replicas": 2, "disaggregation": {"prefill": {"replicas": 1},
+                                                        "decode": {"replicas": 1}}})",
+                  {"field \"replicas\"", "not read with disaggregation"}),
+      {"flags: a --decode-tp that does not divide the heads is named as given",
+       {},
+       run_with({"--disaggregation", "1p1d", "--decode-tp", "3", "--num-requests", "4"}),
+       kInput,
+       {"disaggregation.decode.tp (--decode-tp): tensor-parallel degree 3 does not divide"}},
+      {"flags: vLLM's bare --save-result with --result-filename",
+       {},
+       run_with({"--save-result", "--result-filename", "r.json", "--num-requests", "4"}),
+       kUsage,
+       {"--save-result: servesim's --save-result takes the file to write",
+        "--save-result FILE.json"}},
+      {"flags: a flag whose value is missing before the next flag",
+       {},
+       run_with({"--model", "--num-requests", "4"}),
+       kUsage,
+       {"--model: expected a value, got the flag --num-requests"}},
+      // Control characters from the input are escaped: the error stays one line.
+      {"flags: a newline in a model name",
+       {},
+       run_with({"--model", "llama\nservesim: error: forged"}),
+       kInput,
+       {"llama\\nservesim: error: forged"}},
+      config_case("config: a NUL byte and a tab in a string",
+                  R"({"scheduler": {"name": "a\u0000b\tc"}})", {"scheduler.name", "a\\0b\\tc"}),
       {"flags: --set without =", {}, run_with({"--set", "tp"}), kUsage, {"--set", "KEY=VALUE"}},
       {"flags: KV capacity beyond any token count",
        {},

@@ -67,3 +67,73 @@ TEST_CASE("huge integers are refused instead of overflowing", "[config]") {
   REQUIRE_THROWS_WITH(r.positive_integer("big"), Contains("too large"));
   REQUIRE_THROWS_WITH(r.positive_integer("huge"), Contains("too large"));
 }
+
+namespace {
+
+std::string nested(std::size_t levels) {
+  return std::string(levels, '[') + std::string(levels, ']');
+}
+
+}  // namespace
+
+TEST_CASE("nesting is bounded: kMaxJsonDepth levels parse, one more is refused at its bracket",
+          "[config]") {
+  const std::size_t limit = kMaxJsonDepth;
+  CHECK_NOTHROW(parse_json_text(nested(limit), "ok.json"));
+  // The bracket one level too deep is the 129th on line 2.
+  REQUIRE_THROWS_WITH(parse_json_text("\n" + nested(limit + 1), "deep.json"),
+                      Contains("deep.json: JSON nested deeper than 128 levels at line 2, column " +
+                               std::to_string(limit + 1)));
+  // Objects count as arrays do, and brackets inside strings do not count.
+  std::string objects = "{\"s\": \"[[[[\", \"a\": ";
+  for (std::size_t i = 1; i < limit; ++i)
+    objects += "{\"a\": ";
+  objects += "1" + std::string(limit, '}');
+  CHECK_NOTHROW(parse_json_text(objects, "ok.json"));
+  // 100,000 levels: refused at once, no crash (copying or printing it would recurse).
+  REQUIRE_THROWS_AS(parse_json_text(nested(100000), "deep.json"), InputError);
+}
+
+TEST_CASE("parse_json_if_json: bare words are not JSON, but deep or repeated-key JSON is an error",
+          "[config]") {
+  CHECK_FALSE(parse_json_if_json("vllm", "--set").has_value());
+  CHECK_FALSE(parse_json_if_json("", "--set").has_value());
+  CHECK_FALSE(parse_json_if_json("1e999", "--set").has_value());
+  CHECK(parse_json_if_json("[1, 2]", "--set")->size() == 2);
+  REQUIRE_THROWS_WITH(parse_json_if_json(nested(100000), "--set"),
+                      Contains("--set: JSON nested deeper than 128 levels"));
+  REQUIRE_THROWS_WITH(parse_json_if_json(R"({"a": 1, "a": 2})", "--set"),
+                      Contains("\"a\" appears twice"));
+}
+
+TEST_CASE("describe_json prints at most 40 characters of any value, however large or deep",
+          "[config]") {
+  CHECK(describe_json(nlohmann::json(5)) == "number 5");
+  CHECK(describe_json(nlohmann::json::parse("[1, [2, 3], {\"k\": \"v\"}]")) ==
+        "array [1,[2,3],{\"k\":\"v\"}]");
+  // The same text a full dump would start with.
+  const auto wide = nlohmann::json::parse(
+      "{\"alpha\": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], \"beta\": \"x\"}");
+  CHECK(json_excerpt(wide) == wide.dump().substr(0, 37) + "...");
+  CHECK(json_excerpt(nlohmann::json(std::string(1 << 20, 'x'))) ==
+        "\"" + std::string(36, 'x') + "...");
+  // Built by hand, deeper than any parsed document may be: still 40 characters.
+  nlohmann::json deep = 1;
+  for (int i = 0; i < 1000; ++i)
+    deep = nlohmann::json::array({std::move(deep)});
+  CHECK(json_excerpt(deep) == std::string(37, '[') + "...");
+}
+
+TEST_CASE("rates and times that become nanoseconds are bounded, naming the field", "[config]") {
+  const auto doc = nlohmann::json::parse(
+      R"({"slow": 1e-12, "fast": 4.5e11, "long_s": 1e300, "short_s": 0.5, "neg_s": -1})");
+  JsonObjectReader r(doc, "hw.json");
+  CHECK(r.rate("fast", kMinBandwidthBytesPerS, "B/s") == 4.5e11);
+  REQUIRE_THROWS_WITH(r.rate("slow", kMinBandwidthBytesPerS, "B/s"),
+                      Contains("hw.json: field \"slow\": expected at least 1e+06 B/s"));
+  CHECK(*r.optional_seconds("short_s", kMaxStepCostS) == 0.5);
+  REQUIRE_THROWS_WITH(r.optional_seconds("long_s", kMaxStepCostS),
+                      Contains("field \"long_s\": expected a time in [0, 3600] s"));
+  REQUIRE_THROWS_WITH(r.optional_seconds("neg_s", kMaxStepCostS), Contains("field \"neg_s\""));
+  CHECK_FALSE(r.optional_rate("absent", kMinBandwidthBytesPerS, "B/s").has_value());
+}

@@ -195,8 +195,8 @@ TEST_CASE("bad profiles are refused naming the field", "[hardware]") {
       Contains("memory_capacity_bytes") && Contains("positive"));
   REQUIRE_THROWS_WITH(
       load(R"({"name": "X", "memory_capacity_bytes": 1e9, "memory_bandwidth_bytes_per_s": 2e12,
-               "gpu_link_bandwidth_bytes_per_s": 1, "host_link_bandwidth_bytes_per_s": 1,
-               "peak_flops_per_s": {"fp6": 1}})"),
+               "gpu_link_bandwidth_bytes_per_s": 1e9, "host_link_bandwidth_bytes_per_s": 1e9,
+               "peak_flops_per_s": {"fp6": 1e12}})"),
       Contains("peak_flops_per_s.fp6"));
 }
 
