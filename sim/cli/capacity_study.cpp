@@ -218,6 +218,7 @@ void publish_capacity(const CapacityStudy& study, const po::variables_map& vm,
       write_text(staging / name, text);
     }
   });
+  if (study.journal != nullptr) study.journal->finish();
 }
 
 std::vector<ReplicaShape> parse_shapes(const std::string& list, const nlohmann::json& base) {
