@@ -170,9 +170,7 @@ const RatePoint* RateSearchResult::best() const {
   return best;
 }
 
-RateSearchResult search_highest_rate(const SloTarget& target, const RateSearchOptions& options,
-                                     const RateEvaluator& evaluate) {
-  if (target.empty()) throw UsageError("capacity: give at least one --slo");
+void check_rate_search_options(const RateSearchOptions& options) {
   if (!(options.start_rate_per_s > 0) || !std::isfinite(options.start_rate_per_s)) {
     throw UsageError("capacity: the start rate must be a positive number of requests/s");
   }
@@ -180,6 +178,12 @@ RateSearchResult search_highest_rate(const SloTarget& target, const RateSearchOp
     throw UsageError("capacity: --precision must be a positive fraction");
   }
   if (options.points_per_round < 1) throw UsageError("capacity: --points-per-round must be >= 1");
+}
+
+RateSearchResult search_highest_rate(const SloTarget& target, const RateSearchOptions& options,
+                                     const RateEvaluator& evaluate) {
+  if (target.empty()) throw UsageError("capacity: give at least one --slo");
+  check_rate_search_options(options);
   return Search(target, options, evaluate).run();
 }
 
