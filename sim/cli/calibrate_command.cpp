@@ -1,10 +1,10 @@
 #include <algorithm>
-#include <fstream>
 #include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "sim/app/app.h"
 #include "sim/calibration/calibrate.h"
 #include "sim/calibration/engine_fit.h"
 #include "sim/calibration/measurement_sources.h"
@@ -305,6 +305,7 @@ int run_calibrate(CommandContext& context) {
       "Example: servesim calibrate --vidur ../shared/data/profiles/vidur --device a100 \\\n"
       "           --base a100-80gb --out a100-80gb.json");
   if (!vm) return 0;
+  check_output_file("--out", (*vm)["out"].as<std::string>());  // before anything is fitted
   if (vm->count("measured") != 0) return calibrate_engine(*vm, context);
   if (vm->count("base") == 0) throw UsageError("--base is required (or --measured with --engine)");
   const LoadedMeasurements loaded = measurements_from_options(*vm);
@@ -315,10 +316,7 @@ int run_calibrate(CommandContext& context) {
   const std::string out_path = (*vm)["out"].as<std::string>();
   const nlohmann::json document = hardware_to_json(report.profile);
   hardware_from_json(document, out_path);  // what is written must load
-  std::ofstream file(out_path, std::ios::binary);
-  if (!file) throw InputError("--out", "cannot write " + out_path);
-  file << document.dump(2) << '\n';
-  if (!file) throw InputError("--out", "write error on " + out_path);
+  write_atomically(out_path, document.dump(2) + "\n");
 
   if (vm->count("json") != 0) {
     context.out << document.at("calibration").dump(2) << '\n';

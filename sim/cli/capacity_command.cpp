@@ -87,7 +87,9 @@ nlohmann::json answer_json(const RateAnswer& answer, const RateSearchOptions& op
   return json;
 }
 
-int search_rate(CapacityStudy& study, const po::variables_map& vm) {
+// The rate search's flags; the start rate is --start-rate's when given (else each shape's
+// configured rate, set per shape).
+RateSearchOptions rate_search_options(const po::variables_map& vm) {
   RateSearchOptions options;
   options.relative_precision = vm["precision"].as<double>();
   // Read signed, so that -1 is refused rather than wrapped to 2^64 - 1.
@@ -95,7 +97,12 @@ int search_rate(CapacityStudy& study, const po::variables_map& vm) {
   options.max_points = static_cast<std::size_t>(*integer_flag(vm, "max-points", 1));
   options.max_rate_per_s = vm["max-rate"].as<double>();
   options.min_rate_per_s = vm["min-rate"].as<double>();
-  check_rate_search_options(options);
+  if (vm.count("start-rate") != 0) options.start_rate_per_s = vm["start-rate"].as<double>();
+  return options;
+}
+
+int search_rate(CapacityStudy& study, const po::variables_map& vm) {
+  RateSearchOptions options = rate_search_options(vm);
   const nlohmann::json base =
       study_point_config(study.base, {}, study.context.data_root, "capacity");
   (void)configured_rate(base, "use --arrival poisson", "--start-rate");
@@ -319,6 +326,13 @@ int run_capacity(CommandContext& context) {
       add_slo_term(slo, term, "--slo");
   }
   if (slo.empty()) throw UsageError("capacity: give at least one --slo (e.g. --slo ttft_p99=0.5)");
+  // The searches' own flags are checked before any point runs or the journal opens.
+  if (vm->count("target-rate") != 0) {
+    if ((*vm)["max-replicas"].as<std::int64_t>() < 1)
+      throw UsageError("capacity: --max-replicas must be >= 1");
+  } else {
+    check_rate_search_options(rate_search_options(*vm));
+  }
   const auto executor = executor_from(*vm, context);
   ProgressMeter progress(context.err, "capacity", context.terminal);
   std::optional<PointJournal> journal = study_journal(*vm, context, "capacity");

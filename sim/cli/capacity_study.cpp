@@ -32,6 +32,8 @@ std::vector<nlohmann::json> CapacityStudy::alone(
   for (std::size_t i = 0; i < overrides.size(); ++i) {
     configs.push_back(study_point_config(base, overrides[i], context.data_root, names[i]));
     keys.push_back(PointJournal::key("alone", configs.back()));
+    check_point_inputs(configs.back(), context.data_root, std::filesystem::current_path(),
+                       names[i]);
   }
   progress.expect(configs.size());
   const auto summaries = evaluate_journaled(
@@ -218,6 +220,7 @@ void publish_capacity(const CapacityStudy& study, const po::variables_map& vm,
       write_text(staging / name, text);
     }
   });
+  if (study.journal != nullptr) study.journal->finish();
 }
 
 std::vector<ReplicaShape> parse_shapes(const std::string& list, const nlohmann::json& base) {

@@ -1,8 +1,9 @@
 #include <filesystem>
 #include <string>
 
+#include "sim/app/app.h"
 #include "sim/cli/options.h"
-#include "sim/metrics/output_file.h"
+#include "sim/cli/serving_options.h"
 #include "sim/study/html_report.h"
 
 namespace servesim::cli {
@@ -25,13 +26,12 @@ int run_report(CommandContext& context) {
       &positional);
   if (!vm) return 0;
   const std::filesystem::path dir = (*vm)["dir"].as<std::string>();
+  if (vm->count("output") != 0) check_output_file("--output", (*vm)["output"].as<std::string>());
   const HtmlReport report = html_report(dir);
   const std::filesystem::path path = vm->count("output") != 0
                                          ? std::filesystem::path((*vm)["output"].as<std::string>())
                                          : dir / "report.html";
-  auto out = open_output_file(path);
-  out << report.html;
-  close_output_file(out, path);
+  write_atomically(path, report.html);
   context.out << "Wrote " << path.string() << ": the " << report.kind << " report, "
               << report.figures << " figure" << (report.figures == 1 ? "" : "s") << '\n';
   if (!report.unrendered.empty()) {

@@ -13,10 +13,10 @@
 
 #include "sim/app/app.h"
 #include "sim/cli/run_options.h"
+#include "sim/cli/serving_options.h"
 #include "sim/core/error.h"
 #include "sim/metrics/impl/console_reporter.h"
 #include "sim/metrics/impl/csv_reporter.h"
-#include "sim/metrics/output_file.h"
 #include "sim/metrics/summary_json.h"
 #include "sim/metrics/vllm_result.h"
 #include "sim/study/run_plots.h"
@@ -167,6 +167,11 @@ int run_run(CommandContext& context) {
   }
   if (vm->count("requests-jsonl") != 0 && vm->count("out") == 0)
     throw UsageError("--requests-jsonl: only with --out");
+  // Where the outputs go is checked before anything runs: a run refused at the end would
+  // have been simulated for nothing.
+  if (vm->count("out") != 0) output_folder((*vm)["out"].as<std::string>());
+  if (vm->count("save-result") != 0)
+    check_output_file("--save-result", (*vm)["save-result"].as<std::string>());
   const ConfigSources sources = run_config_sources(*vm);
   nlohmann::json document = assemble_config(sources, context.data_root);
   if (const auto warning = platform_warning(document, context.data_root)) {
@@ -210,15 +215,12 @@ int run_run(CommandContext& context) {
       if (plots) {
         render_figures(staging, write_run_figures(staging, figures), context.err, plot_formats);
       }
+      // Last, so that a result file that cannot be written leaves the previous --out as it was.
+      if (result) write_atomically((*vm)["save-result"].as<std::string>(), result->dump(2) + "\n");
     });
   } else {
     simulate(keep);
-  }
-  if (result) {
-    const std::filesystem::path path = (*vm)["save-result"].as<std::string>();
-    auto out = open_output_file(path);
-    out << result->dump(2) << '\n';
-    close_output_file(out, path);
+    if (result) write_atomically((*vm)["save-result"].as<std::string>(), result->dump(2) + "\n");
   }
   if (vm->count("json") != 0) {
     context.out << summary_to_json(outcome->result.summary).dump(2) << '\n';

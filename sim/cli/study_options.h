@@ -23,9 +23,11 @@ void add_resume_option(po::options_description& options);
 // Where a study writes its files: --out, or the folder --resume continues (both may be given
 // when they name the same folder).
 std::optional<std::string> study_out_dir(const po::variables_map& vm);
-// The journal of a study that writes files: started in --out, or continued from --resume
-// (which must hold a journal of the same command with the same arguments, but for --out,
-// --resume, --jobs, --json and --no-plots); none without either.
+// The journal of a study that writes files, kept beside its folder (PointJournal::location):
+// started for --out, or continued for --resume (which must have a journal of the same
+// command with the same arguments, but for --out, --resume, --jobs, --json and --no-plots);
+// none without either. The folder is checked as publish_output will check it, so that a
+// study refuses a bad --out before it simulates anything.
 std::optional<PointJournal> study_journal(const po::variables_map& vm,
                                           const CommandContext& context, std::string_view command);
 

@@ -189,7 +189,7 @@ int run_sweep(CommandContext& context) {
   const bool any_fits = std::any_of(sweep.rows.begin(), sweep.rows.end(),
                                     [](const SweepRow& row) { return !does_not_fit(row.summary); });
   if (!any_fits) {
-    if (journal) journal->discard();
+    if (journal) journal->finish();
     if (context.processes.leader()) {
       print_sweep_table(context.out, sweep);
       context.err << "servesim: error: no grid point fits (each row says why)\n";
@@ -205,6 +205,7 @@ int run_sweep(CommandContext& context) {
                               vm->count("no-plots") == 0, plot_formats, curves, context.err);
       write_command_record(staging, context);
     });
+    if (journal) journal->finish();
   }
   if (vm->count("json") != 0) {
     nlohmann::json document = sweep_to_json(sweep);

@@ -5,8 +5,10 @@
 #include "sim/app/app.h"
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
+#include "sim/core/rng.h"
 #include "sim/metrics/summary_json.h"
 #include "sim/study/progress_meter.h"
+#include "sim/workload/workload_spec.h"
 
 namespace servesim {
 
@@ -21,6 +23,22 @@ nlohmann::json study_point_config(const ConfigSources& base,
     (void)run_config_from_json(config, "configuration", policy_menus());
     return config;
   } catch (const Error& error) {
+    throw Error(error.kind(), point_name + ": " + error.what());
+  }
+}
+
+void check_point_inputs(const nlohmann::json& config, const std::filesystem::path& data_root,
+                        const std::filesystem::path& working_dir, const std::string& point_name) {
+  try {
+    const RunConfig run = run_config_from_json(config, "configuration", policy_menus());
+    check_simulation_limits(run);
+    (void)startup_verdict(config, data_root);  // loads the model and hardware profiles
+    const WorkloadSpec workload = parse_workload_spec(run.workload, "workload", working_dir);
+    (void)make_workload_source(workload, RngStreams(run.seed));
+  } catch (const InfeasibleError&) {
+    // Reported as the point's result when it runs.
+  } catch (const Error& error) {
+    if (error.kind() == ErrorKind::Infeasible) return;
     throw Error(error.kind(), point_name + ": " + error.what());
   }
 }
@@ -97,6 +115,8 @@ std::vector<nlohmann::json> simulate_points(
     configs.push_back(study_point_config(base, point_overrides[i], data_root, names[i]));
     keys.push_back(PointJournal::key("point", configs.back()));
   }
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    check_point_inputs(configs[i], data_root, working_dir, names[i]);
   if (progress != nullptr) progress->expect(configs.size());
   return evaluate_journaled(
       executor, keys,

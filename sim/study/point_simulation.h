@@ -24,6 +24,15 @@ nlohmann::json study_point_config(const ConfigSources& base,
                                   const std::filesystem::path& data_root,
                                   const std::string& point_name);
 
+// Checks what a point's run reads beyond its configuration (which study_point_config
+// checks): the model and hardware profiles, the sizes one machine simulates, and the workload
+// with its trace or lengths file, read whole as the run reads them. So a study refuses bad
+// input before it simulates anything, not at the point that holds it. A point that cannot be
+// served is no error here (the study reports it as not fitting). Errors are prefixed with
+// `point_name`.
+void check_point_inputs(const nlohmann::json& config, const std::filesystem::path& data_root,
+                        const std::filesystem::path& working_dir, const std::string& point_name);
+
 // What a study measures of each point besides its summary.
 struct PointMeasure {
   // Adds the steady state and its stability verdict under "steady_state" (steady_state.h).
@@ -54,7 +63,8 @@ nlohmann::json simulate_summary(nlohmann::json config, const std::filesystem::pa
                                 const std::string& point_name, const PointMeasure& measure = {});
 
 // The points of a study, each the study's sources with its overrides (named by `names`,
-// one per point): checks every configuration (study_point_config), then simulates them on
+// one per point): checks every configuration and its inputs (study_point_config,
+// check_point_inputs), then simulates them on
 // `executor` (simulate_summary) and returns their results in order. With a journal, a point
 // it holds is not simulated again, and each point simulated is recorded in it as it
 // finishes (an MPI job's other ranks' points once the round is over).

@@ -188,6 +188,9 @@ void check_rate_search_options(const RateSearchOptions& options) {
     throw UsageError("--min-rate " + text(options.min_rate_per_s) + " is above --max-rate " +
                      text(options.max_rate_per_s) + ": give a range to search");
   }
+  if (!(options.start_rate_per_s > 0) || !std::isfinite(options.start_rate_per_s)) {
+    throw UsageError("capacity: the start rate must be a positive number of requests/s");
+  }
   if (!(options.relative_precision > 0)) {
     throw UsageError("capacity: --precision must be a positive fraction");
   }
@@ -201,9 +204,6 @@ RateSearchResult search_highest_rate(const SloTarget& target, const RateSearchOp
                                      const RateEvaluator& evaluate) {
   if (target.empty()) throw UsageError("capacity: give at least one --slo");
   check_rate_search_options(options);
-  if (!(options.start_rate_per_s > 0) || !std::isfinite(options.start_rate_per_s)) {
-    throw UsageError("capacity: the start rate must be a positive number of requests/s");
-  }
   return Search(target, options, evaluate).run();
 }
 

@@ -69,4 +69,9 @@ using RateEvaluator = std::function<std::vector<nlohmann::json>(const std::vecto
 RateSearchResult search_highest_rate(const SloTarget& target, const RateSearchOptions& options,
                                      const RateEvaluator& evaluate);
 
+// UsageError when the options cannot start a search (a start rate that is not a positive
+// number, a precision that is not a positive fraction, no rates per round): what
+// search_highest_rate refuses, for a command to refuse before it simulates anything.
+void check_rate_search_options(const RateSearchOptions& options);
+
 }  // namespace servesim

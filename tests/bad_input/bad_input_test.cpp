@@ -70,6 +70,12 @@ std::vector<std::string> capacity_with(std::vector<std::string> args) {
   return args;
 }
 
+// The header of a journal of `sweep --grid rate=1 --num-requests 4`.
+const std::string kJournalHeader =
+    R"({"servesim_journal":2,"study":{"arguments":["--grid","rate=1","--num-requests","4"],)"
+    R"("command":"sweep"}})"
+    "\n";
+
 std::vector<std::string> run_with(std::vector<std::string> args) {
   args.insert(args.begin(), "run");
   for (const char* extra : {"--out", "out"})
@@ -104,6 +110,16 @@ std::vector<BadInputCase> cases() {
     return BadInputCase{std::move(name),
                         {{"hw.json", std::move(json)}},
                         run_with({"--hw", "./hw.json", "--num-requests", "4"}),
+                        kInput,
+                        std::move(expect)};
+  };
+  // A sweep resumed from a journal beside its folder holding `line` after its header.
+  const auto journal_case = [](std::string name, std::string line,
+                               std::vector<std::string> expect) {
+    return BadInputCase{std::move(name),
+                        {{".out.journal", "", Kind::Directory},
+                         {".out.journal/journal.jsonl", kJournalHeader + line + "\n"}},
+                        {"sweep", "--grid", "rate=1", "--num-requests", "4", "--resume", "out"},
                         kInput,
                         std::move(expect)};
   };
@@ -446,6 +462,24 @@ std::vector<BadInputCase> cases() {
        run_with({"--workload", "m.jsonl"}),
        kInput,
        {"m.jsonl:1", "timestamp", "milliseconds"}},
+
+      // Study journals read by --resume (beside the folder, or in it as older servesims
+      // kept them).
+      journal_case("journal: a number where a string belongs",
+                   R"({"digest":"0","key":5,"result":{}})",
+                   {".out.journal/journal.jsonl:2", "field \"key\"", "expected a string"}),
+      journal_case("journal: a value changed after it was written",
+                   R"({"digest":"0000000000000000","key":"point:0","result":{"x":1}})",
+                   {".out.journal/journal.jsonl:2", "field \"result\"", "digest"}),
+      journal_case("journal: a wrong byte, not a line cut short", R"({"key":"point:0",,"x":1})",
+                   {".out.journal/journal.jsonl:2", "malformed JSON at column 18"}),
+      {"journal: in the folder, as older servesims kept it, a result that is no object",
+       {{"out", "", Kind::Directory},
+        {"out/journal.jsonl", patched(kJournalHeader, "2", "1") + R"({"key":"k","result":1})"
+                                                                  "\n"}},
+       {"sweep", "--grid", "rate=1", "--num-requests", "4", "--resume", "out"},
+       kInput,
+       {"out/journal.jsonl:2", "field \"result\"", "expected an object"}},
 
       // vLLM's names.
       {"flags: malformed --goodput",
