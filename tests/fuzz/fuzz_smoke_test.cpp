@@ -85,3 +85,27 @@ TEST_CASE("Fuzz corpus smoke: trace reader", "[fuzz]") {
 TEST_CASE("Fuzz corpus smoke: model loader", "[fuzz]") {
   smoke("model_loader", &servesim::fuzz::load_model_text);
 }
+
+TEST_CASE("Fuzz corpus smoke: hardware profile", "[fuzz]") {
+  smoke("hardware_profile", &servesim::fuzz::load_hardware_text);
+}
+
+TEST_CASE("Fuzz corpus smoke: engine profile", "[fuzz]") {
+  smoke("engine_profile", &servesim::fuzz::load_engine_text);
+}
+
+TEST_CASE("Fuzz corpus smoke: workload spec", "[fuzz]") {
+  smoke("workload_spec", &servesim::fuzz::load_workload_text);
+}
+
+TEST_CASE("Fuzz corpus smoke: bench result", "[fuzz]") {
+  smoke("bench_result", &servesim::fuzz::load_bench_result_text);
+}
+
+TEST_CASE("Fuzz corpus smoke: serving csv", "[fuzz]") {
+  smoke("serving_csv", &servesim::fuzz::load_serving_csv_text);
+}
+
+TEST_CASE("Fuzz corpus smoke: point journal", "[fuzz]") {
+  smoke("point_journal", &servesim::fuzz::load_journal_text);
+}
