@@ -131,8 +131,9 @@ PointJournal PointJournal::resume(const fs::path& out_dir, const nlohmann::json&
   while (std::getline(in, line)) {
     const auto entry = nlohmann::json::parse(line, nullptr, false);
     // A line cut short by an interruption (the last one) is dropped: that point runs again.
+    // So is a line that is not an entry (a key that is not a string: written by no servesim).
     if (entry.is_discarded() || !entry.is_object() || !entry.contains("key") ||
-        !entry.contains("result")) {
+        !entry["key"].is_string() || !entry.contains("result")) {
       continue;
     }
     done.emplace(entry["key"].get<std::string>(), entry["result"]);
