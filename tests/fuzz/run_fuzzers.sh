@@ -50,7 +50,8 @@ for fuzzer in "${fuzzers[@]}"; do
      -print_final_stats=1 -artifact_prefix="$work/artifacts/" >"$log" 2>&1) || status=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   runs=${runs:-0}
-  rate=$(awk -v r="$runs" -v s="$seconds" 'BEGIN { printf "%.0f", r / s }')
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+  rate=${rate:-0}
   crash=$(find "$work/artifacts" -type f | head -n 1)
   if [[ $status -ne 0 || -n $crash ]]; then
     mkdir -p "$findings"
