@@ -27,6 +27,12 @@ std::vector<BenchReplay::Lengths> replay_lengths(JsonObjectReader& r, std::int64
         inputs->empty()) {
       r.fail("input_lens", "expected input_lens and output_lens as arrays of one length each");
     }
+    // One entry per request sent (vLLM writes one per prompt): fewer would make the completed
+    // share, counted against num_prompts, exceed 1.
+    if (inputs->size() != static_cast<std::size_t>(num_prompts)) {
+      r.fail("input_lens", "expected num_prompts (" + std::to_string(num_prompts) +
+                               ") entries, got " + std::to_string(inputs->size()));
+    }
     for (std::size_t i = 0; i < inputs->size(); ++i) {
       const auto& in = (*inputs)[i];
       const auto& out = (*outputs)[i];

@@ -27,6 +27,9 @@ namespace servesim {
 // Pointers to values stay valid until the next emplace.
 template <class Value>
 class SequenceTable {
+  // Declared before Finder, whose members name it (clang requires it; gcc looks ahead).
+  struct Entry;
+
  public:
   SequenceTable() : index_(kInitialIndexSize) {}
 

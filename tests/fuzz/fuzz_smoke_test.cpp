@@ -17,9 +17,11 @@ namespace {
 
 using Entry = bool (*)(std::string_view);
 
-std::vector<std::pair<std::string, std::string>> corpus(const std::string& target) {
+std::vector<std::pair<std::string, std::string>> corpus(const std::string& target,
+                                                        const std::string& folder = "corpus") {
   std::vector<std::pair<std::string, std::string>> files;
-  const auto dir = servesim::test::source_dir() / "tests" / "fuzz" / "corpus" / target;
+  const auto dir = servesim::test::source_dir() / "tests" / "fuzz" / folder / target;
+  if (!std::filesystem::is_directory(dir)) return files;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     std::ifstream in(entry.path(), std::ios::binary);
     std::ostringstream text;
@@ -70,6 +72,14 @@ void smoke(const std::string& target, Entry entry) {
   // Both outcomes occur, so the mutations reach past the first parse error.
   CHECK(accepted > 0);
   CHECK(refused > 0);
+  // Inputs the fuzzers found that a reader wrongly accepted (tests/fuzz/findings/<target>/):
+  // now refused with a servesim::Error. (A finding that is now accepted is a seed instead.)
+  for (const auto& [name, text] : corpus(target, "findings")) {
+    INFO(target << " finding " << name);
+    bool ok = true;
+    REQUIRE_NOTHROW(ok = entry(text));
+    CHECK_FALSE(ok);
+  }
 }
 
 }  // namespace
@@ -84,4 +94,28 @@ TEST_CASE("Fuzz corpus smoke: trace reader", "[fuzz]") {
 
 TEST_CASE("Fuzz corpus smoke: model loader", "[fuzz]") {
   smoke("model_loader", &servesim::fuzz::load_model_text);
+}
+
+TEST_CASE("Fuzz corpus smoke: hardware profile", "[fuzz]") {
+  smoke("hardware_profile", &servesim::fuzz::load_hardware_text);
+}
+
+TEST_CASE("Fuzz corpus smoke: engine profile", "[fuzz]") {
+  smoke("engine_profile", &servesim::fuzz::load_engine_text);
+}
+
+TEST_CASE("Fuzz corpus smoke: workload spec", "[fuzz]") {
+  smoke("workload_spec", &servesim::fuzz::load_workload_text);
+}
+
+TEST_CASE("Fuzz corpus smoke: bench result", "[fuzz]") {
+  smoke("bench_result", &servesim::fuzz::load_bench_result_text);
+}
+
+TEST_CASE("Fuzz corpus smoke: serving csv", "[fuzz]") {
+  smoke("serving_csv", &servesim::fuzz::load_serving_csv_text);
+}
+
+TEST_CASE("Fuzz corpus smoke: point journal", "[fuzz]") {
+  smoke("point_journal", &servesim::fuzz::load_journal_text);
 }

@@ -15,6 +15,12 @@ namespace servesim::fuzz {
 bool load_config_text(std::string_view text);
 bool load_trace_text(std::string_view text);
 bool load_model_text(std::string_view text);
+bool load_hardware_text(std::string_view text);
+bool load_engine_text(std::string_view text);
+bool load_workload_text(std::string_view text);
+bool load_bench_result_text(std::string_view text);
+bool load_serving_csv_text(std::string_view text);
+bool load_journal_text(std::string_view text);
 
 inline std::string_view as_text(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};
@@ -23,7 +29,7 @@ inline std::string_view as_text(const std::uint8_t* data, std::size_t size) {
 }  // namespace servesim::fuzz
 
 // The libFuzzer executables (SERVESIM_FUZZ=ON) define LLVMFuzzerTestOneInput in the target's
-// source file; the test suite links all three target files without it.
+// source file; the test suite links every target's file without it.
 #ifdef SERVESIM_LIBFUZZER_ENTRY
 #define SERVESIM_FUZZ_ENTRY(function)                                                 \
   extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) { \
