@@ -189,14 +189,18 @@ void check_rate_search_options(const RateSearchOptions& options) {
                      text(options.max_rate_per_s) + ": give a range to search");
   }
   if (!(options.start_rate_per_s > 0) || !std::isfinite(options.start_rate_per_s)) {
-    throw UsageError("capacity: the start rate must be a positive number of requests/s");
+    throw InputError("--start-rate", "expected a positive number of requests/s, got " +
+                                         text(options.start_rate_per_s));
   }
-  if (!(options.relative_precision > 0)) {
-    throw UsageError("capacity: --precision must be a positive fraction");
+  if (!(options.relative_precision > 0) || !std::isfinite(options.relative_precision)) {
+    throw InputError("--precision",
+                     "expected a positive fraction, got " + text(options.relative_precision));
   }
-  if (options.points_per_round < 1) throw UsageError("capacity: --points-per-round must be >= 1");
+  if (options.points_per_round < 1) {
+    throw InputError("--points-per-round", "expected at least 1 rate per round, got 0");
+  }
   if (options.max_points < 1) {
-    throw UsageError("--max-points: expected at least 1 simulation, got 0");
+    throw InputError("--max-points", "expected at least 1 simulation, got 0");
   }
 }
 

@@ -126,10 +126,10 @@ TEST_CASE("a failed capacity search leaves the previous --out as it was, refusin
       "4",        "--prompt-tokens", "128",        "--output-tokens",     "16",  "--max-rate",
       "8",        "--no-plots",      "--out",      (dir / "out").string()};
   succeeds(capacity);
-  fails_leaving(dir, with(capacity, {"--precision", "-1"}), 2, "--precision");
-  fails_leaving(dir, with(capacity, {"--points-per-round", "0"}), 2, "--points-per-round");
-  fails_leaving(dir, with(capacity, {"--start-rate", "-3"}), 2, "start rate");
-  fails_leaving(dir, with(capacity, {"--target-rate", "5", "--max-replicas", "0"}), 2,
+  fails_leaving(dir, with(capacity, {"--precision", "-1"}), 3, "--precision");
+  fails_leaving(dir, with(capacity, {"--points-per-round", "0"}), 3, "--points-per-round");
+  fails_leaving(dir, with(capacity, {"--start-rate", "-3"}), 3, "--start-rate");
+  fails_leaving(dir, with(capacity, {"--target-rate", "5", "--max-replicas", "0"}), 3,
                 "--max-replicas");
   fails_leaving(dir, with(capacity, {"--shapes", "h100-sxm:1,nonexistent:1"}), 3,
                 "unknown hardware profile");
