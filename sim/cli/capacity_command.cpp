@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -101,14 +102,11 @@ RateSearchOptions rate_search_options(const po::variables_map& vm) {
   return options;
 }
 
-int search_rate(CapacityStudy& study, const po::variables_map& vm) {
-  RateSearchOptions options = rate_search_options(vm);
-  const nlohmann::json base =
-      study_point_config(study.base, {}, study.context.data_root, "capacity");
-  (void)configured_rate(base, "use --arrival poisson", "--start-rate");
-  const bool per_shape = vm.count("shapes") != 0;
-  const auto shapes = parse_shapes(per_shape ? vm["shapes"].as<std::string>() : "", base);
-
+// Searches the highest rate of each shape (the configured one without --shapes), after
+// the bounds that no rate can pass are found for all of them at once.
+std::vector<RateAnswer> search_each_shape(CapacityStudy& study, const po::variables_map& vm,
+                                          const std::vector<ReplicaShape>& shapes, bool per_shape,
+                                          RateSearchOptions& options) {
   std::vector<RateAnswer> answers;
   std::vector<std::vector<ConfigOverride>> shape_sets;
   std::vector<std::string> probe_names;
@@ -152,19 +150,24 @@ int search_rate(CapacityStudy& study, const po::variables_map& vm) {
       }
     }
   }
-  const bool any_met =
-      std::any_of(answers.begin(), answers.end(), [](const RateAnswer& a) { return a.met(); });
-  const int failure = exit_code_for(ErrorKind::Infeasible);
-  if (!study.context.processes.leader()) return any_met ? 0 : failure;
+  return answers;
+}
 
+// Every simulated point of every shape, as the table printed and as the points written.
+struct RatePointTables {
+  Table table;
+  CapacityPoints points;
+};
+
+RatePointTables rate_point_tables(const std::vector<RateAnswer>& answers, bool per_shape) {
   std::vector<std::string> header;
   if (per_shape) header.emplace_back("shape");
   header.emplace_back("rate req/s");
   header.insert(header.end(), kPointColumns.begin(), kPointColumns.end());
   std::vector<std::size_t> text_columns{header.size() - 1};
   if (per_shape) text_columns.push_back(0);
-  Table table(header, text_columns);
-  CapacityPoints points;
+  RatePointTables tables{Table(header, text_columns), {}};
+  CapacityPoints& points = tables.points;
   if (per_shape) points.keys = {"hardware", "tp", "pp"};
   points.keys.emplace_back("rate_per_s");
   points.x_label = "offered rate (requests/s)";
@@ -174,7 +177,7 @@ int search_rate(CapacityStudy& study, const po::variables_map& vm) {
       if (per_shape) cells.push_back(answer.shape->label());
       cells.push_back(rate_text(point.rate_per_s));
       add_point_cells(cells, point.summary, point.verdict);
-      table.add_row(cells);
+      tables.table.add_row(cells);
       std::vector<std::string> keys;
       if (per_shape) {
         keys = {answer.shape->hardware, std::to_string(answer.shape->tp),
@@ -184,6 +187,61 @@ int search_rate(CapacityStudy& study, const po::variables_map& vm) {
       points.add(std::move(keys), point.summary, point.verdict, point.rate_per_s);
     }
   }
+  return tables;
+}
+
+// The answer per shape, after the points: rate, GPUs, prices and a note.
+void print_shape_answers(std::ostream& out, const std::vector<RateAnswer>& answers) {
+  std::vector<std::string> answer_header{"shape", "rate req/s", "GPUs"};
+  answer_header.insert(answer_header.end(), kPriceColumns.begin(), kPriceColumns.end());
+  answer_header.emplace_back("note");
+  Table answer_table(answer_header, {0, answer_header.size() - 1});
+  for (const auto& answer : answers) {
+    std::vector<std::string> row{answer.shape->label()};
+    if (answer.met()) {
+      row.push_back(rate_text(answer.result.passing_rate_per_s));
+      row.push_back(std::to_string(answer.gpus));
+    } else {
+      row.insert(row.end(), {"-", "-"});
+    }
+    const auto cells = price_cells(answer.prices);
+    row.insert(row.end(), cells.begin(), cells.end());
+    row.push_back(answer.unreachable ? *answer.unreachable : answer.message);
+    answer_table.add_row(row);
+  }
+  out << "\nHighest rate meeting the SLO per shape:\n";
+  answer_table.print(out);
+}
+
+// The answer of the configured shape, after its points: the rate and, with a price, the cost.
+// When no rate meets the SLO the message is the error line, printed once, by the caller.
+void print_single_answer(std::ostream& out, const RateAnswer& answer) {
+  if (!answer.met()) return;
+  out << answer.message << '\n';
+  if (!answer.prices) return;
+  const ServingPrices& p = *answer.prices;
+  out << "At that rate, " << answer.gpus << " GPUs at $" << format_fixed(p.usd_per_gpu_hour, 2)
+      << "/GPU-hour: $" << format_fixed(p.usd_per_hour, 2) << "/hour, $"
+      << format_fixed(p.usd_per_million_input_tokens, 3) << "/M input, $"
+      << format_fixed(p.usd_per_million_output_tokens, 3) << "/M output, $"
+      << format_fixed(p.usd_per_million_tokens, 3) << "/M tokens, $"
+      << format_fixed(p.usd_per_thousand_requests, 4) << "/1k requests\n";
+}
+
+int search_rate(CapacityStudy& study, const po::variables_map& vm) {
+  RateSearchOptions options = rate_search_options(vm);
+  const nlohmann::json base =
+      study_point_config(study.base, {}, study.context.data_root, "capacity");
+  (void)configured_rate(base, "use --arrival poisson", "--start-rate");
+  const bool per_shape = vm.count("shapes") != 0;
+  const auto shapes = parse_shapes(per_shape ? vm["shapes"].as<std::string>() : "", base);
+  const std::vector<RateAnswer> answers = search_each_shape(study, vm, shapes, per_shape, options);
+  const bool any_met =
+      std::any_of(answers.begin(), answers.end(), [](const RateAnswer& a) { return a.met(); });
+  const int failure = exit_code_for(ErrorKind::Infeasible);
+  if (!study.context.processes.leader()) return any_met ? 0 : failure;
+
+  const RatePointTables tables = rate_point_tables(answers, per_shape);
   nlohmann::json document{{"command", "capacity"}, {"mode", "rate"}, {"slo", slo_json(study.slo)}};
   if (per_shape) {
     nlohmann::json list = nlohmann::json::array();
@@ -193,48 +251,16 @@ int search_rate(CapacityStudy& study, const po::variables_map& vm) {
   } else {
     document.update(answer_json(answers.front(), options));
   }
-  publish_capacity(study, vm, points, document);
+  publish_capacity(study, vm, tables.points, document);
 
   if (vm.count("json") != 0) {
     study.context.out << document.dump(2) << '\n';
   } else if (per_shape) {
-    if (!points.key_cells.empty()) table.print(study.context.out);
-    std::vector<std::string> answer_header{"shape", "rate req/s", "GPUs"};
-    answer_header.insert(answer_header.end(), kPriceColumns.begin(), kPriceColumns.end());
-    answer_header.emplace_back("note");
-    Table answer_table(answer_header, {0, answer_header.size() - 1});
-    for (const auto& answer : answers) {
-      std::vector<std::string> row{answer.shape->label()};
-      if (answer.met()) {
-        row.push_back(rate_text(answer.result.passing_rate_per_s));
-        row.push_back(std::to_string(answer.gpus));
-      } else {
-        row.insert(row.end(), {"-", "-"});
-      }
-      const auto cells = price_cells(answer.prices);
-      row.insert(row.end(), cells.begin(), cells.end());
-      row.push_back(answer.unreachable ? *answer.unreachable : answer.message);
-      answer_table.add_row(row);
-    }
-    study.context.out << "\nHighest rate meeting the SLO per shape:\n";
-    answer_table.print(study.context.out);
+    if (!tables.points.key_cells.empty()) tables.table.print(study.context.out);
+    print_shape_answers(study.context.out, answers);
   } else {
-    const RateAnswer& answer = answers.front();
-    if (!answer.result.points.empty()) table.print(study.context.out);
-    // When no rate meets the SLO the message is the error line, printed once, below.
-    if (answer.met()) {
-      study.context.out << answer.message << '\n';
-      if (answer.prices) {
-        const ServingPrices& p = *answer.prices;
-        study.context.out << "At that rate, " << answer.gpus << " GPUs at $"
-                          << format_fixed(p.usd_per_gpu_hour, 2) << "/GPU-hour: $"
-                          << format_fixed(p.usd_per_hour, 2) << "/hour, $"
-                          << format_fixed(p.usd_per_million_input_tokens, 3) << "/M input, $"
-                          << format_fixed(p.usd_per_million_output_tokens, 3) << "/M output, $"
-                          << format_fixed(p.usd_per_million_tokens, 3) << "/M tokens, $"
-                          << format_fixed(p.usd_per_thousand_requests, 4) << "/1k requests\n";
-      }
-    }
+    if (!answers.front().result.points.empty()) tables.table.print(study.context.out);
+    print_single_answer(study.context.out, answers.front());
   }
   if (!any_met) {
     if (per_shape) {
@@ -250,10 +276,8 @@ int search_rate(CapacityStudy& study, const po::variables_map& vm) {
   return 0;
 }
 
-}  // namespace
-
-int run_capacity(CommandContext& context) {
-  po::options_description options("Options", 100, 50);
+// capacity's own flags, beside the run options and the study flags (-j, --resume).
+void add_capacity_options(po::options_description& options) {
   options.add_options()("slo", po::value<std::vector<std::string>>()->value_name("TERM"),
                         "a limit to meet (repeatable): METRIC_STAT=SECONDS with METRIC ttft, "
                         "tpot, itl or e2e and STAT mean, p50, p90, p99 or max (ttft_p99=0.5), "
@@ -296,6 +320,43 @@ int run_capacity(CommandContext& context) {
   add_resume_option(options);
   add_run_options(options);
   add_plot_format_option(options);
+}
+
+// The SLO, after every flag of the search is checked: before any point runs or the journal
+// opens.
+SloTarget checked_capacity_flags(const po::variables_map& vm) {
+  plot_formats_from(vm);  // a bad list is a usage error before anything runs
+  if (vm.count("gpu-cost-per-hour") != 0) {
+    const double price = vm["gpu-cost-per-hour"].as<double>();
+    if (!(price > 0) || !std::isfinite(price)) {
+      throw InputError("--gpu-cost-per-hour", "expected a positive price in USD per GPU-hour");
+    }
+  }
+  (void)integer_flag(vm, "max-replicas", 1, kMaxReplicas);
+  for (const char* flag : {"target-rate", "start-rate"}) {
+    if (vm.count(flag) != 0 &&
+        !(vm[flag].as<double>() > 0 && std::isfinite(vm[flag].as<double>()))) {
+      throw InputError("--" + std::string(flag), "expected a positive number of requests/s");
+    }
+  }
+  SloTarget slo;
+  if (vm.count("slo") != 0) {
+    for (const auto& term : vm["slo"].as<std::vector<std::string>>())
+      add_slo_term(slo, term, "--slo");
+  }
+  if (slo.empty()) throw UsageError("capacity: give at least one --slo (e.g. --slo ttft_p99=0.5)");
+  if (vm.count("disaggregated") != 0 && vm.count("target-rate") == 0) {
+    throw UsageError("--disaggregated: give --target-rate, the rate every deployment must serve");
+  }
+  if (vm.count("target-rate") == 0) check_rate_search_options(rate_search_options(vm));
+  return slo;
+}
+
+}  // namespace
+
+int run_capacity(CommandContext& context) {
+  po::options_description options("Options", 100, 50);
+  add_capacity_options(options);
   const auto vm = parse_options(
       context, options, "servesim capacity --slo TERM [--slo ...] [run options]",
       "Finds the highest arrival rate that meets latency SLOs (bracketing by doubling, then\n"
@@ -305,34 +366,7 @@ int run_capacity(CommandContext& context) {
       "          servesim capacity --target-rate 50 --shapes h100-sxm:1,a100-80gb:2 \\\n"
       "            --slo-ttft 1 --slo-tpot 0.1 --slo attainment=0.9");
   if (!vm) return 0;
-  plot_formats_from(*vm);  // a bad list is a usage error before anything runs
-  if (vm->count("gpu-cost-per-hour") != 0) {
-    const double price = (*vm)["gpu-cost-per-hour"].as<double>();
-    if (!(price > 0) || !std::isfinite(price)) {
-      throw InputError("--gpu-cost-per-hour", "expected a positive price in USD per GPU-hour");
-    }
-  }
-  (void)integer_flag(*vm, "max-replicas", 1, kMaxReplicas);
-  for (const char* flag : {"target-rate", "start-rate"}) {
-    if (vm->count(flag) != 0 &&
-        !((*vm)[flag].as<double>() > 0 && std::isfinite((*vm)[flag].as<double>()))) {
-      throw InputError("--" + std::string(flag), "expected a positive number of requests/s");
-    }
-  }
-
-  SloTarget slo;
-  if (vm->count("slo") != 0) {
-    for (const auto& term : (*vm)["slo"].as<std::vector<std::string>>())
-      add_slo_term(slo, term, "--slo");
-  }
-  if (slo.empty()) throw UsageError("capacity: give at least one --slo (e.g. --slo ttft_p99=0.5)");
-  // The searches' own flags are checked before any point runs or the journal opens.
-  if (vm->count("target-rate") != 0) {
-    if ((*vm)["max-replicas"].as<std::int64_t>() < 1)
-      throw UsageError("capacity: --max-replicas must be >= 1");
-  } else {
-    check_rate_search_options(rate_search_options(*vm));
-  }
+  const SloTarget slo = checked_capacity_flags(*vm);
   const auto executor = executor_from(*vm, context);
   ProgressMeter progress(context.err, "capacity", context.terminal);
   std::optional<PointJournal> journal = study_journal(*vm, context, "capacity");
@@ -343,9 +377,6 @@ int run_capacity(CommandContext& context) {
                       progress,
                       PointMeasure{true, completions_needed(slo), StabilityCriteria{}, &slo},
                       journal ? &*journal : nullptr};
-  if (vm->count("disaggregated") != 0 && vm->count("target-rate") == 0) {
-    throw UsageError("--disaggregated: give --target-rate, the rate every deployment must serve");
-  }
   if (vm->count("disaggregated") != 0) return search_layouts(study, *vm);
   return vm->count("target-rate") != 0 ? search_replicas(study, *vm) : search_rate(study, *vm);
 }

@@ -115,10 +115,8 @@ nlohmann::json vllm_setup(const SimulationOutcome& outcome, const po::variables_
   return setup;
 }
 
-}  // namespace
-
-int run_run(CommandContext& context) {
-  po::options_description options("Options", 100, 50);
+// run's own flags, beside the run options every simulating command shares.
+void add_run_command_options(po::options_description& options) {
   add_run_options(options);
   add_plot_format_option(options);
   options.add_options()("out", po::value<std::string>()->value_name("DIR"),
@@ -143,6 +141,52 @@ int run_run(CommandContext& context) {
       "label", po::value<std::string>()->value_name("TEXT"), "--save-result: vLLM's label key")(
       "tokenizer", po::value<std::string>()->value_name("NAME"),
       "--save-result: vLLM's tokenizer_id key (default: the model)");
+}
+
+// What --save-result writes, from its flags; the flags that only it reads are refused without
+// it.
+VllmResultOptions vllm_result_options(const po::variables_map& vm) {
+  VllmResultOptions result_options;
+  result_options.percentiles = metric_percentiles(vm["metric-percentiles"].as<std::string>());
+  result_options.metrics = percentile_metrics(vm["percentile-metrics"].as<std::string>());
+  result_options.detailed = vm.count("save-detailed") != 0;
+  if (vm.count("save-result") == 0) {
+    for (const char* flag : {"save-detailed", "label", "tokenizer"}) {
+      if (vm.count(flag) != 0)
+        throw UsageError("--" + std::string(flag) + ": only with --save-result");
+    }
+  }
+  return result_options;
+}
+
+// The summary table (or summary.json with --json) and, with --out, the files written.
+void print_run_report(CommandContext& context, const SimulationOutcome& outcome,
+                      const po::variables_map& vm) {
+  if (vm.count("json") != 0) {
+    context.out << summary_to_json(outcome.result.summary).dump(2) << '\n';
+    return;
+  }
+  print_summary(context.out, outcome.result.summary,
+                outcome.result.collector.rejections_by_reason());
+  context.out << "Simulated " << outcome.stats.events << " events; KV capacity "
+              << outcome.kv_capacity_tokens_per_replica << " tokens per replica.\n";
+  if (vm.count("out") == 0) return;
+  // The record files are written only for the records the configuration reports.
+  const nlohmann::json& output = outcome.resolved_config.at("output");
+  const bool requests = output.at("request_records").get<bool>();
+  const bool iterations = output.at("iteration_records").get<bool>();
+  context.out << "Wrote " << vm["out"].as<std::string>() << "/{summary.json, "
+              << (requests ? "requests.csv, " : "")
+              << (requests && vm.count("requests-jsonl") != 0 ? "requests.jsonl, " : "")
+              << (iterations ? "iterations.csv, " : "") << "resolved_config.json"
+              << (vm.count("no-plots") == 0 ? ", plots" : "") << "}\n";
+}
+
+}  // namespace
+
+int run_run(CommandContext& context) {
+  po::options_description options("Options", 100, 50);
+  add_run_command_options(options);
   const auto vm = parse_options(
       context, options, "servesim run [options]",
       "Simulates serving a workload on replicas of a model and reports TTFT, TPOT, ITL, E2E\n"
@@ -155,16 +199,7 @@ int run_run(CommandContext& context) {
   if (!vm) return 0;
   const PlotFormats plot_formats = plot_formats_from(*vm);
 
-  VllmResultOptions result_options;
-  result_options.percentiles = metric_percentiles((*vm)["metric-percentiles"].as<std::string>());
-  result_options.metrics = percentile_metrics((*vm)["percentile-metrics"].as<std::string>());
-  result_options.detailed = vm->count("save-detailed") != 0;
-  if (vm->count("save-result") == 0) {
-    for (const char* flag : {"save-detailed", "label", "tokenizer"}) {
-      if (vm->count(flag) != 0)
-        throw UsageError("--" + std::string(flag) + ": only with --save-result");
-    }
-  }
+  const VllmResultOptions result_options = vllm_result_options(*vm);
   if (vm->count("requests-jsonl") != 0 && vm->count("out") == 0)
     throw UsageError("--requests-jsonl: only with --out");
   // Where the outputs go is checked before anything runs: a run refused at the end would
@@ -222,25 +257,7 @@ int run_run(CommandContext& context) {
     simulate(keep);
     if (result) write_atomically((*vm)["save-result"].as<std::string>(), result->dump(2) + "\n");
   }
-  if (vm->count("json") != 0) {
-    context.out << summary_to_json(outcome->result.summary).dump(2) << '\n';
-  } else {
-    print_summary(context.out, outcome->result.summary,
-                  outcome->result.collector.rejections_by_reason());
-    context.out << "Simulated " << outcome->stats.events << " events; KV capacity "
-                << outcome->kv_capacity_tokens_per_replica << " tokens per replica.\n";
-    if (vm->count("out") != 0) {
-      // The record files are written only for the records the configuration reports.
-      const nlohmann::json& output = outcome->resolved_config.at("output");
-      const bool requests = output.at("request_records").get<bool>();
-      const bool iterations = output.at("iteration_records").get<bool>();
-      context.out << "Wrote " << (*vm)["out"].as<std::string>() << "/{summary.json, "
-                  << (requests ? "requests.csv, " : "")
-                  << (requests && vm->count("requests-jsonl") != 0 ? "requests.jsonl, " : "")
-                  << (iterations ? "iterations.csv, " : "") << "resolved_config.json"
-                  << (vm->count("no-plots") == 0 ? ", plots" : "") << "}\n";
-    }
-  }
+  print_run_report(context, *outcome, *vm);
   return 0;
 }
 

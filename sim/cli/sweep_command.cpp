@@ -115,10 +115,8 @@ std::string write_sweep_outputs(const SweepResult& sweep, const SweepResult* per
   return ", curves.dat, latency_throughput.gp (not rendered)";
 }
 
-}  // namespace
-
-int run_sweep(CommandContext& context) {
-  po::options_description options("Options", 100, 50);
+// sweep's own flags, beside the run options and the study flags (-j, --resume).
+void add_sweep_options(po::options_description& options) {
   options.add_options()("grid", po::value<std::vector<std::string>>()->value_name("KEY=V1,V2,..."),
                         "one axis of the grid (repeatable): a configuration key or a run flag's "
                         "name (rate, hw, tp, scheduler, block-size, ...), or policy=SCHED:ALLOC")(
@@ -140,6 +138,38 @@ int run_sweep(CommandContext& context) {
   add_resume_option(options);
   add_run_options(options);
   add_plot_format_option(options);
+}
+
+// The grid's axes: --grid-file's, then each --grid's.
+std::vector<GridAxis> sweep_axes(const po::variables_map& vm) {
+  std::vector<GridAxis> axes;
+  if (vm.count("grid-file") != 0) axes = load_grid_file(vm["grid-file"].as<std::string>());
+  if (vm.count("grid") != 0) {
+    for (const auto& text : vm["grid"].as<std::vector<std::string>>())
+      axes.push_back(parse_grid_flag(text));
+  }
+  return axes;
+}
+
+// The latency curves' title: what the base configuration holds beside the axes. A base that
+// only the axes make valid (their points report for themselves) gets no title.
+std::string curve_title(const ConfigSources& base, const std::vector<GridAxis>& axes,
+                        const std::filesystem::path& data_root) {
+  std::vector<std::string> varied;
+  for (const auto& axis : axes)
+    varied.push_back(axis.name);
+  try {
+    return plot_title(assemble_config(base, data_root), base, varied);
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+}  // namespace
+
+int run_sweep(CommandContext& context) {
+  po::options_description options("Options", 100, 50);
+  add_sweep_options(options);
   const auto vm = parse_options(
       context, options, "servesim sweep --grid KEY=V1,V2,... [--grid ...] [run options]",
       "Runs every combination of the grid's values (the last axis varying fastest), each with\n"
@@ -150,27 +180,12 @@ int run_sweep(CommandContext& context) {
   if (!vm) return 0;
   const PlotFormats plot_formats = plot_formats_from(*vm);
 
-  std::vector<GridAxis> axes;
-  if (vm->count("grid-file") != 0) axes = load_grid_file((*vm)["grid-file"].as<std::string>());
-  if (vm->count("grid") != 0) {
-    for (const auto& text : (*vm)["grid"].as<std::vector<std::string>>())
-      axes.push_back(parse_grid_flag(text));
-  }
+  std::vector<GridAxis> axes = sweep_axes(*vm);
   CurveOptions curves;
   curves.x = parse_curve_x((*vm)["x"].as<std::string>(), "--x");
   curves.force_log_y = vm->count("log-y") != 0;
   const ConfigSources base = run_config_sources(*vm);
-  {
-    std::vector<std::string> varied;
-    for (const auto& axis : axes)
-      varied.push_back(axis.name);
-    // The title is what the base configuration holds; a base that only the axes make valid
-    // (their points report for themselves) gets no title.
-    try {
-      curves.title = plot_title(assemble_config(base, context.data_root), base, varied);
-    } catch (const Error&) {
-    }
-  }
+  curves.title = curve_title(base, axes, context.data_root);
   const auto executor = executor_from(*vm, context);
   ProgressMeter progress(context.err, "sweep", context.terminal);
   const std::optional<std::string> out_dir = study_out_dir(*vm);

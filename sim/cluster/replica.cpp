@@ -120,6 +120,43 @@ BatchPlan Replica::spare_plan() {
   return plan;
 }
 
+std::int64_t Replica::run_steps_for(const BatchPlan& plan) {
+  // With prefix caching, a decode iteration of a request with content may name a block that a
+  // waiting request's prompt shares, and so admit it sooner than a decode run would let it
+  // (a run names its blocks at its end), or that a look-up from outside finds (a router, a
+  // hand-off): such plans run one iteration at a time. Blocks past a request's content are
+  // named as its own, which no other request can hit: decoding past the content names nothing
+  // another could find.
+  // Requests held back by planning ahead join the step after this one: no run may pass it,
+  // unless they queue behind a waiting request that the run's plans do not admit.
+  const bool hits_may_grow = plan.has_content &&
+                             (cache_read_from_outside_ || !queues_.waiting().empty()) &&
+                             names_content(plan);
+  // A run goes on through rounds that preempt (which free memory) unless a reservation
+  // waits for memory, the prefix cache is read from outside, or the plan has content.
+  const bool frees_awaited_room = room_awaited_ && !plan.preempted.empty();
+  const bool through_preemption = !room_awaited_ && !cache_read_from_outside_ && !plan.has_content;
+  // A plan with prompt chunks starts a run when the scheduler says decode plans follow it.
+  const bool repeats = plan.shape.prefill_sequences > 0 ? scheduler_->last_plan_then_decodes()
+                                                        : scheduler_->last_plan_repeats();
+  return runs_ && !hits_may_grow && !frees_awaited_room && repeats && staged_queue_behind_waiting()
+             ? runs_->steps_for(plan, queues_.running().size(),
+                                through_preemption ? scheduler_.get() : nullptr)
+             : 1;
+}
+
+double Replica::step_price_s(const BatchPlan& plan) const {
+  // Swaps, and loads from a prefix cache's host tier, copy KV blocks over the host link
+  // before the forward pass can use the memory.
+  const std::int64_t copied = plan.swap_in_tokens + plan.swap_out_tokens + plan.host_load_tokens;
+  const double swap_s = swap_.bytes_per_s > 0 ? static_cast<double>(copied) *
+                                                    swap_.bytes_per_token / swap_.bytes_per_s
+                                              : 0.0;
+  double step_s = time_model_.estimate(plan.shape).total_time_s + swap_s;
+  if (speculation_ != nullptr) step_s += speculation_->price_step(plan, step_s);
+  return step_s;
+}
+
 std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
   if (stage_busy(now)) return std::nullopt;
   if (!staged_.empty()) release_staged();
@@ -152,42 +189,8 @@ std::optional<Replica::Launch> Replica::try_launch(SimTime now) {
     }
   }
   // A plan that starts a decode run is priced with the whole run, in one call.
-  // With prefix caching, a decode iteration of a request with content may name a block that a
-  // waiting request's prompt shares, and so admit it sooner than a decode run would let it
-  // (a run names its blocks at its end), or that a look-up from outside finds (a router, a
-  // hand-off): such plans run one iteration at a time. Blocks past a request's content are
-  // named as its own, which no other request can hit: decoding past the content names nothing
-  // another could find.
-  // Requests held back by planning ahead join the step after this one: no run may pass it,
-  // unless they queue behind a waiting request that the run's plans do not admit.
-  const bool hits_may_grow = plan.has_content &&
-                             (cache_read_from_outside_ || !queues_.waiting().empty()) &&
-                             names_content(plan);
-  // A run goes on through rounds that preempt (which free memory) unless a reservation
-  // waits for memory, the prefix cache is read from outside, or the plan has content.
-  const bool frees_awaited_room = room_awaited_ && !plan.preempted.empty();
-  const bool through_preemption = !room_awaited_ && !cache_read_from_outside_ && !plan.has_content;
-  // A plan with prompt chunks starts a run when the scheduler says decode plans follow it.
-  const bool repeats = plan.shape.prefill_sequences > 0 ? scheduler_->last_plan_then_decodes()
-                                                        : scheduler_->last_plan_repeats();
-  const std::int64_t run_steps =
-      runs_ && !hits_may_grow && !frees_awaited_room && repeats && staged_queue_behind_waiting()
-          ? runs_->steps_for(plan, queues_.running().size(),
-                             through_preemption ? scheduler_.get() : nullptr)
-          : 1;
-  double first_s;
-  if (run_steps > 1) {
-    first_s = runs_->price(plan);
-  } else {
-    // Swaps, and loads from a prefix cache's host tier, copy KV blocks over the host link
-    // before the forward pass can use the memory.
-    const std::int64_t copied = plan.swap_in_tokens + plan.swap_out_tokens + plan.host_load_tokens;
-    const double swap_s = swap_.bytes_per_s > 0 ? static_cast<double>(copied) *
-                                                      swap_.bytes_per_token / swap_.bytes_per_s
-                                                : 0.0;
-    first_s = time_model_.estimate(plan.shape).total_time_s + swap_s;
-    if (speculation_ != nullptr) first_s += speculation_->price_step(plan, first_s);
-  }
+  const std::int64_t run_steps = run_steps_for(plan);
+  const double first_s = run_steps > 1 ? runs_->price(plan) : step_price_s(plan);
   const SimTime stage = SimTime::duration_from_seconds(first_s);
   SimTime total = stage;
   for (std::int64_t s = 1; s < pipeline_stages_; ++s)

@@ -129,6 +129,12 @@ class Replica {
   void complete_steps(const BatchPlan& plan, SimTime at, std::vector<Request*>& finished);
   // The plan's steps are complete: the blocks they computed join the prefix cache.
   void commit_computed(const BatchPlan& plan);
+  // The iterations a launched plan runs for: more than one when it starts a decode run, which
+  // may not pass what its end may change (named blocks, awaited room, staged requests).
+  std::int64_t run_steps_for(const BatchPlan& plan);
+  // The time of a plan launched alone: the cost model's, its copies over the host link and,
+  // speculating, its proposing.
+  double step_price_s(const BatchPlan& plan) const;
   // Whether a step of the plan, or of a decode run it starts, computes a block of some
   // request's content (which another request may hit), rather than only blocks past it.
   bool names_content(const BatchPlan& plan) const;

@@ -27,28 +27,41 @@ RooflineModel::Grouped RooflineModel::grouped_kernel(double moe_tokens) const no
 }
 
 double RooflineModel::price_mlp(IterationCost& cost, double tokens) const noexcept {
+  if (!moe_) {
+    price_dense_mlp(cost, tokens);
+    return tokens;
+  }
+  return price_moe_mlp(cost, tokens);
+}
+
+void RooflineModel::price_dense_mlp(IterationCost& cost, double tokens) const noexcept {
+  // A dense model: one GEMM each way over the step's tokens.
   const double a = activation_bytes_;
   const double l = layers_;
   const KernelCeilings& up = kernels_.gemm_for(GemmOperator::MlpUp);
   const KernelCeilings& down = kernels_.gemm_for(GemmOperator::MlpDown);
   const double up_width = (gated_ ? 2 : 1) * intermediate_;
-  if (!moe_) {
-    // A dense model: one GEMM each way over the step's tokens.
-    price_gemm(
-        cost.at(OperatorKind::MlpUp),
-        {dense_gemm(weight_family_, tokens, up_width, hidden_, l, up, weight_peak_flops_per_s_)},
-        l * (hidden_ * up_width * weight_bytes_ + tokens * hidden_ * a + tokens * up_width * a), up,
-        tokens, l);
-    price(cost.at(OperatorKind::MlpAct), l * 4 * tokens * intermediate_,
-          l * tokens * (up_width + intermediate_) * a, elementwise_, tokens, l);
-    price_gemm(cost.at(OperatorKind::MlpDown),
-               {dense_gemm(weight_family_, tokens, hidden_, intermediate_, l, down,
-                           weight_peak_flops_per_s_)},
-               l * (intermediate_ * hidden_ * weight_bytes_ + tokens * intermediate_ * a +
-                    tokens * hidden_ * a),
-               down, tokens, l);
-    return tokens;
-  }
+  price_gemm(
+      cost.at(OperatorKind::MlpUp),
+      {dense_gemm(weight_family_, tokens, up_width, hidden_, l, up, weight_peak_flops_per_s_)},
+      l * (hidden_ * up_width * weight_bytes_ + tokens * hidden_ * a + tokens * up_width * a), up,
+      tokens, l);
+  price(cost.at(OperatorKind::MlpAct), l * 4 * tokens * intermediate_,
+        l * tokens * (up_width + intermediate_) * a, elementwise_, tokens, l);
+  price_gemm(cost.at(OperatorKind::MlpDown),
+             {dense_gemm(weight_family_, tokens, hidden_, intermediate_, l, down,
+                         weight_peak_flops_per_s_)},
+             l * (intermediate_ * hidden_ * weight_bytes_ + tokens * intermediate_ * a +
+                  tokens * hidden_ * a),
+             down, tokens, l);
+}
+
+double RooflineModel::price_moe_mlp(IterationCost& cost, double tokens) const noexcept {
+  const double a = activation_bytes_;
+  const double l = layers_;
+  const KernelCeilings& up = kernels_.gemm_for(GemmOperator::MlpUp);
+  const KernelCeilings& down = kernels_.gemm_for(GemmOperator::MlpDown);
+  const double up_width = (gated_ ? 2 : 1) * intermediate_;
   // MoE layers (docs/cost_model.md, "MoE routing"). With top-k routing over E experts, the step's B
   // tokens touch E (1 - (1 - k/E)^B) distinct experts in expectation (uniform routing): the only
   // routed weights streamed. With data-parallel attention the MoE layers take every rank's tokens,

@@ -24,6 +24,48 @@ bool rounds_fit(IKvCacheAllocator& allocator, std::span<const std::int64_t> sequ
   return usage.free + usage.cached >= rounds * static_cast<std::int64_t>(sequences.size());
 }
 
+// PrefillAdder's books for one prefill plan: the KV tokens free or evictable now, less what
+// the decode batch will still generate at the current ratio and what the plan's prompts take,
+// and the step's prompt-token budgets.
+struct PrefillBooks {
+  PrefillBooks(const IKvCacheAllocator& allocator, const std::vector<Request*>& running,
+               double new_token_ratio, std::int64_t clip_max_new_tokens,
+               const SglangSchedulerOptions& options)
+      : input_left(options.max_prefill_tokens),
+        chunk_left(options.chunked_prefill_size > 0 ? options.chunked_prefill_size
+                                                    : std::numeric_limits<std::int64_t>::max()) {
+    const KvUsage usage = allocator.usage(0);
+    available = static_cast<double>(usage.free + usage.cached);
+    for (const Request* request : running) {
+      if (request->prefilling()) continue;
+      total_offset +=
+          static_cast<double>(std::min(request->output_tokens_left(), clip_max_new_tokens)) *
+          new_token_ratio;
+    }
+  }
+  // A prompt's `tokens` join the plan, reserving `reserved_output` tokens of its output.
+  void charge(std::int64_t tokens, std::int64_t reserved_output) {
+    total_offset += static_cast<double>(tokens + reserved_output);
+    current_offset += static_cast<double>(tokens);
+    input_left -= tokens;
+    chunk_left -= tokens;
+  }
+  // budget_state: whether the walk goes on; out of memory (NO_TOKEN) marks the batch full.
+  bool budget_left(bool& batch_is_full) const {
+    if (available - total_offset <= 0 || available - current_offset <= 0) {
+      batch_is_full = true;
+      return false;
+    }
+    return input_left > 0 && chunk_left > 0;
+  }
+
+  double available = 0;
+  double total_offset = 0;
+  double current_offset = 0;
+  std::int64_t input_left;
+  std::int64_t chunk_left;
+};
+
 }  // namespace
 
 SglangScheduler::SglangScheduler(const SglangSchedulerOptions& options)
@@ -120,40 +162,10 @@ bool SglangScheduler::plan_prefill(IKvCacheAllocator& allocator, BatchPlan& plan
       return false;
     }
   }
-  // PrefillAdder's books: the KV tokens free or evictable now, less what the decode batch
-  // will still generate at the current ratio.
-  const KvUsage usage = allocator.usage(0);
-  const double available = static_cast<double>(usage.free + usage.cached);
-  double total_offset = 0;
-  for (const Request* request : running) {
-    if (request->prefilling()) continue;
-    total_offset +=
-        static_cast<double>(std::min(request->output_tokens_left(), kClipMaxNewTokens)) *
-        new_token_ratio_;
-  }
-  double current_offset = 0;
-  std::int64_t input_left = options_.max_prefill_tokens;
-  const bool chunking = options_.chunked_prefill_size > 0;
-  std::int64_t chunk_left =
-      chunking ? options_.chunked_prefill_size : std::numeric_limits<std::int64_t>::max();
-  const auto charge = [&](std::int64_t tokens, std::int64_t reserved_output) {
-    total_offset += static_cast<double>(tokens + reserved_output);
-    current_offset += static_cast<double>(tokens);
-    input_left -= tokens;
-    chunk_left -= tokens;
-  };
-  // budget_state: whether the walk goes on.
-  const auto budget_left = [&]() {
-    if (available - total_offset <= 0 || available - current_offset <= 0) {
-      batch_is_full_ = true;  // NO_TOKEN
-      return false;
-    }
-    return input_left > 0 && chunk_left > 0;
-  };
-
+  PrefillBooks books{allocator, running, new_token_ratio_, kClipMaxNewTokens, options_};
   bool keep_going = true;
   if (chunked != nullptr) {
-    const std::int64_t tokens = std::min(chunked->uncomputed_tokens(), chunk_left);
+    const std::int64_t tokens = std::min(chunked->uncomputed_tokens(), books.chunk_left);
     // The reservations normally leave the room; where decodes outgrew them, the newest
     // running request makes room, as under vllm_v1 (SGLang would fail the allocation).
     if (grow_or_preempt(chunked, tokens, queues_, allocator, plan) != GrowthOutcome::Grown) {
@@ -161,9 +173,9 @@ bool SglangScheduler::plan_prefill(IKvCacheAllocator& allocator, BatchPlan& plan
     }
     const bool last_chunk = tokens == chunked->uncomputed_tokens();
     plan.add_prefill(chunked, tokens);
-    charge(tokens,
-           last_chunk ? std::min(chunked->spec.output_tokens, kClipMaxNewTokens) : std::int64_t{0});
-    keep_going = budget_left();
+    books.charge(tokens, last_chunk ? std::min(chunked->spec.output_tokens, kClipMaxNewTokens)
+                                    : std::int64_t{0});
+    keep_going = books.budget_left(batch_is_full_);
   }
   // The seats count the prompt being chunked, which is not in the decode batch yet.
   std::int64_t joined = chunked != nullptr ? 1 : 0;
@@ -178,14 +190,14 @@ bool SglangScheduler::plan_prefill(IKvCacheAllocator& allocator, BatchPlan& plan
     const std::int64_t cached = computed_at_admission(allocator, *request, key);
     const std::int64_t extend = request->tokens() - cached;
     const std::int64_t reserved = std::min(request->spec.output_tokens, kClipMaxNewTokens);
-    if (static_cast<double>(extend + reserved) >= available - total_offset) {
+    if (static_cast<double>(extend + reserved) >= books.available - books.total_offset) {
       batch_is_full_ = true;  // NO_TOKEN
       break;
     }
-    if (extend > input_left && !plan.empty()) break;  // OTHER
+    if (extend > books.input_left && !plan.empty()) break;  // OTHER
     std::int64_t tokens = extend;
-    if (extend > chunk_left) {
-      tokens = chunk_left;  // this prompt is the one chunked now
+    if (extend > books.chunk_left) {
+      tokens = books.chunk_left;  // this prompt is the one chunked now
       chunk_taken = true;
     }
     if (!allocator.can_admit_prefix(key, cached + tokens, request->final_tokens())) {
@@ -194,8 +206,8 @@ bool SglangScheduler::plan_prefill(IKvCacheAllocator& allocator, BatchPlan& plan
     }
     admit_first_waiting(queues_, allocator, plan, cached + tokens);
     ++joined;
-    charge(tokens, chunk_taken ? std::int64_t{0} : reserved);
-    keep_going = budget_left();
+    books.charge(tokens, chunk_taken ? std::int64_t{0} : reserved);
+    keep_going = books.budget_left(batch_is_full_);
   }
   return !plan.empty();
 }
