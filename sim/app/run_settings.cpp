@@ -234,24 +234,24 @@ void add_bench_overrides(const GivenSettings& given, std::vector<ConfigOverride>
   }
 }
 
-}  // namespace
-
-ConfigSources run_config_sources(const std::vector<RunSetting>& settings, SettingNames names) {
-  const GivenSettings given(settings, names);
-  ConfigSources sources;
-  if (given.has("config")) sources.config_file = given.text("config");
+// Each run flag given, as its key's override.
+void add_run_flag_overrides(const GivenSettings& given, std::vector<ConfigOverride>& overrides) {
   for (const RunFlag& f : run_flags()) {
     // --dataset-name sharegpt is --workload sharegpt, in its place: before the workload.*
     // keys other flags set.
     if (std::string_view(f.flag) == "workload" && given.has("dataset-name") &&
         given.text("dataset-name") == "sharegpt") {
-      sources.overrides.push_back({given.origin("dataset-name"), "workload=\"sharegpt\""});
+      overrides.push_back({given.origin("dataset-name"), "workload=\"sharegpt\""});
     }
     if (given.has(f.flag)) {
-      sources.overrides.push_back(
+      overrides.push_back(
           {given.origin(f.flag), std::string(f.key) + "=" + given.json_text(f.flag, f.type)});
     }
   }
+}
+
+// Each vLLM flag given (refused beside the servesim flag it stands for), as its key's override.
+void add_vllm_flag_overrides(const GivenSettings& given, std::vector<ConfigOverride>& overrides) {
   for (const VllmFlag& f : vllm_flags()) {
     if (!given.has(f.flag)) continue;
     for (std::string_view rest = f.same_as; !rest.empty();) {
@@ -262,8 +262,12 @@ ConfigSources run_config_sources(const std::vector<RunSetting>& settings, Settin
     const std::string value = f.value_of != nullptr
                                   ? nlohmann::json(f.value_of(given.text(f.flag))).dump()
                                   : given.json_text(f.flag, f.type);
-    sources.overrides.push_back({given.origin(f.flag), std::string(f.key) + "=" + value});
+    overrides.push_back({given.origin(f.flag), std::string(f.key) + "=" + value});
   }
+}
+
+// The engine's switches: chunked prefill, prefix caching, expert parallelism.
+void add_engine_switch_overrides(const GivenSettings& given, ConfigSources& sources) {
   given.refuse_both("enable-chunked-prefill", "no-enable-chunked-prefill");
   if (given.has("enable-chunked-prefill")) sources.chunked_prefill = true;
   if (given.has("no-enable-chunked-prefill")) sources.chunked_prefill = false;
@@ -278,6 +282,10 @@ ConfigSources run_config_sources(const std::vector<RunSetting>& settings, Settin
   if (given.has("enable-expert-parallel")) {
     sources.overrides.push_back({given.origin("enable-expert-parallel"), "expert_parallel=true"});
   }
+}
+
+// --speculative-config and --acceptance-rate.
+void add_speculative_overrides(const GivenSettings& given, std::vector<ConfigOverride>& overrides) {
   if (given.has("speculative-config")) {
     const std::string origin = given.origin("speculative-config");
     const nlohmann::json section = parse_json_text(given.text("speculative-config"), origin);
@@ -286,19 +294,19 @@ ConfigSources run_config_sources(const std::vector<RunSetting>& settings, Settin
                        "expected a JSON object, e.g. {\"method\": \"ngram\", "
                        "\"num_speculative_tokens\": 3}");
     }
-    sources.overrides.push_back({origin, "speculative=" + section.dump()});
+    overrides.push_back({origin, "speculative=" + section.dump()});
   }
   if (given.has("acceptance-rate")) {
     const std::string origin = given.origin("acceptance-rate");
-    sources.overrides.push_back(
+    overrides.push_back(
         {origin, "speculative.acceptance_rate=" +
                      acceptance_rate_from_text(given.text("acceptance-rate"), origin).dump()});
   }
-  if (given.has("goodput")) {
-    for (auto& o : goodput_overrides(given))
-      sources.overrides.push_back(std::move(o));
-  }
-  add_bench_overrides(given, sources.overrides);
+}
+
+// --prompt-tokens with --output-tokens: fixed lengths.
+void add_fixed_length_overrides(const GivenSettings& given,
+                                std::vector<ConfigOverride>& overrides) {
   const bool prompt = given.has("prompt-tokens");
   const bool output = given.has("output-tokens");
   if (prompt != output) {
@@ -312,9 +320,13 @@ ConfigSources run_config_sources(const std::vector<RunSetting>& settings, Settin
     const nlohmann::json lengths = {{"distribution", "independent"},
                                     {"prompt", fixed(given.integer("prompt-tokens"))},
                                     {"output", fixed(given.integer("output-tokens"))}};
-    sources.overrides.push_back(
-        {given.origin("prompt-tokens"), "workload.lengths=" + lengths.dump()});
+    overrides.push_back({given.origin("prompt-tokens"), "workload.lengths=" + lengths.dump()});
   }
+}
+
+// --disaggregation NpMd (refused beside --replicas, --prefill-replicas, --decode-replicas).
+void add_disaggregation_overrides(const GivenSettings& given,
+                                  std::vector<ConfigOverride>& overrides) {
   for (const char* pools : {"disaggregation", "prefill-replicas", "decode-replicas"}) {
     if (given.has("replicas") && given.has(pools)) {
       throw UsageError(given.origin("replicas") + " with " + given.origin(pools) +
@@ -328,11 +340,28 @@ ConfigSources run_config_sources(const std::vector<RunSetting>& settings, Settin
     const auto [prefill, decode] = disaggregation_shorthand(given.text("disaggregation"), origin);
     given.refuse_both("prefill-replicas", "disaggregation");
     given.refuse_both("decode-replicas", "disaggregation");
-    sources.overrides.push_back(
-        {origin, "disaggregation.prefill.replicas=" + std::to_string(prefill)});
-    sources.overrides.push_back(
-        {origin, "disaggregation.decode.replicas=" + std::to_string(decode)});
+    overrides.push_back({origin, "disaggregation.prefill.replicas=" + std::to_string(prefill)});
+    overrides.push_back({origin, "disaggregation.decode.replicas=" + std::to_string(decode)});
   }
+}
+
+}  // namespace
+
+ConfigSources run_config_sources(const std::vector<RunSetting>& settings, SettingNames names) {
+  const GivenSettings given(settings, names);
+  ConfigSources sources;
+  if (given.has("config")) sources.config_file = given.text("config");
+  add_run_flag_overrides(given, sources.overrides);
+  add_vllm_flag_overrides(given, sources.overrides);
+  add_engine_switch_overrides(given, sources);
+  add_speculative_overrides(given, sources.overrides);
+  if (given.has("goodput")) {
+    for (auto& o : goodput_overrides(given))
+      sources.overrides.push_back(std::move(o));
+  }
+  add_bench_overrides(given, sources.overrides);
+  add_fixed_length_overrides(given, sources.overrides);
+  add_disaggregation_overrides(given, sources.overrides);
   if (given.has("no-bulk-decode")) {
     sources.overrides.push_back({given.origin("no-bulk-decode"), "engine.bulk_decode=false"});
   }

@@ -137,13 +137,14 @@ void read_timing(JsonObjectReader& r, Measurement& m) {
   m.calls_per_sample = calls.value_or(0);
 }
 
-Measurement read_record(JsonObjectReader& r, const std::string& device) {
-  Measurement m;
+// "operator_kind", one of kKinds.
+MeasurementKind read_measurement_kind(JsonObjectReader& r) {
+  MeasurementKind measured = MeasurementKind::Gemm;
   const std::string kind = r.string("operator_kind");
   bool known = false;
   for (const auto& [k, name] : kKinds) {
     if (name == kind) {
-      m.kind = k;
+      measured = k;
       known = true;
     }
   }
@@ -151,6 +152,11 @@ Measurement read_record(JsonObjectReader& r, const std::string& device) {
     r.fail("operator_kind",
            "unknown kind \"" + kind + "\" (valid: " + std::string(measurement_kind_list()) + ")");
   }
+  return measured;
+}
+
+// What every record has: the device, the repeats and their statistics, the model and its tp.
+void read_measured_statistics(JsonObjectReader& r, Measurement& m, const std::string& device) {
   m.device_name = r.optional_string("device_name").value_or(device);
   m.repeats = r.positive_integer("repeats");
   m.median_s = r.positive_number("median_s");
@@ -161,6 +167,40 @@ Measurement read_record(JsonObjectReader& r, const std::string& device) {
   }
   m.model = r.optional_string("model").value_or("");
   m.tp = r.optional_positive_integer("tp").value_or(1);
+}
+
+// An iteration record: the model's parallelism and the batch's shape.
+void read_iteration_record(JsonObjectReader& r, Measurement& m) {
+  m.model = r.string("model");
+  m.tp = r.positive_integer("tp");
+  m.pp = r.positive_integer("pp");
+  BatchShape& s = m.shape;
+  s.prefill_sequences = count(r, "prefill_sequences");
+  s.prefill_tokens = count(r, "prefill_tokens");
+  s.prefill_context_tokens = count(r, "prefill_context_tokens");
+  s.prefill_attention_pairs = r.optional_number("prefill_attention_pairs").value_or(0);
+  if (s.prefill_attention_pairs < 0) r.fail("prefill_attention_pairs", "expected >= 0");
+  // Without it, the chunks are taken as equal.
+  const double chunks = static_cast<double>(std::max<std::int64_t>(s.prefill_sequences, 1));
+  const double chunk = static_cast<double>(s.prefill_tokens) / chunks;
+  s.prefill_masked_pairs =
+      r.optional_number("prefill_masked_pairs").value_or(chunks * chunk * (chunk - 1) / 2);
+  if (s.prefill_masked_pairs < 0) r.fail("prefill_masked_pairs", "expected >= 0");
+  s.decode_sequences = count(r, "decode_sequences");
+  s.decode_context_tokens = count(r, "decode_context_tokens");
+  s.sampled_sequences = r.optional_nonnegative_integer("sampled_sequences")
+                            .value_or(s.prefill_sequences + s.decode_sequences);
+  if (s.empty()) r.fail("prefill_tokens", "an iteration needs prefill or decode tokens");
+  if ((s.prefill_tokens > 0) != (s.prefill_sequences > 0)) {
+    r.fail("prefill_sequences", "expected prefill_sequences > 0 exactly when prefill_tokens > 0");
+  }
+  m.predicted_s = r.optional_number("predicted_s");
+}
+
+Measurement read_record(JsonObjectReader& r, const std::string& device) {
+  Measurement m;
+  m.kind = read_measurement_kind(r);
+  read_measured_statistics(r, m, device);
   read_timing(r, m);
   switch (m.kind) {
     case MeasurementKind::Gemm:
@@ -195,34 +235,9 @@ Measurement read_record(JsonObjectReader& r, const std::string& device) {
       m.size_bytes = r.positive_number("size_bytes");
       m.ranks = r.positive_integer("ranks");
       break;
-    case MeasurementKind::Iteration: {
-      m.model = r.string("model");
-      m.tp = r.positive_integer("tp");
-      m.pp = r.positive_integer("pp");
-      BatchShape& s = m.shape;
-      s.prefill_sequences = count(r, "prefill_sequences");
-      s.prefill_tokens = count(r, "prefill_tokens");
-      s.prefill_context_tokens = count(r, "prefill_context_tokens");
-      s.prefill_attention_pairs = r.optional_number("prefill_attention_pairs").value_or(0);
-      if (s.prefill_attention_pairs < 0) r.fail("prefill_attention_pairs", "expected >= 0");
-      // Without it, the chunks are taken as equal.
-      const double chunks = static_cast<double>(std::max<std::int64_t>(s.prefill_sequences, 1));
-      const double chunk = static_cast<double>(s.prefill_tokens) / chunks;
-      s.prefill_masked_pairs =
-          r.optional_number("prefill_masked_pairs").value_or(chunks * chunk * (chunk - 1) / 2);
-      if (s.prefill_masked_pairs < 0) r.fail("prefill_masked_pairs", "expected >= 0");
-      s.decode_sequences = count(r, "decode_sequences");
-      s.decode_context_tokens = count(r, "decode_context_tokens");
-      s.sampled_sequences = r.optional_nonnegative_integer("sampled_sequences")
-                                .value_or(s.prefill_sequences + s.decode_sequences);
-      if (s.empty()) r.fail("prefill_tokens", "an iteration needs prefill or decode tokens");
-      if ((s.prefill_tokens > 0) != (s.prefill_sequences > 0)) {
-        r.fail("prefill_sequences",
-               "expected prefill_sequences > 0 exactly when prefill_tokens > 0");
-      }
-      m.predicted_s = r.optional_number("predicted_s");
+    case MeasurementKind::Iteration:
+      read_iteration_record(r, m);
       break;
-    }
     case MeasurementKind::HostOverhead:
       m.batch = r.positive_integer("batch");
       break;

@@ -105,13 +105,8 @@ HardwareProfile fitted_hardware(const LoadedServingRuns& loaded, const CommandCo
   return load_hardware(*names.begin(), context);
 }
 
-// calibrate --measured: an engine's host costs and kernel factors, or a hardware profile's
-// ceilings, fitted to serving points.
-int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
-  if (vm.count("base") != 0)
-    throw UsageError("--base is a hardware fit's; --measured fits --engine");
-  LoadedServingRuns loaded = load_serving_runs(vm, context);
-  select_runs(vm, loaded);
+// --select, --max-evaluations, --terms and --leave-out of an engine fit.
+EngineFitOptions engine_fit_options(const po::variables_map& vm) {
   EngineFitOptions fit_options;
   if (vm.count("select") != 0) fit_options.selection = vm["select"].as<std::vector<std::string>>();
   if (vm.count("max-evaluations") != 0) {
@@ -130,6 +125,11 @@ int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
     }
     fit_options.hold_out = *hold_out;
   }
+  return fit_options;
+}
+
+// Whether the fit sets hardware terms: all of its terms, or none.
+bool fits_hardware_terms(const EngineFitOptions& fit_options) {
   const auto hardware_terms =
       std::count_if(fit_options.terms.begin(), fit_options.terms.end(),
                     [](const std::string& t) { return is_hardware_term(t); });
@@ -138,8 +138,14 @@ int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
     throw UsageError(
         "--terms: fit hardware terms (hardware.*) and engine terms apart: --out is one profile");
   }
-  // An engine fit starts from --engine, or from the one engine its points name; a hardware fit
-  // runs each point with the engine it names.
+  return fits_hardware;
+}
+
+// An engine fit starts from --engine, or from the one engine its points name; a hardware fit
+// runs each point with the engine it names.
+std::optional<std::string> fit_base_engine_name(const po::variables_map& vm,
+                                                const LoadedServingRuns& loaded,
+                                                bool fits_hardware) {
   std::optional<std::string> engine_name;
   if (vm.count("engine") != 0) {
     engine_name = vm["engine"].as<std::string>();
@@ -154,19 +160,13 @@ int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
     }
     engine_name = *names.begin();
   }
-  EngineProfile base;
-  if (engine_name) {
-    base = load_engine_file(
-        Catalog(context.data_root / "engines", "engine", "--engine").resolve(*engine_name));
-  }
-  if (fits_hardware) {
-    if (fit_options.hold_out == HoldOut::Hardware) {
-      throw UsageError("--leave-out hardware: hardware terms fit one hardware profile");
-    }
-    fit_options.hardware_base = hardware_to_json(fitted_hardware(loaded, context));
-  }
-  // host_overhead records (vidur's cpu_overheads) give the host terms directly; the serving
-  // fit then leaves them alone.
+  return engine_name;
+}
+
+// host_overhead records (vidur's cpu_overheads) give the host terms directly; the serving
+// fit then leaves them alone.
+void fit_host_terms_from_records(const po::variables_map& vm, EngineProfile& base,
+                                 EngineFitOptions& fit_options) {
   if (vm.count("measurements") != 0 || vm.count("vidur") != 0) {
     const LoadedMeasurements records = measurements_from_options(vm);
     const EngineHostCosts host = fit_host_costs(records.records);
@@ -180,10 +180,17 @@ int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
       std::erase(fit_options.terms, std::string(key));
     }
   }
-  const ScratchFolder scratch;
-  int profiles_written = 0;
-  const EngineTermsPredictor predict = [&](const std::vector<ServingRun>& runs,
-                                           const std::vector<ConfigOverride>& terms) {
+}
+
+// Each evaluation of the fit: the measured points simulated with the terms' values, in
+// `scratch`; `profiles_written` numbers the hardware profiles written there.
+EngineTermsPredictor serving_terms_predictor(const po::variables_map& vm,
+                                             const CommandContext& context,
+                                             const LoadedServingRuns& loaded,
+                                             const EngineFitOptions& fit_options,
+                                             const EngineProfile& base,
+                                             const ScratchFolder& scratch, int& profiles_written) {
+  return [&](const std::vector<ServingRun>& runs, const std::vector<ConfigOverride>& terms) {
     ServingRunOptions run_options = loaded.run_options;
     // Hardware terms run every point on a profile written with them.
     const SplitAssignments split = split_hardware_assignments(terms);
@@ -205,6 +212,70 @@ int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
       return simulate_serving_run(run, context.data_root, scratch.path(), run_options);
     });
   };
+}
+
+// The console report of an engine (or hardware) fit: the terms and the errors.
+void print_engine_fit(std::ostream& out, const EngineFitReport& report,
+                      const EngineFitOptions& fit_options, const EngineProfile& base,
+                      const LoadedServingRuns& loaded, bool fits_hardware,
+                      const std::string& out_path) {
+  const std::string fitted_name =
+      fits_hardware ? fit_options.hardware_base.at("name").get<std::string>() : base.name;
+  out << "Fitted " << fit_options.terms.size() << " terms of " << fitted_name << " to "
+      << loaded.points << " measured points (" << report.evaluations
+      << " simulations of every point); wrote " << out_path << "\n\n";
+  Table terms({"term", "base", "fitted"}, {});
+  for (const auto& [term, value] : report.terms) {
+    const double before = is_hardware_term(term) ? hardware_term(fit_options.hardware_base, term)
+                                                 : engine_term(base, term);
+    terms.add_row({term, format_fixed(before, 7), format_fixed(value, 7)});
+  }
+  terms.print(out);
+  out << "\nErrors (in sample, then leave one " << hold_out_name(fit_options.hold_out)
+      << " out) over the points not measured overloaded:\n";
+  Table errors(
+      {"metric", "count", "fit MAPE", "fit max", "held-out MAPE", "held-out max", "held-out bias"},
+      {});
+  for (const auto& [metric, fit] : report.fitted.metrics) {
+    const RelativeErrorStats* held = nullptr;
+    for (const auto& [m, s] : report.held_out.metrics) {
+      if (m == metric) held = &s;
+    }
+    if (fit.count == 0) continue;
+    errors.add_row({std::string(serving_metric_name(metric)),
+                    format_count(static_cast<double>(fit.count)), percent(fit.mape),
+                    percent(fit.max_ape), held ? percent(held->mape) : "-",
+                    held ? percent(held->max_ape) : "-", held ? percent(held->bias) : "-"});
+  }
+  errors.print(out);
+}
+
+// calibrate --measured: an engine's host costs and kernel factors, or a hardware profile's
+// ceilings, fitted to serving points.
+int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
+  if (vm.count("base") != 0)
+    throw UsageError("--base is a hardware fit's; --measured fits --engine");
+  LoadedServingRuns loaded = load_serving_runs(vm, context);
+  select_runs(vm, loaded);
+  EngineFitOptions fit_options = engine_fit_options(vm);
+  const bool fits_hardware = fits_hardware_terms(fit_options);
+  const std::optional<std::string> engine_name = fit_base_engine_name(vm, loaded, fits_hardware);
+  EngineProfile base;
+  if (engine_name) {
+    base = load_engine_file(
+        Catalog(context.data_root / "engines", "engine", "--engine").resolve(*engine_name));
+  }
+  if (fits_hardware) {
+    if (fit_options.hold_out == HoldOut::Hardware) {
+      throw UsageError("--leave-out hardware: hardware terms fit one hardware profile");
+    }
+    fit_options.hardware_base = hardware_to_json(fitted_hardware(loaded, context));
+  }
+  fit_host_terms_from_records(vm, base, fit_options);
+  const ScratchFolder scratch;
+  int profiles_written = 0;
+  const EngineTermsPredictor predict =
+      serving_terms_predictor(vm, context, loaded, fit_options, base, scratch, profiles_written);
   EngineFitReport report = fit_engine(loaded.runs, base, predict, fit_options, loaded.files);
   const std::string out_path = vm["out"].as<std::string>();
   nlohmann::json document;
@@ -226,35 +297,7 @@ int calibrate_engine(const po::variables_map& vm, CommandContext& context) {
                 << '\n';
     return 0;
   }
-  const std::string fitted_name =
-      fits_hardware ? fit_options.hardware_base.at("name").get<std::string>() : base.name;
-  context.out << "Fitted " << fit_options.terms.size() << " terms of " << fitted_name << " to "
-              << loaded.points << " measured points (" << report.evaluations
-              << " simulations of every point); wrote " << out_path << "\n\n";
-  Table terms({"term", "base", "fitted"}, {});
-  for (const auto& [term, value] : report.terms) {
-    const double before = is_hardware_term(term) ? hardware_term(fit_options.hardware_base, term)
-                                                 : engine_term(base, term);
-    terms.add_row({term, format_fixed(before, 7), format_fixed(value, 7)});
-  }
-  terms.print(context.out);
-  context.out << "\nErrors (in sample, then leave one " << hold_out_name(fit_options.hold_out)
-              << " out) over the points not measured overloaded:\n";
-  Table errors(
-      {"metric", "count", "fit MAPE", "fit max", "held-out MAPE", "held-out max", "held-out bias"},
-      {});
-  for (const auto& [metric, fit] : report.fitted.metrics) {
-    const RelativeErrorStats* held = nullptr;
-    for (const auto& [m, s] : report.held_out.metrics) {
-      if (m == metric) held = &s;
-    }
-    if (fit.count == 0) continue;
-    errors.add_row({std::string(serving_metric_name(metric)),
-                    format_count(static_cast<double>(fit.count)), percent(fit.mape),
-                    percent(fit.max_ape), held ? percent(held->mape) : "-",
-                    held ? percent(held->max_ape) : "-", held ? percent(held->bias) : "-"});
-  }
-  errors.print(context.out);
+  print_engine_fit(context.out, report, fit_options, base, loaded, fits_hardware, out_path);
   return 0;
 }
 

@@ -5,11 +5,13 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/app/app.h"
+#include "sim/cli/capacity_study.h"
 #include "sim/cli/format.h"
 #include "sim/study/serving_prices.h"
 #include "sim/study/slo.h"
@@ -41,6 +43,19 @@ struct SearchedPoint {
   std::vector<ConfigOverride> overrides;
   std::vector<std::string> keys;  // capacity.csv's key cells
 };
+
+// Output tokens/s per user of a point's summary: 1 / mean TPOT, 0 without a TPOT.
+double output_per_user(const nlohmann::json& summary);
+
+// The Pareto front of the points meeting the SLO, by output tokens/s per GPU and per user:
+// its table, its JSON and, when `write_configs`, each front point's configuration file.
+struct LayoutFront {
+  Table table;
+  nlohmann::json json;
+  std::vector<std::pair<std::string, std::string>> config_files;
+};
+LayoutFront layout_front(const CapacityStudy& study, const std::vector<SearchedPoint>& evaluated,
+                         double output_per_s, bool write_configs);
 
 // The console report of `capacity --disaggregated`: every point, the deployments, the best
 // of each kind and the Pareto front.

@@ -1,5 +1,8 @@
 #include <cmath>
+#include <optional>
+#include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/cli/capacity_study.h"
@@ -8,6 +11,120 @@
 #include "sim/study/summary_columns.h"
 
 namespace servesim::cli {
+namespace {
+
+// What the replica search shows: its tables, summary.json's shapes and capacity.csv's points.
+struct ReplicaSearchOutput {
+  Table points_table;
+  Table answer_table;
+  nlohmann::json shapes_json = nlohmann::json::array();
+  CapacityPoints simulated;
+  bool any = false;  // whether any shape meets the SLO
+};
+
+ReplicaSearchOutput replica_search_output() {
+  std::vector<std::string> header{"shape", "replicas"};
+  header.insert(header.end(), kPointColumns.begin(), kPointColumns.end());
+  std::vector<std::string> answer_header{"shape", "replicas", "GPUs", "$/GPU-hour"};
+  answer_header.insert(answer_header.end(), kPriceColumns.begin(), kPriceColumns.end());
+  answer_header.insert(answer_header.end(), {"TTFT p99 ms", "TPOT p99 ms", "note"});
+  ReplicaSearchOutput output{Table(header, {0, header.size() - 1}),
+                             Table(answer_header, {answer_header.size() - 1}),
+                             nlohmann::json::array(),
+                             {},
+                             false};
+  output.simulated.keys = {"hardware", "tp", "pp", "replicas"};
+  output.simulated.x_label = "GPUs";
+  return output;
+}
+
+// An answer row without an answer: its replicas cell, no GPUs nor prices, and why.
+std::vector<std::string> unanswered_replica_row(const ReplicaShape& shape,
+                                                const std::string& replicas,
+                                                const std::string& note) {
+  const std::vector<std::string> no_prices(kPriceColumns.size() + 3, "-");
+  std::vector<std::string> row{shape.label(), replicas, "-"};
+  row.insert(row.end(), no_prices.begin(), no_prices.end());
+  row.push_back(note);
+  return row;
+}
+
+// A shape whose requests alone already miss the SLO.
+void add_unreachable_shape(ReplicaSearchOutput& output, const ReplicaShape& shape,
+                           const std::string& reason) {
+  nlohmann::json entry{{"hardware", shape.hardware}, {"tp", shape.tp}, {"pp", shape.pp}};
+  output.answer_table.add_row(unanswered_replica_row(shape, "-", reason));
+  entry["replicas"] = nullptr;
+  entry["unreachable"] = reason;
+  entry["points"] = nlohmann::json::array();
+  output.shapes_json.push_back(std::move(entry));
+}
+
+// A searched shape: every point it simulated, and its fewest replicas or why there are none.
+void add_searched_shape(ReplicaSearchOutput& output, const CapacityStudy& study,
+                        const po::variables_map& vm, const ReplicaShape& shape,
+                        const ReplicaSearchResult& result, double rate, std::int64_t max_replicas) {
+  nlohmann::json entry{{"hardware", shape.hardware}, {"tp", shape.tp}, {"pp", shape.pp}};
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& point : result.points) {
+    std::vector<std::string> cells{shape.label(), std::to_string(point.replicas)};
+    add_point_cells(cells, point.summary, point.verdict);
+    output.points_table.add_row(cells);
+    points.push_back({{"replicas", point.replicas},
+                      {"verdict", verdict_json(point.verdict)},
+                      {"summary", point.summary}});
+    output.simulated.add({shape.hardware, std::to_string(shape.tp), std::to_string(shape.pp),
+                          std::to_string(point.replicas)},
+                         point.summary, point.verdict,
+                         static_cast<double>(point.replicas * shape.gpus_per_replica()));
+  }
+  entry["points"] = points;
+  const ReplicaPoint* answer = result.answer();
+  if (answer == nullptr) {
+    // No answer: the last point tried says why (it does not fit, it rejects requests, or
+    // even the most replicas miss the SLO).
+    const ReplicaPoint& last = result.points.back();
+    const std::optional<std::string> unfit = does_not_fit(last.summary);
+    output.answer_table.add_row(unanswered_replica_row(
+        shape, last.verdict.fails_at_any_load ? "-" : "> " + std::to_string(max_replicas),
+        violations_text(last.verdict)));
+    entry["replicas"] = nullptr;
+    if (unfit) entry["does_not_fit"] = *unfit;
+    if (last.summary.value("does_not_start", false)) entry["does_not_start"] = true;
+  } else {
+    output.any = true;
+    const std::int64_t gpus = answer->replicas * shape.gpus_per_replica();
+    entry["replicas"] = answer->replicas;
+    entry["gpus"] = gpus;
+    // At the offered load, which a shape meeting the SLO serves (it is stable): the target
+    // rate, with the mean prompt and output of the requests arriving in the steady state.
+    const std::optional<double> price = price_per_gpu_hour(shape, vm, study.context);
+    const std::optional<ServingPrices> prices =
+        price ? serving_prices(*price, gpus, rate, answer->summary) : std::nullopt;
+    if (prices) entry.update(serving_prices_json(*prices));
+    std::vector<std::string> row{shape.label(), std::to_string(answer->replicas),
+                                 std::to_string(gpus), price ? format_fixed(*price, 2) : "-"};
+    const auto cells = price_cells(prices);
+    row.insert(row.end(), cells.begin(), cells.end());
+    row.push_back(format_fixed(summary_value(answer->summary, "ttft_s.p99") * 1e3, 1));
+    row.push_back(format_fixed(summary_value(answer->summary, "tpot_s.p99") * 1e3, 2));
+    row.emplace_back("");
+    output.answer_table.add_row(row);
+  }
+  output.shapes_json.push_back(std::move(entry));
+}
+
+void print_replica_search(std::ostream& out, const ReplicaSearchOutput& output, double rate) {
+  if (!output.simulated.key_cells.empty()) output.points_table.print(out);
+  out << "\nFewest replicas meeting the SLO at " << rate_text(rate) << " req/s:\n";
+  output.answer_table.print(out);
+  out << "req/s is over the steady state, from the end of the warm-up to the last arrival; a\n"
+         "point meets the SLO only if it is stable (it serves what it is offered and its\n"
+         "backlog does not grow). Prices are at the offered load (the target rate, with the\n"
+         "mean prompt and output of the requests arriving then), which a stable shape serves.\n";
+}
+
+}  // namespace
 
 int search_replicas(CapacityStudy& study, const po::variables_map& vm) {
   const double rate = vm["target-rate"].as<double>();
@@ -40,102 +157,25 @@ int search_replicas(CapacityStudy& study, const po::variables_map& vm) {
   const auto results = search_shape_replicas(study, searched, rate, max_replicas);
   if (!study.context.processes.leader()) return 0;
 
-  std::vector<std::string> header{"shape", "replicas"};
-  header.insert(header.end(), kPointColumns.begin(), kPointColumns.end());
-  Table points_table(header, {0, header.size() - 1});
-  std::vector<std::string> answer_header{"shape", "replicas", "GPUs", "$/GPU-hour"};
-  answer_header.insert(answer_header.end(), kPriceColumns.begin(), kPriceColumns.end());
-  answer_header.insert(answer_header.end(), {"TTFT p99 ms", "TPOT p99 ms", "note"});
-  Table answer_table(answer_header, {answer_header.size() - 1});
-  const std::vector<std::string> no_prices(kPriceColumns.size() + 3, "-");
-  nlohmann::json shapes_json = nlohmann::json::array();
-  CapacityPoints simulated;
-  simulated.keys = {"hardware", "tp", "pp", "replicas"};
-  simulated.x_label = "GPUs";
-  bool any = false;
+  ReplicaSearchOutput output = replica_search_output();
   for (std::size_t s = 0; s < shapes.size(); ++s) {
-    const auto& shape = shapes[s];
-    nlohmann::json entry{{"hardware", shape.hardware}, {"tp", shape.tp}, {"pp", shape.pp}};
     if (unreachable[s]) {
-      std::vector<std::string> row{shape.label(), "-", "-"};
-      row.insert(row.end(), no_prices.begin(), no_prices.end());
-      row.push_back(*unreachable[s]);
-      answer_table.add_row(row);
-      entry["replicas"] = nullptr;
-      entry["unreachable"] = *unreachable[s];
-      entry["points"] = nlohmann::json::array();
-      shapes_json.push_back(std::move(entry));
-      continue;
-    }
-    const auto& result = results[searched_index[s]];
-    nlohmann::json points = nlohmann::json::array();
-    for (const auto& point : result.points) {
-      std::vector<std::string> cells{shape.label(), std::to_string(point.replicas)};
-      add_point_cells(cells, point.summary, point.verdict);
-      points_table.add_row(cells);
-      points.push_back({{"replicas", point.replicas},
-                        {"verdict", verdict_json(point.verdict)},
-                        {"summary", point.summary}});
-      simulated.add({shape.hardware, std::to_string(shape.tp), std::to_string(shape.pp),
-                     std::to_string(point.replicas)},
-                    point.summary, point.verdict,
-                    static_cast<double>(point.replicas * shape.gpus_per_replica()));
-    }
-    entry["points"] = points;
-    const ReplicaPoint* answer = result.answer();
-    if (answer == nullptr) {
-      // No answer: the last point tried says why (it does not fit, it rejects requests, or
-      // even the most replicas miss the SLO).
-      const ReplicaPoint& last = result.points.back();
-      const std::optional<std::string> unfit = does_not_fit(last.summary);
-      std::vector<std::string> row{
-          shape.label(), last.verdict.fails_at_any_load ? "-" : "> " + std::to_string(max_replicas),
-          "-"};
-      row.insert(row.end(), no_prices.begin(), no_prices.end());
-      row.push_back(violations_text(last.verdict));
-      answer_table.add_row(row);
-      entry["replicas"] = nullptr;
-      if (unfit) entry["does_not_fit"] = *unfit;
-      if (last.summary.value("does_not_start", false)) entry["does_not_start"] = true;
+      add_unreachable_shape(output, shapes[s], *unreachable[s]);
     } else {
-      any = true;
-      const std::int64_t gpus = answer->replicas * shape.gpus_per_replica();
-      entry["replicas"] = answer->replicas;
-      entry["gpus"] = gpus;
-      // At the offered load, which a shape meeting the SLO serves (it is stable): the target
-      // rate, with the mean prompt and output of the requests arriving in the steady state.
-      const std::optional<double> price = price_per_gpu_hour(shape, vm, study.context);
-      const std::optional<ServingPrices> prices =
-          price ? serving_prices(*price, gpus, rate, answer->summary) : std::nullopt;
-      if (prices) entry.update(serving_prices_json(*prices));
-      std::vector<std::string> row{shape.label(), std::to_string(answer->replicas),
-                                   std::to_string(gpus), price ? format_fixed(*price, 2) : "-"};
-      const auto cells = price_cells(prices);
-      row.insert(row.end(), cells.begin(), cells.end());
-      row.push_back(format_fixed(summary_value(answer->summary, "ttft_s.p99") * 1e3, 1));
-      row.push_back(format_fixed(summary_value(answer->summary, "tpot_s.p99") * 1e3, 2));
-      row.emplace_back("");
-      answer_table.add_row(row);
+      add_searched_shape(output, study, vm, shapes[s], results[searched_index[s]], rate,
+                         max_replicas);
     }
-    shapes_json.push_back(std::move(entry));
   }
   const nlohmann::json document{{"command", "capacity"},        {"mode", "replicas"},
                                 {"slo", slo_json(study.slo)},   {"target_rate_per_s", rate},
-                                {"max_replicas", max_replicas}, {"shapes", shapes_json}};
-  publish_capacity(study, vm, simulated, document);
+                                {"max_replicas", max_replicas}, {"shapes", output.shapes_json}};
+  publish_capacity(study, vm, output.simulated, document);
   if (vm.count("json") != 0) {
     study.context.out << document.dump(2) << '\n';
   } else {
-    if (!simulated.key_cells.empty()) points_table.print(study.context.out);
-    study.context.out << "\nFewest replicas meeting the SLO at " << rate_text(rate) << " req/s:\n";
-    answer_table.print(study.context.out);
-    study.context.out
-        << "req/s is over the steady state, from the end of the warm-up to the last arrival; a\n"
-           "point meets the SLO only if it is stable (it serves what it is offered and its\n"
-           "backlog does not grow). Prices are at the offered load (the target rate, with the\n"
-           "mean prompt and output of the requests arriving then), which a stable shape serves.\n";
+    print_replica_search(study.context.out, output, rate);
   }
-  if (!any) {
+  if (!output.any) {
     study.context.err << "servesim: error: no shape meets the SLO at " << rate_text(rate)
                       << " req/s with up to " << max_replicas << " replicas\n";
     return exit_code_for(ErrorKind::Infeasible);

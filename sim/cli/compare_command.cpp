@@ -111,6 +111,110 @@ std::string folder_for(const std::string& label) {
   return folder;
 }
 
+// The policies' runs, in order, and those that cannot serve the run.
+struct ComparedPolicies {
+  std::vector<Compared> runs;
+  // A policy that cannot serve the run (its reservation exceeds the KV capacity, every request
+  // rejected) is reported with its reason; the others are compared. None served: the error.
+  std::vector<std::pair<std::string, nlohmann::json>> not_fitting;  // label, its unfit result
+  std::string title;  // the policies share model, hardware, engine and workload
+};
+
+// One policy's run of `document`; with `folder`, its requests.csv and iterations.csv are
+// written there as it goes.
+Compared run_compared_policy(const PolicyCombination& policy, const nlohmann::json& document,
+                             const CommandContext& context, const std::filesystem::path* folder) {
+  SimulationOptions run_options;
+  run_options.keep_records = false;
+  std::optional<CsvRecordWriter> writer;
+  if (folder != nullptr) {
+    writer.emplace(RecordFiles::in(*folder, false));
+    run_options.record_sinks.push_back(&*writer);
+    run_options.records_in_background = std::thread::hardware_concurrency() > 1;
+  }
+  SimulationOutcome outcome =
+      run_simulation(document, context.data_root, std::filesystem::current_path(), run_options);
+  require_served(outcome.result);
+  nlohmann::json summary = summary_to_json(outcome.result.summary);
+  summary["steady_state"] =
+      steady_state_json(analyze_steady_state(outcome.result.collector.request_timings()));
+  return {policy, std::move(outcome), std::move(summary)};
+}
+
+// Every policy's run; with `staging`, each writes its requests.csv and iterations.csv into
+// its folder there as it goes, so that no run keeps its records.
+void run_compared_policies(const std::vector<PolicyCombination>& policies,
+                           const ConfigSources& base, const CommandContext& context,
+                           const std::filesystem::path* staging, ComparedPolicies& compared) {
+  for (const auto& policy : policies) {
+    ConfigSources sources = base;
+    sources.overrides.insert(sources.overrides.end(), policy.overrides.begin(),
+                             policy.overrides.end());
+    const nlohmann::json document = assemble_config(sources, context.data_root);
+    if (compared.title.empty()) compared.title = plot_title(document, sources);
+    const std::filesystem::path folder =
+        staging != nullptr ? *staging / folder_for(policy.label) : std::filesystem::path();
+    try {
+      compared.runs.push_back(
+          run_compared_policy(policy, document, context, staging != nullptr ? &folder : nullptr));
+    } catch (const InfeasibleError& e) {
+      if (policies.size() == 1) throw;
+      compared.not_fitting.emplace_back(policy.label, unfit_result(e));
+      if (staging != nullptr) std::filesystem::remove_all(folder);
+    }
+  }
+  if (compared.runs.empty()) {
+    throw InfeasibleError("no policy fits: " + compared.not_fitting.front().first + ": " +
+                          unfit_text(compared.not_fitting.front().second));
+  }
+}
+
+// {policy: summary.json}, the unfit results included.
+nlohmann::json combined_summaries(const ComparedPolicies& compared) {
+  nlohmann::json combined = nlohmann::json::object();
+  for (const auto& run : compared.runs)
+    combined[run.policy.label] = run.summary;
+  for (const auto& [label, unfit] : compared.not_fitting)
+    combined[label] = unfit;
+  return combined;
+}
+
+// --out: each policy's run in its folder, compare.csv, command.json, summary.json and the
+// comparison's figures.
+void write_compare_outputs(const std::filesystem::path& staging, const ComparedPolicies& compared,
+                           const CommandContext& context, bool plots,
+                           const PlotFormats& plot_formats) {
+  std::vector<ComparedSummary> summaries;
+  for (const auto& run : compared.runs) {
+    write_run_outputs(run.outcome, staging / folder_for(run.policy.label),
+                      {.requests_jsonl = false, .records = false});
+    summaries.push_back({run.policy.label, run.summary});
+  }
+  write_combined_csv(compared.runs, staging / "compare.csv");
+  write_command_record(staging, context);
+  const auto marker = staging / "summary.json";  // marks the folder as servesim output
+  auto out = open_output_file(marker);
+  out << combined_summaries(compared).dump(2) << '\n';
+  close_output_file(out, marker);
+  if (plots)
+    render_figures(staging, write_compare_figures(summaries, staging, compared.title), context.err,
+                   plot_formats);
+}
+
+// The table, which policies ran the same schedule, and why the others could not serve.
+void print_comparison(std::ostream& out, const ComparedPolicies& compared) {
+  print_table(out, compared.runs);
+  std::vector<const nlohmann::json*> summaries;
+  std::vector<std::string> labels;
+  for (const auto& run : compared.runs) {
+    summaries.push_back(&run.summary);
+    labels.push_back(run.policy.label);
+  }
+  out << same_schedule_note(same_schedule_groups(summaries), labels);
+  for (const auto& [label, unfit] : compared.not_fitting)
+    out << label << ": " << unfit_text(unfit) << '\n';
+}
+
 }  // namespace
 
 int run_compare(CommandContext& context) {
@@ -140,93 +244,19 @@ int run_compare(CommandContext& context) {
   const auto policies = parse_policy_list((*vm)["policies"].as<std::string>());
   const ConfigSources base = run_config_sources(*vm);
   const bool plots = vm->count("no-plots") == 0;
-  std::vector<Compared> runs;
-  // A policy that cannot serve the run (its reservation exceeds the KV capacity, every request
-  // rejected) is reported with its reason; the others are compared. None served: the error.
-  std::vector<std::pair<std::string, nlohmann::json>> not_fitting;  // label, its unfit result
-  std::string title;  // the policies share model, hardware, engine and workload
-  // Every policy's run; with `staging`, each writes its requests.csv and iterations.csv into
-  // its folder there as it goes, so that no run keeps its records.
-  const auto run_policies = [&](const std::filesystem::path* staging) {
-    for (const auto& policy : policies) {
-      ConfigSources sources = base;
-      sources.overrides.insert(sources.overrides.end(), policy.overrides.begin(),
-                               policy.overrides.end());
-      const nlohmann::json document = assemble_config(sources, context.data_root);
-      if (title.empty()) title = plot_title(document, sources);
-      const std::filesystem::path folder =
-          staging != nullptr ? *staging / folder_for(policy.label) : std::filesystem::path();
-      try {
-        SimulationOptions run_options;
-        run_options.keep_records = false;
-        std::optional<CsvRecordWriter> writer;
-        if (staging != nullptr) {
-          writer.emplace(RecordFiles::in(folder, false));
-          run_options.record_sinks.push_back(&*writer);
-          run_options.records_in_background = std::thread::hardware_concurrency() > 1;
-        }
-        SimulationOutcome outcome = run_simulation(document, context.data_root,
-                                                   std::filesystem::current_path(), run_options);
-        require_served(outcome.result);
-        nlohmann::json summary = summary_to_json(outcome.result.summary);
-        summary["steady_state"] =
-            steady_state_json(analyze_steady_state(outcome.result.collector.request_timings()));
-        runs.push_back({policy, std::move(outcome), std::move(summary)});
-      } catch (const InfeasibleError& e) {
-        if (policies.size() == 1) throw;
-        not_fitting.emplace_back(policy.label, unfit_result(e));
-        if (staging != nullptr) std::filesystem::remove_all(folder);
-      }
-    }
-    if (runs.empty()) {
-      throw InfeasibleError("no policy fits: " + not_fitting.front().first + ": " +
-                            unfit_text(not_fitting.front().second));
-    }
-  };
-  const auto combined_summaries = [&] {
-    nlohmann::json combined = nlohmann::json::object();
-    for (const auto& run : runs)
-      combined[run.policy.label] = run.summary;
-    for (const auto& [label, unfit] : not_fitting)
-      combined[label] = unfit;
-    return combined;
-  };
+  ComparedPolicies compared;
   if (vm->count("out") != 0) {
     publish_output((*vm)["out"].as<std::string>(), [&](const std::filesystem::path& staging) {
-      run_policies(&staging);
-      std::vector<ComparedSummary> compared;
-      for (const auto& run : runs) {
-        write_run_outputs(run.outcome, staging / folder_for(run.policy.label),
-                          {.requests_jsonl = false, .records = false});
-        compared.push_back({run.policy.label, run.summary});
-      }
-      write_combined_csv(runs, staging / "compare.csv");
-      write_command_record(staging, context);
-      const auto marker = staging / "summary.json";  // marks the folder as servesim output
-      auto out = open_output_file(marker);
-      out << combined_summaries().dump(2) << '\n';
-      close_output_file(out, marker);
-      if (plots)
-        render_figures(staging, write_compare_figures(compared, staging, title), context.err,
-                       plot_formats);
+      run_compared_policies(policies, base, context, &staging, compared);
+      write_compare_outputs(staging, compared, context, plots, plot_formats);
     });
   } else {
-    run_policies(nullptr);
+    run_compared_policies(policies, base, context, nullptr, compared);
   }
-  const nlohmann::json combined = combined_summaries();
   if (vm->count("json") != 0) {
-    context.out << combined.dump(2) << '\n';
+    context.out << combined_summaries(compared).dump(2) << '\n';
   } else {
-    print_table(context.out, runs);
-    std::vector<const nlohmann::json*> summaries;
-    std::vector<std::string> labels;
-    for (const auto& run : runs) {
-      summaries.push_back(&run.summary);
-      labels.push_back(run.policy.label);
-    }
-    context.out << same_schedule_note(same_schedule_groups(summaries), labels);
-    for (const auto& [label, unfit] : not_fitting)
-      context.out << label << ": " << unfit_text(unfit) << '\n';
+    print_comparison(context.out, compared);
   }
   return 0;
 }

@@ -45,13 +45,15 @@ std::optional<ModelSpec> raw_model(const po::variables_map& vm) {
   return model_from_raw_dims(dims);
 }
 
-void print_human(std::ostream& out, const nlohmann::json& r) {
-  Table table({"quantity", "value", ""}, {1});
-  const auto bytes_row = [&](const char* label, const char* key) {
-    if (!r.contains(key)) return;
-    const double v = r[key].get<double>();
-    table.add_row({label, format_bytes(v), format_count(v) + " B"});
-  };
+// A row of bytes: the size, then the exact count; none when `r` lacks the key.
+void add_kv_bytes_row(Table& table, const nlohmann::json& r, const char* label, const char* key) {
+  if (!r.contains(key)) return;
+  const double v = r[key].get<double>();
+  table.add_row({label, format_bytes(v), format_count(v) + " B"});
+}
+
+// The model's rows: its parameters, its KV groups and what the tokens' KV takes.
+void add_model_kv_rows(Table& table, const nlohmann::json& r) {
   table.add_row({"model", r["model"].get<std::string>(), ""});
   table.add_row({"parameters (total / active)",
                  format_si(r["parameters_total"].get<double>(), "") + " / " +
@@ -80,55 +82,66 @@ void print_human(std::ostream& out, const nlohmann::json& r) {
       table.add_row({label, format_bytes(v) + " per token", format_count(v) + " B"});
     }
   }
-  bytes_row("KV per token (growing groups)", "kv_bytes_per_token");
+  add_kv_bytes_row(table, r, "KV per token (growing groups)", "kv_bytes_per_token");
   if (r["kv_reserved_bytes_per_sequence"].get<double>() > 0) {
-    bytes_row("KV per sequence (windows, states)", "kv_reserved_bytes_per_sequence");
+    add_kv_bytes_row(table, r, "KV per sequence (windows, states)",
+                     "kv_reserved_bytes_per_sequence");
   }
   if (r.contains("kv_bytes")) {
     table.add_row({"tokens", format_count(r["tokens"].get<double>()), ""});
-    bytes_row("KV for the tokens", "kv_bytes");
+    add_kv_bytes_row(table, r, "KV for the tokens", "kv_bytes");
   }
-  if (r.contains("hw")) {
-    table.add_separator();
-    table.add_row({"hardware", r["hw"].get<std::string>(),
-                   "TP " + std::to_string(r["tp"].get<int>()) + ", PP " +
-                       std::to_string(r["pp"].get<int>())});
-    table.add_row({"weight dtype", r["weight_dtype"].get<std::string>(), ""});
-    bytes_row("memory per GPU", "memory_capacity_bytes_per_gpu");
-    table.add_row({"memory utilization", format_fixed(r["mem_util"].get<double>(), 2), ""});
-    bytes_row("weights per GPU", "weight_bytes_per_gpu");
-    bytes_row("activations + runtime per GPU", "activation_reserve_bytes_per_gpu");
-    bytes_row("KV per GPU", "kv_bytes_per_gpu");
-    bytes_row("KV capacity per replica", "kv_capacity_bytes");
-    bytes_row("token slot per GPU", "kv_bytes_per_token_per_gpu");
-    if (r.contains("kv_pools")) {
-      const auto& p = r["kv_pools"];
-      table.add_row({"KV pool", format_count(p["blocks"].get<double>()) + " blocks",
-                     format_count(p["block_tokens"].get<double>()) + " tokens x " +
-                         format_count(p["layers_per_group"].get<double>()) + " layers, " +
-                         format_bytes(p["block_bytes"].get<double>()) + " each"});
-      for (const auto& g : p["groups"]) {
-        std::string label = "  group " + g["kind"].get<std::string>();
-        if (g.contains("window_tokens")) {
-          label += " (" + format_count(g["window_tokens"].get<double>()) + " tokens)";
-        }
-        table.add_row({label, std::to_string(g["layers"].get<int>()) + " layers",
-                       g.contains("block_tokens")
-                           ? format_count(g["block_tokens"].get<double>()) + " tokens per block"
-                           : "one block per sequence"});
-      }
+}
+
+// The KV pool's blocks, and each group's share of them.
+void add_kv_pool_rows(Table& table, const nlohmann::json& p) {
+  table.add_row({"KV pool", format_count(p["blocks"].get<double>()) + " blocks",
+                 format_count(p["block_tokens"].get<double>()) + " tokens x " +
+                     format_count(p["layers_per_group"].get<double>()) + " layers, " +
+                     format_bytes(p["block_bytes"].get<double>()) + " each"});
+  for (const auto& g : p["groups"]) {
+    std::string label = "  group " + g["kind"].get<std::string>();
+    if (g.contains("window_tokens")) {
+      label += " (" + format_count(g["window_tokens"].get<double>()) + " tokens)";
     }
-    table.add_row({"KV capacity", format_count(r["kv_capacity_tokens"].get<double>()) + " tokens",
-                   "vLLM: GPU KV cache size " +
-                       format_count(r["vllm_kv_cache_size_tokens"].get<double>()) + " tokens"});
-    table.add_row({"sequences at max length",
-                   format_count(r["max_sequences_at_max_len"].get<double>()),
-                   "of " + format_count(r["max_len"].get<double>()) + " tokens"});
-    table.add_row({"engine " + r["engine"].get<std::string>(),
-                   r["starts"].get<bool>() ? "starts" : "does not start",
-                   "longest sequence that fits: " +
-                       format_count(r["max_len_that_fits"].get<double>()) + " tokens"});
+    table.add_row({label, std::to_string(g["layers"].get<int>()) + " layers",
+                   g.contains("block_tokens")
+                       ? format_count(g["block_tokens"].get<double>()) + " tokens per block"
+                       : "one block per sequence"});
   }
+}
+
+// With --hw: the replica's memory plan, its KV capacity and whether the engine starts.
+void add_replica_memory_rows(Table& table, const nlohmann::json& r) {
+  table.add_separator();
+  table.add_row(
+      {"hardware", r["hw"].get<std::string>(),
+       "TP " + std::to_string(r["tp"].get<int>()) + ", PP " + std::to_string(r["pp"].get<int>())});
+  table.add_row({"weight dtype", r["weight_dtype"].get<std::string>(), ""});
+  add_kv_bytes_row(table, r, "memory per GPU", "memory_capacity_bytes_per_gpu");
+  table.add_row({"memory utilization", format_fixed(r["mem_util"].get<double>(), 2), ""});
+  add_kv_bytes_row(table, r, "weights per GPU", "weight_bytes_per_gpu");
+  add_kv_bytes_row(table, r, "activations + runtime per GPU", "activation_reserve_bytes_per_gpu");
+  add_kv_bytes_row(table, r, "KV per GPU", "kv_bytes_per_gpu");
+  add_kv_bytes_row(table, r, "KV capacity per replica", "kv_capacity_bytes");
+  add_kv_bytes_row(table, r, "token slot per GPU", "kv_bytes_per_token_per_gpu");
+  if (r.contains("kv_pools")) add_kv_pool_rows(table, r["kv_pools"]);
+  table.add_row({"KV capacity", format_count(r["kv_capacity_tokens"].get<double>()) + " tokens",
+                 "vLLM: GPU KV cache size " +
+                     format_count(r["vllm_kv_cache_size_tokens"].get<double>()) + " tokens"});
+  table.add_row({"sequences at max length",
+                 format_count(r["max_sequences_at_max_len"].get<double>()),
+                 "of " + format_count(r["max_len"].get<double>()) + " tokens"});
+  table.add_row({"engine " + r["engine"].get<std::string>(),
+                 r["starts"].get<bool>() ? "starts" : "does not start",
+                 "longest sequence that fits: " +
+                     format_count(r["max_len_that_fits"].get<double>()) + " tokens"});
+}
+
+void print_human(std::ostream& out, const nlohmann::json& r) {
+  Table table({"quantity", "value", ""}, {1});
+  add_model_kv_rows(table, r);
+  if (r.contains("hw")) add_replica_memory_rows(table, r);
   table.print(out);
   if (r.contains("does_not_start")) out << r["does_not_start"].get<std::string>() << '\n';
 }

@@ -25,16 +25,9 @@ std::string join(const std::vector<std::string>& items) {
 // Every table of the listing fits a terminal of this many columns.
 constexpr std::size_t kListWidth = 100;
 
-int run_list(CommandContext& context) {
-  po::options_description options("Options", 100, 50);
-  const auto vm = parse_options(
-      context, options, "servesim list",
-      "Lists the shipped models, hardware profiles, engines and workload presets, and every\n"
-      "registered scheduler, KV allocator, reservation and placement policy, cost\n"
-      "model and router, with the parameters each reads and their defaults.");
-  if (!vm) return 0;
-  std::ostream& out = context.out;
+namespace {
 
+void print_model_list(std::ostream& out, const CommandContext& context) {
   const Catalog models(context.data_root / "models", "model", "--model");
   out << "Models (--model NAME, a Hugging Face id, or a path to a config.json;\n"
          "heads: attention/KV; KV/token: KV bytes per token in 16 bits):\n";
@@ -54,7 +47,9 @@ int run_list(CommandContext& context) {
   }
   model_table.set_max_width(kListWidth);
   model_table.print(out);
+}
 
+void print_hardware_list(std::ostream& out, const CommandContext& context) {
   const Catalog hardware(context.data_root / "hw_profiles", "hardware profile", "--hw");
   out << "\nHardware profiles (--hw NAME, or a path to a profile JSON):\n";
   Table hw_table({"name", "device", "bf16 dense", "memory", "bandwidth", "GPU link/dir"}, {1});
@@ -67,7 +62,9 @@ int run_list(CommandContext& context) {
   }
   hw_table.set_max_width(kListWidth);
   hw_table.print(out);
+}
 
+void print_engine_list(std::ostream& out, const CommandContext& context) {
   const Catalog engines(context.data_root / "engines", "engine", "--engine");
   out << "\nEngines (--engine NAME, or a path to an engine JSON):\n";
   Table engine_table({"name", "scheduler", "chunked", "prefix cache", "host overlap", "CUDA graphs",
@@ -84,63 +81,85 @@ int run_list(CommandContext& context) {
   }
   engine_table.set_max_width(kListWidth);
   engine_table.print(out);
+}
 
+void print_workload_list(std::ostream& out, const CommandContext& context) {
   const Catalog workloads(context.data_root / "workloads", "workload preset", "--workload");
   out << "\nWorkload presets (--workload NAME, or a path to a workload JSON):\n";
   for (const auto& name : workloads.names())
     out << "  " << name << '\n';
+}
 
-  // Each registry, then the parameters its policies read from their config section.
-  // `extra` adds a column (its header, then one cell per entry by name).
-  using Column = std::pair<std::string, std::map<std::string, std::string>>;
-  const auto print_registry = [&](const auto& registry, const std::string& title,
-                                  const std::string& section, const Column& extra = {}) {
-    out << "\n" << title << ":\n";
-    std::vector<std::string> header{"name", "description"};
-    if (!extra.first.empty()) header.insert(header.begin() + 1, extra.first);
-    Table table(header, {1, 2});
-    Table parameters({"policy", "key", "default", "meaning"}, {1, 2, 3});
-    bool any_parameter = false;
-    for (const auto& entry : registry.entries()) {
-      std::vector<std::string> row{entry.name, entry.description};
-      if (!extra.first.empty()) row.insert(row.begin() + 1, extra.second.at(entry.name));
-      table.add_row(row);
-      for (const auto& p : entry.parameters) {
-        std::string meaning = p.help;
-        if (p.type == ParameterType::Choice) meaning += " (" + join(p.choices) + ")";
-        if (p.type == ParameterType::Policy) {
-          meaning += " (a " + p.policies->kind + ": " + p.policies->names() + ")";
-        }
-        parameters.add_row(
-            {entry.name, section + "." + p.name, format_parameter_value(p.default_value), meaning});
-        any_parameter = true;
+// Each registry, then the parameters its policies read from their config section.
+// `extra` adds a column (its header, then one cell per entry by name).
+using RegistryColumn = std::pair<std::string, std::map<std::string, std::string>>;
+template <class Registry>
+void print_registry(std::ostream& out, const Registry& registry, const std::string& title,
+                    const std::string& section, const RegistryColumn& extra = {}) {
+  out << "\n" << title << ":\n";
+  std::vector<std::string> header{"name", "description"};
+  if (!extra.first.empty()) header.insert(header.begin() + 1, extra.first);
+  Table table(header, {1, 2});
+  Table parameters({"policy", "key", "default", "meaning"}, {1, 2, 3});
+  bool any_parameter = false;
+  for (const auto& entry : registry.entries()) {
+    std::vector<std::string> row{entry.name, entry.description};
+    if (!extra.first.empty()) row.insert(row.begin() + 1, extra.second.at(entry.name));
+    table.add_row(row);
+    for (const auto& p : entry.parameters) {
+      std::string meaning = p.help;
+      if (p.type == ParameterType::Choice) meaning += " (" + join(p.choices) + ")";
+      if (p.type == ParameterType::Policy) {
+        meaning += " (a " + p.policies->kind + ": " + p.policies->names() + ")";
       }
+      parameters.add_row(
+          {entry.name, section + "." + p.name, format_parameter_value(p.default_value), meaning});
+      any_parameter = true;
     }
-    table.set_max_width(kListWidth);
-    table.print(out);
-    if (any_parameter) {
-      out << '\n';
-      parameters.set_max_width(kListWidth);
-      parameters.print(out);
-    }
-  };
-  Column allocators{"allocators", {}};
+  }
+  table.set_max_width(kListWidth);
+  table.print(out);
+  if (any_parameter) {
+    out << '\n';
+    parameters.set_max_width(kListWidth);
+    parameters.print(out);
+  }
+}
+
+}  // namespace
+
+int run_list(CommandContext& context) {
+  po::options_description options("Options", 100, 50);
+  const auto vm = parse_options(
+      context, options, "servesim list",
+      "Lists the shipped models, hardware profiles, engines and workload presets, and every\n"
+      "registered scheduler, KV allocator, reservation and placement policy, cost\n"
+      "model and router, with the parameters each reads and their defaults.");
+  if (!vm) return 0;
+  std::ostream& out = context.out;
+  print_model_list(out, context);
+  print_hardware_list(out, context);
+  print_engine_list(out, context);
+  print_workload_list(out, context);
+
+  RegistryColumn allocators{"allocators", {}};
   for (const auto& [scheduler, accepted] : allocators_by_scheduler())
     allocators.second[scheduler] = join(accepted);
-  print_registry(scheduler_registry(), "Schedulers (--scheduler, scheduler.name)", "scheduler",
+  print_registry(out, scheduler_registry(), "Schedulers (--scheduler, scheduler.name)", "scheduler",
                  allocators);
-  print_registry(allocator_registry(), "KV allocators (--allocator, allocator.name)", "allocator");
-  print_registry(reservation_registry(),
+  print_registry(out, allocator_registry(), "KV allocators (--allocator, allocator.name)",
+                 "allocator");
+  print_registry(out, reservation_registry(),
                  "Reservation policies of the contiguous allocator (--reservation, "
                  "allocator.reservation)",
                  "allocator");
-  print_registry(placement_registry(),
+  print_registry(out, placement_registry(),
                  "Placement policies of the contiguous allocator (--placement, "
                  "allocator.placement)",
                  "allocator");
-  print_registry(cost_model_registry(), "Cost models (--cost-model, cost_model.name)",
+  print_registry(out, cost_model_registry(), "Cost models (--cost-model, cost_model.name)",
                  "cost_model");
-  print_registry(router_registry(), "Routers (--router, router)", "router");
+  print_registry(out, router_registry(), "Routers (--router, router)", "router");
   return 0;
 }
 

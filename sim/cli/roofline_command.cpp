@@ -55,6 +55,120 @@ void print_cost(std::ostream& out, const IterationCost& cost,
          "tile), or a grouped MoE GEMM whose rows are padded per expert.\n";
 }
 
+// --tp, --pp, --dp, the dtypes, --expert-load-imbalance and --engine.
+RooflineOptions roofline_options_from(const po::variables_map& vm, const ModelSpec& model,
+                                      const CommandContext& context) {
+  RooflineOptions o;
+  o.parallelism = parallelism_from(vm);
+  o.weight_dtype = weight_dtype_from(vm, model);
+  o.kv_dtype = kv_dtype_from(vm, model);
+  o.expert_load_imbalance = vm["expert-load-imbalance"].as<double>();
+  if (!(o.expert_load_imbalance >= 1.0)) {
+    throw InputError("--expert-load-imbalance", "expected a number of at least 1");
+  }
+  if (vm.count("engine") != 0) {
+    o.engine = load_engine_file(Catalog(context.data_root / "engines", "engine", "--engine")
+                                    .resolve(vm["engine"].as<std::string>()))
+                   .costs;
+  }
+  return o;
+}
+
+// --generate, or the batch of --decode-batch, --context, --prefill-tokens, --prefill-context
+// and --speculative.
+RooflineQuery roofline_query_from(const po::variables_map& vm) {
+  RooflineQuery query;
+  if (const auto generate = integer_flag(vm, "generate", 1)) {
+    query.generate =
+        RooflineQuery::Generation{integer_flag(vm, "prefill-tokens", 1).value_or(128), *generate};
+  } else {
+    const auto decode_batch = integer_flag(vm, "decode-batch", 0);
+    const auto prefill_tokens = integer_flag(vm, "prefill-tokens", 0);
+    RooflineBatch& batch = query.batch;
+    batch.decode_context_tokens = *integer_flag(vm, "context", 1);
+    batch.prefill_context_tokens = *integer_flag(vm, "prefill-context", 0);
+    batch.decode_sequences = decode_batch.value_or(prefill_tokens ? 0 : 32);
+    batch.prefill_tokens = prefill_tokens.value_or(0);
+    batch.speculative_tokens = integer_flag(vm, "speculative", 1).value_or(0);
+    if (batch.shape().empty()) {
+      throw UsageError("the batch is empty: give --decode-batch or --prefill-tokens");
+    }
+  }
+  return query;
+}
+
+// The model, hardware, parallelism and dtypes priced, and the peak balance point.
+void print_roofline_setup(std::ostream& out, const ModelSpec& model,
+                          const HardwareProfile& hardware, const RooflineOptions& o,
+                          const RooflineModel& roofline) {
+  out << model.name << " on " << hardware.name << ", TP " << o.parallelism.tensor << ", PP "
+      << o.parallelism.pipeline
+      << (o.parallelism.data > 1 ? ", DP attention " + std::to_string(o.parallelism.data) +
+                                       " ranks (the busiest rank's share of the batch)"
+                                 : "")
+      << (o.parallelism.expert ? ", EP " + std::to_string(o.parallelism.expert_degree()) : "")
+      << ", weights " << dtype_name(o.weight_dtype) << ", KV " << dtype_name(o.kv_dtype)
+      << ", compute " << dtype_name(roofline.compute_dtype())
+      << "\nPeak balance point: " << format_fixed(roofline.peak_balance_flops_per_byte(), 1)
+      << " FLOP/B (" << format_si(hardware.peak_flops(roofline.compute_dtype()), "FLOP/s") << " / "
+      << format_si(hardware.memory_bandwidth_bytes_per_s, "B/s") << ")\n";
+}
+
+// --generate: the generation with and without a KV cache.
+void print_generation(std::ostream& out, const RooflineModel& roofline,
+                      const RooflineQuery::Generation& generation) {
+  const GenerationComparison g =
+      compare_generation(roofline, generation.prompt_tokens, generation.generated_tokens);
+  out << "Generating " << format_count(static_cast<double>(g.generated_tokens))
+      << " tokens after a " << format_count(static_cast<double>(g.prompt_tokens))
+      << "-token prompt (one sequence):\n";
+  Table table({"", "TFLOP", "time"});
+  table.add_row({"with KV cache", format_fixed(g.with_cache.flops / 1e12, 3),
+                 format_seconds(g.with_cache.time_s)});
+  table.add_row({"without (recompute)", format_fixed(g.without_cache.flops / 1e12, 3),
+                 format_seconds(g.without_cache.time_s)});
+  table.print(out);
+  out << "Recomputing costs " << format_fixed(g.without_cache.flops / g.with_cache.flops, 1)
+      << "x the FLOPs and " << format_fixed(g.without_cache.time_s / g.with_cache.time_s, 1)
+      << "x the time: without a cache the work per token grows with the sequence, so the total\n"
+         "grows quadratically in the tokens generated; with it, each step reads the stored K "
+         "and V instead.\n";
+}
+
+// One iteration of `batch`, operator by operator; a verification also against a plain step.
+void print_batch_cost(std::ostream& out, const RooflineModel& roofline,
+                      const RooflineBatch& batch) {
+  const BatchShape shape = batch.shape(roofline.attention_spans());
+  const IterationCost cost = roofline.estimate(shape);
+  out << "Batch: ";
+  const std::int64_t drafts = batch.speculative_tokens;
+  if (drafts > 0) {
+    out << batch.decode_sequences << " sequences verifying " << drafts << " drafts each ("
+        << drafts + 1 << " query tokens) at " << batch.decode_context_tokens
+        << " tokens of context";
+  } else if (shape.decode_sequences > 0) {
+    out << shape.decode_sequences << " decoding sequences at " << batch.decode_context_tokens
+        << " tokens of context";
+  }
+  if (batch.prefill_tokens > 0) {
+    out << (batch.decode_sequences > 0 ? ", " : "") << "one prefill of " << batch.prefill_tokens
+        << " tokens after " << batch.prefill_context_tokens << " cached";
+  }
+  out << "\n\n";
+  print_cost(out, cost, roofline.gemm_choices(shape));
+  if (drafts > 0) {
+    RooflineBatch plain = batch;
+    plain.speculative_tokens = 0;
+    const double plain_s = roofline.estimate(plain.shape(roofline.attention_spans())).total_time_s;
+    out << "A plain decode step of the same batch takes " << format_seconds(plain_s)
+        << "; this verification takes " << format_fixed(cost.total_time_s / plain_s, 2)
+        << "x as long:\nspeculation pays only when a step emits more tokens per sequence than "
+           "that, and more\nstill once proposing is counted; with acceptance a, a step emits "
+           "(1 - a^"
+        << drafts + 1 << ") / (1 - a).\n";
+  }
+}
+
 }  // namespace
 
 int run_roofline(CommandContext& context) {
@@ -95,37 +209,8 @@ int run_roofline(CommandContext& context) {
 
   const ModelSpec model = load_model((*vm)["model"].as<std::string>(), context);
   const HardwareProfile hardware = load_hardware((*vm)["hw"].as<std::string>(), context);
-  RooflineOptions o;
-  o.parallelism = parallelism_from(*vm);
-  o.weight_dtype = weight_dtype_from(*vm, model);
-  o.kv_dtype = kv_dtype_from(*vm, model);
-  o.expert_load_imbalance = (*vm)["expert-load-imbalance"].as<double>();
-  if (!(o.expert_load_imbalance >= 1.0)) {
-    throw InputError("--expert-load-imbalance", "expected a number of at least 1");
-  }
-  if (vm->count("engine") != 0) {
-    o.engine = load_engine_file(Catalog(context.data_root / "engines", "engine", "--engine")
-                                    .resolve((*vm)["engine"].as<std::string>()))
-                   .costs;
-  }
-
-  RooflineQuery query;
-  if (const auto generate = integer_flag(*vm, "generate", 1)) {
-    query.generate =
-        RooflineQuery::Generation{integer_flag(*vm, "prefill-tokens", 1).value_or(128), *generate};
-  } else {
-    const auto decode_batch = integer_flag(*vm, "decode-batch", 0);
-    const auto prefill_tokens = integer_flag(*vm, "prefill-tokens", 0);
-    RooflineBatch& batch = query.batch;
-    batch.decode_context_tokens = *integer_flag(*vm, "context", 1);
-    batch.prefill_context_tokens = *integer_flag(*vm, "prefill-context", 0);
-    batch.decode_sequences = decode_batch.value_or(prefill_tokens ? 0 : 32);
-    batch.prefill_tokens = prefill_tokens.value_or(0);
-    batch.speculative_tokens = integer_flag(*vm, "speculative", 1).value_or(0);
-    if (batch.shape().empty()) {
-      throw UsageError("the batch is empty: give --decode-batch or --prefill-tokens");
-    }
-  }
+  const RooflineOptions o = roofline_options_from(*vm, model, context);
+  const RooflineQuery query = roofline_query_from(*vm);
   std::ostream& out = context.out;
   if (vm->count("json") != 0) {
     out << roofline_report(model, hardware, o, query).dump(2) << '\n';
@@ -133,67 +218,11 @@ int run_roofline(CommandContext& context) {
   }
 
   const RooflineModel roofline(model, hardware, o);
-  out << model.name << " on " << hardware.name << ", TP " << o.parallelism.tensor << ", PP "
-      << o.parallelism.pipeline
-      << (o.parallelism.data > 1 ? ", DP attention " + std::to_string(o.parallelism.data) +
-                                       " ranks (the busiest rank's share of the batch)"
-                                 : "")
-      << (o.parallelism.expert ? ", EP " + std::to_string(o.parallelism.expert_degree()) : "")
-      << ", weights " << dtype_name(o.weight_dtype) << ", KV " << dtype_name(o.kv_dtype)
-      << ", compute " << dtype_name(roofline.compute_dtype())
-      << "\nPeak balance point: " << format_fixed(roofline.peak_balance_flops_per_byte(), 1)
-      << " FLOP/B (" << format_si(hardware.peak_flops(roofline.compute_dtype()), "FLOP/s") << " / "
-      << format_si(hardware.memory_bandwidth_bytes_per_s, "B/s") << ")\n";
-
+  print_roofline_setup(out, model, hardware, o, roofline);
   if (query.generate) {
-    const GenerationComparison g = compare_generation(roofline, query.generate->prompt_tokens,
-                                                      query.generate->generated_tokens);
-    out << "Generating " << format_count(static_cast<double>(g.generated_tokens))
-        << " tokens after a " << format_count(static_cast<double>(g.prompt_tokens))
-        << "-token prompt (one sequence):\n";
-    Table table({"", "TFLOP", "time"});
-    table.add_row({"with KV cache", format_fixed(g.with_cache.flops / 1e12, 3),
-                   format_seconds(g.with_cache.time_s)});
-    table.add_row({"without (recompute)", format_fixed(g.without_cache.flops / 1e12, 3),
-                   format_seconds(g.without_cache.time_s)});
-    table.print(out);
-    out << "Recomputing costs " << format_fixed(g.without_cache.flops / g.with_cache.flops, 1)
-        << "x the FLOPs and " << format_fixed(g.without_cache.time_s / g.with_cache.time_s, 1)
-        << "x the time: without a cache the work per token grows with the sequence, so the total\n"
-           "grows quadratically in the tokens generated; with it, each step reads the stored K "
-           "and V instead.\n";
-    return 0;
-  }
-
-  const BatchShape shape = query.batch.shape(roofline.attention_spans());
-  const IterationCost cost = roofline.estimate(shape);
-  out << "Batch: ";
-  const std::int64_t drafts = query.batch.speculative_tokens;
-  if (drafts > 0) {
-    out << query.batch.decode_sequences << " sequences verifying " << drafts << " drafts each ("
-        << drafts + 1 << " query tokens) at " << query.batch.decode_context_tokens
-        << " tokens of context";
-  } else if (shape.decode_sequences > 0) {
-    out << shape.decode_sequences << " decoding sequences at " << query.batch.decode_context_tokens
-        << " tokens of context";
-  }
-  if (query.batch.prefill_tokens > 0) {
-    out << (query.batch.decode_sequences > 0 ? ", " : "") << "one prefill of "
-        << query.batch.prefill_tokens << " tokens after " << query.batch.prefill_context_tokens
-        << " cached";
-  }
-  out << "\n\n";
-  print_cost(out, cost, roofline.gemm_choices(shape));
-  if (drafts > 0) {
-    RooflineBatch plain = query.batch;
-    plain.speculative_tokens = 0;
-    const double plain_s = roofline.estimate(plain.shape(roofline.attention_spans())).total_time_s;
-    out << "A plain decode step of the same batch takes " << format_seconds(plain_s)
-        << "; this verification takes " << format_fixed(cost.total_time_s / plain_s, 2)
-        << "x as long:\nspeculation pays only when a step emits more tokens per sequence than "
-           "that, and more\nstill once proposing is counted; with acceptance a, a step emits "
-           "(1 - a^"
-        << drafts + 1 << ") / (1 - a).\n";
+    print_generation(out, roofline, *query.generate);
+  } else {
+    print_batch_cost(out, roofline, query.batch);
   }
   return 0;
 }

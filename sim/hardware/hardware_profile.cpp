@@ -106,28 +106,8 @@ nlohmann::json kernel_class_to_json(const KernelCeilings& k, bool gemm) {
   return j;
 }
 
-}  // namespace
-
-std::string_view gemm_operator_name(GemmOperator op) noexcept {
-  switch (op) {
-    case GemmOperator::Qkv:
-      return "qkv";
-    case GemmOperator::Out:
-      return "o";
-    case GemmOperator::MlpUp:
-      return "mlp_up";
-    case GemmOperator::MlpDown:
-      return "mlp_down";
-  }
-  return "?";
-}
-
-HardwareProfile hardware_from_json(const nlohmann::json& document, const std::string& source_name) {
-  JsonObjectReader r(document, source_name);
-  HardwareProfile p;
-  p.source = source_name;
-  p.name = r.string("name");
-  p.description = r.optional_string("description").value_or("");
+// The memory, its bandwidth, the links, the price, the platform, the nodes and the SMs.
+void read_device_figures(JsonObjectReader& r, HardwareProfile& p) {
   p.memory_capacity_bytes = r.positive_number("memory_capacity_bytes");
   p.memory_bandwidth_bytes_per_s =
       r.rate("memory_bandwidth_bytes_per_s", kMinBandwidthBytesPerS, "B/s");
@@ -163,7 +143,10 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
     }
     p.sm_count = *sms;
   }
+}
 
+// "peak_flops_per_s": {"<dtype>": FLOP/s}.
+void read_peak_flops(JsonObjectReader& r, HardwareProfile& p) {
   JsonObjectReader peaks = r.object("peak_flops_per_s");
   for (const DType d : kAllDtypes) {
     if (const auto value = peaks.optional_rate(dtype_name(d), kMinFlopsPerS, "FLOP/s")) {
@@ -177,34 +160,40 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
   if (bf16 == 0) bf16 = fp16;
   if (fp16 == 0) fp16 = bf16;
   if (bf16 == 0) r.fail("peak_flops_per_s", "needs a bf16 or fp16 entry");
+}
 
-  if (auto e = r.optional_object("efficiency")) {
-    p.efficiency.gemm_compute =
-        e->optional_fraction("gemm_compute").value_or(p.efficiency.gemm_compute);
-    p.efficiency.attention_compute =
-        e->optional_fraction("attention_compute").value_or(p.efficiency.attention_compute);
-    p.efficiency.memory_bandwidth =
-        e->optional_fraction("memory_bandwidth").value_or(p.efficiency.memory_bandwidth);
-    p.efficiency.gpu_link = e->optional_fraction("gpu_link").value_or(p.efficiency.gpu_link);
-    p.efficiency.host_link = e->optional_fraction("host_link").value_or(p.efficiency.host_link);
-    e->reject_unknown_keys();
-  }
-  if (auto o = r.optional_object("overheads")) {
-    const auto read = [&](std::string_view key, double fallback) {
-      return o->optional_seconds(key, kMaxStepCostS).value_or(fallback);
-    };
-    p.overheads.kernel_launch_s = read("kernel_launch_s", p.overheads.kernel_launch_s);
-    for (const char* moved : {"iteration_s", "per_sequence_s"}) {
-      if (o->has(moved)) {
-        o->fail(moved,
-                "host costs moved to engine profiles (engines/*.json, host.step_s and "
-                "host.per_sequence_s): remove it from the hardware profile");
-      }
+// "efficiency": the fractions of the peaks achieved.
+void read_hardware_efficiency(JsonObjectReader& e, HardwareProfile& p) {
+  p.efficiency.gemm_compute =
+      e.optional_fraction("gemm_compute").value_or(p.efficiency.gemm_compute);
+  p.efficiency.attention_compute =
+      e.optional_fraction("attention_compute").value_or(p.efficiency.attention_compute);
+  p.efficiency.memory_bandwidth =
+      e.optional_fraction("memory_bandwidth").value_or(p.efficiency.memory_bandwidth);
+  p.efficiency.gpu_link = e.optional_fraction("gpu_link").value_or(p.efficiency.gpu_link);
+  p.efficiency.host_link = e.optional_fraction("host_link").value_or(p.efficiency.host_link);
+  e.reject_unknown_keys();
+}
+
+// "overheads": the kernel launch and the collectives' latency.
+void read_hardware_overheads(JsonObjectReader& o, HardwareProfile& p) {
+  const auto read = [&](std::string_view key, double fallback) {
+    return o.optional_seconds(key, kMaxStepCostS).value_or(fallback);
+  };
+  p.overheads.kernel_launch_s = read("kernel_launch_s", p.overheads.kernel_launch_s);
+  for (const char* moved : {"iteration_s", "per_sequence_s"}) {
+    if (o.has(moved)) {
+      o.fail(moved,
+             "host costs moved to engine profiles (engines/*.json, host.step_s and "
+             "host.per_sequence_s): remove it from the hardware profile");
     }
-    p.overheads.collective_latency_s =
-        read("collective_latency_s", p.overheads.collective_latency_s);
-    o->reject_unknown_keys();
   }
+  p.overheads.collective_latency_s = read("collective_latency_s", p.overheads.collective_latency_s);
+  o.reject_unknown_keys();
+}
+
+// "kernels": each class's ceilings, over the defaults that "efficiency" and "overheads" give.
+void read_kernel_ceilings(JsonObjectReader& r, HardwareProfile& p) {
   const KernelCeilings gemm{p.efficiency.gemm_compute, 0, p.efficiency.memory_bandwidth, 0,
                             p.overheads.kernel_launch_s};
   const KernelCeilings attention{p.efficiency.attention_compute, 0, p.efficiency.memory_bandwidth,
@@ -232,23 +221,56 @@ HardwareProfile hardware_from_json(const nlohmann::json& document, const std::st
     read_kernel_class(*k, "prefill_attention", p.kernels.prefill_attention, false);
     k->reject_unknown_keys();
   }
+}
+
+// "sources": where each number of the profile comes from.
+void read_hardware_sources(JsonObjectReader& s, const nlohmann::json& document,
+                           HardwareProfile& p) {
+  auto numbers = numeric_key_paths(document, "sources");
+  std::erase_if(numbers, [](const std::string& key) { return key.starts_with("calibration."); });
+  for (const auto& [key, value] : document.at("sources").items()) {
+    if (!value.is_string()) s.fail(key, "expected a string naming where the number comes from");
+    if (std::find(numbers.begin(), numbers.end(), key) == numbers.end()) {
+      s.fail(key, "names no number of this profile");
+    }
+    s.ignore(key);
+    p.sources.emplace(key, value.get<std::string>());
+  }
+}
+
+}  // namespace
+
+std::string_view gemm_operator_name(GemmOperator op) noexcept {
+  switch (op) {
+    case GemmOperator::Qkv:
+      return "qkv";
+    case GemmOperator::Out:
+      return "o";
+    case GemmOperator::MlpUp:
+      return "mlp_up";
+    case GemmOperator::MlpDown:
+      return "mlp_down";
+  }
+  return "?";
+}
+
+HardwareProfile hardware_from_json(const nlohmann::json& document, const std::string& source_name) {
+  JsonObjectReader r(document, source_name);
+  HardwareProfile p;
+  p.source = source_name;
+  p.name = r.string("name");
+  p.description = r.optional_string("description").value_or("");
+  read_device_figures(r, p);
+  read_peak_flops(r, p);
+  if (auto e = r.optional_object("efficiency")) read_hardware_efficiency(*e, p);
+  if (auto o = r.optional_object("overheads")) read_hardware_overheads(*o, p);
+  read_kernel_ceilings(r, p);
   if (auto g = r.optional_object("gemm_kernels")) read_gemm_kernels(*g, p);
   if (const nlohmann::json* calibration = r.optional_raw("calibration")) {
     if (!calibration->is_object()) r.fail("calibration", "expected a JSON object");
     p.calibration = *calibration;
   }
-  if (auto s = r.optional_object("sources")) {
-    auto numbers = numeric_key_paths(document, "sources");
-    std::erase_if(numbers, [](const std::string& key) { return key.starts_with("calibration."); });
-    for (const auto& [key, value] : document.at("sources").items()) {
-      if (!value.is_string()) s->fail(key, "expected a string naming where the number comes from");
-      if (std::find(numbers.begin(), numbers.end(), key) == numbers.end()) {
-        s->fail(key, "names no number of this profile");
-      }
-      s->ignore(key);
-      p.sources.emplace(key, value.get<std::string>());
-    }
-  }
+  if (auto s = r.optional_object("sources")) read_hardware_sources(*s, document, p);
   r.ignore("comment");
   r.reject_unknown_keys();
   return p;

@@ -61,7 +61,11 @@ DType auto_kv_dtype(const ModelSpec& model) {
   return model.native_dtype == DType::FP32 ? DType::FP16 : model.native_dtype;
 }
 
-void validate_model(const ModelSpec& m, const std::string& where) {
+namespace {
+
+// Every dimension positive and in range; the KV heads dividing the heads, the experts a token
+// picks among the experts.
+void validate_model_dimensions(const ModelSpec& m, const std::string& where) {
   const auto require_positive = [&](std::int64_t value, const char* field) {
     if (value <= 0) {
       throw InputError(where, std::string("field \"") + field +
@@ -97,6 +101,10 @@ void validate_model(const ModelSpec& m, const std::string& where) {
                      "field \"num_experts_per_tok\": " + std::to_string(m.experts_per_token) +
                          " exceeds the " + std::to_string(m.num_experts) + " experts");
   }
+}
+
+// The window, the chunk and the per-layer lists against the layers and what they need.
+void validate_layer_attention(const ModelSpec& m, const std::string& where) {
   if (m.sliding_window_tokens && *m.sliding_window_tokens <= 0) {
     throw InputError(where, "field \"sliding_window\": expected a positive integer or null");
   }
@@ -141,6 +149,13 @@ void validate_model(const ModelSpec& m, const std::string& where) {
                      "field \"linear_num_value_heads\": expected a multiple of "
                      "linear_num_key_heads");
   }
+}
+
+}  // namespace
+
+void validate_model(const ModelSpec& m, const std::string& where) {
+  validate_model_dimensions(m, where);
+  validate_layer_attention(m, where);
   if (m.shared_experts < 0 || (m.shared_experts > 0 && m.shared_expert_intermediate_size <= 0)) {
     throw InputError(where, "field \"n_shared_experts\": shared experts need a positive width");
   }

@@ -95,6 +95,10 @@ class RunFigureData final : public IRecordSink {
   double cached_total_ = 0;
 };
 
+// A run folder's requests.csv and iterations.csv into `data` (a file that is missing adds
+// nothing).
+void read_run_figure_files(const std::filesystem::path& run_dir, RunFigureData& data);
+
 // From a run folder's requests.csv and iterations.csv, writes the data files and scripts of
 // its figures: TTFT and TPOT CDFs (latency_cdf), the KV memory breakdown over time, stacked
 // (kv_memory), and the batch size over time (batch_size). Long runs are reduced to at most

@@ -8,16 +8,14 @@
 #include "sim/core/error.h"
 #include "sim/core/json_reader.h"
 #include "sim/workload/arrival_process.h"
+#include "sim/workload/workload_spec_reading.h"
 
 namespace servesim {
 namespace {
 
 namespace fs = std::filesystem;
-using Keys = std::initializer_list<std::string_view>;
 
 // Every optional key of each object, whichever kind uses it.
-constexpr std::array<std::string_view, 6> kArrivalKeys{"rate_per_s",   "cv",     "users",
-                                                       "think_time_s", "stages", "max_concurrency"};
 constexpr std::array<std::string_view, 5> kTokenCountKeys{"tokens", "mean", "std", "min", "max"};
 constexpr std::array<std::string_view, 20> kLengthsKeys{"prompt",
                                                         "output",
@@ -42,110 +40,9 @@ constexpr std::array<std::string_view, 20> kLengthsKeys{"prompt",
 constexpr std::array<std::string_view, 5> kDurationKeys{"seconds", "mean_s", "std_s", "min_s",
                                                         "max_s"};
 // What a staged workload says of the keys a single rate or a run length would take.
-constexpr std::string_view kStagesOwnRates =
-    "arrival.stages: each stage gives its own rate_per_s (so --rate does not apply)";
 constexpr std::string_view kStagesDefineRun =
     "arrival.stages: the stages' durations define the run (so --num-requests and --duration do "
     "not apply)";
-
-template <typename Kind, std::size_t N>
-Kind read_choice(JsonObjectReader& r, std::string_view key,
-                 const std::array<std::pair<std::string_view, Kind>, N>& names) {
-  const std::string value = r.string(key);
-  std::string valid;
-  for (const auto& [name, kind] : names) {
-    if (name == value) return kind;
-    valid += (valid.empty() ? "" : ", ") + std::string(name);
-  }
-  r.fail(key, "unknown value \"" + value + "\"; valid values are " + valid);
-}
-
-// A key of the schema that the chosen kind does not use ("cv" with poisson) is refused with
-// a message naming the kind; the generic unknown-key check would only list the known keys.
-void refuse_unused(const JsonObjectReader& r, std::span<const std::string_view> all_keys,
-                   Keys used_keys, const std::string& kind) {
-  for (const auto key : all_keys) {
-    if (r.has(key) && std::find(used_keys.begin(), used_keys.end(), key) == used_keys.end()) {
-      r.fail(key, "not used with " + kind);
-    }
-  }
-}
-
-// A positive rate, or "inf" (or a numeric infinity from an override) for all at once.
-double read_rate(JsonObjectReader& r) {
-  const nlohmann::json* value = r.optional_raw("rate_per_s");
-  if (value == nullptr) r.fail("rate_per_s", "required but missing");
-  if (value->is_string() && value->get<std::string>() == "inf") {
-    return std::numeric_limits<double>::infinity();
-  }
-  if (value->is_number() && value->get<double>() > 0) return value->get<double>();
-  r.fail("rate_per_s", "expected a positive number or \"inf\", got " + json_excerpt(*value));
-}
-
-// A non-empty list of {"rate_per_s", "duration_s"} objects; errors name the stage by index.
-std::vector<ArrivalStage> parse_stages(JsonObjectReader& r) {
-  const nlohmann::json* list = r.optional_raw("stages");
-  if (list == nullptr || !list->is_array() || list->empty()) {
-    r.fail("stages", "expected a non-empty list of {\"rate_per_s\": R, \"duration_s\": T} objects");
-  }
-  std::vector<ArrivalStage> stages;
-  double total_s = 0;
-  for (std::size_t k = 0; k < list->size(); ++k) {
-    JsonObjectReader s((*list)[k], r.source_name(),
-                       r.key_path("stages") + "[" + std::to_string(k) + "]");
-    ArrivalStage stage;
-    stage.rate_per_s = s.positive_number("rate_per_s");
-    stage.duration_s = s.positive_number("duration_s");
-    s.reject_unknown_keys();
-    total_s += stage.duration_s;
-    if (!(total_s <= kMaxArrivalTimeS)) {
-      s.fail("duration_s",
-             "the stages last longer than 1e9 s (31.7 years), the longest simulated time");
-    }
-    stages.push_back(stage);
-  }
-  return stages;
-}
-
-ArrivalSpec parse_arrival(JsonObjectReader r) {
-  ArrivalSpec a;
-  a.process = read_choice(r, "process", kArrivalProcessNames);
-  const std::string kind =
-      "process \"" + std::string(name_of(kArrivalProcessNames, a.process)) + "\"";
-  switch (a.process) {
-    case ArrivalProcessKind::Poisson:
-    case ArrivalProcessKind::Constant:
-      if (r.has("stages")) {
-        refuse_unused(r, kArrivalKeys, {"stages", "max_concurrency"}, std::string(kStagesOwnRates));
-        a.stages = parse_stages(r);
-      } else {
-        refuse_unused(r, kArrivalKeys, {"rate_per_s", "max_concurrency"}, kind);
-        a.rate_per_s = read_rate(r);
-      }
-      break;
-    case ArrivalProcessKind::Gamma:
-      refuse_unused(r, kArrivalKeys, {"rate_per_s", "cv", "max_concurrency"}, kind);
-      a.rate_per_s = read_rate(r);
-      a.cv = r.positive_number("cv");
-      break;
-    case ArrivalProcessKind::ClosedLoop:
-      refuse_unused(r, kArrivalKeys, {"users", "think_time_s"}, kind);
-      a.users = r.positive_integer("users");
-      a.think_time_s = r.optional_number("think_time_s").value_or(0.0);
-      if (!(a.think_time_s >= 0 && a.think_time_s <= kMaxArrivalTimeS)) {
-        r.fail("think_time_s", "expected a time in [0, 1e9] s");
-      }
-      break;
-    case ArrivalProcessKind::Trace:
-      refuse_unused(r, kArrivalKeys, {"rate_per_s", "max_concurrency"}, kind);
-      if (r.has("rate_per_s")) a.replay_rate_per_s = read_rate(r);
-      break;
-  }
-  // A closed loop is its own concurrency limit (users); refuse_unused named it above.
-  a.max_concurrency = r.optional_positive_integer("max_concurrency");
-  r.reject_unknown_keys();
-  return a;
-}
 
 // `fixed_key` names the value of a fixed count: "tokens" for lengths, "count" for turns.
 TokenCountSpec parse_token_count(JsonObjectReader r, std::string_view fixed_key = "tokens") {
@@ -350,6 +247,15 @@ TraceSpec parse_trace(JsonObjectReader r, const fs::path& base_dir) {
 }
 
 }  // namespace
+
+void refuse_unused(const JsonObjectReader& r, std::span<const std::string_view> all_keys,
+                   std::initializer_list<std::string_view> used_keys, const std::string& kind) {
+  for (const auto key : all_keys) {
+    if (r.has(key) && std::find(used_keys.begin(), used_keys.end(), key) == used_keys.end()) {
+      r.fail(key, "not used with " + kind);
+    }
+  }
+}
 
 WorkloadSpec parse_workload_spec(const nlohmann::json& document, const std::string& source_name,
                                  const fs::path& base_dir) {
