@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <ostream>
@@ -20,6 +21,8 @@ struct ReplicaSearchOutput {
   nlohmann::json shapes_json = nlohmann::json::array();
   CapacityPoints simulated;
   bool any = false;  // whether any shape meets the SLO
+  // The most requests that an undecided point of any shape needs to settle (0: none).
+  std::int64_t requests_to_settle = 0;
 };
 
 ReplicaSearchOutput replica_search_output() {
@@ -32,7 +35,8 @@ ReplicaSearchOutput replica_search_output() {
                              Table(answer_header, {answer_header.size() - 1}),
                              nlohmann::json::array(),
                              {},
-                             false};
+                             false,
+                             0};
   output.simulated.keys = {"hardware", "tp", "pp", "replicas"};
   output.simulated.x_label = "GPUs";
   return output;
@@ -80,7 +84,25 @@ void add_searched_shape(ReplicaSearchOutput& output, const CapacityStudy& study,
   }
   entry["points"] = points;
   const ReplicaPoint* answer = result.answer();
-  if (answer == nullptr) {
+  const ReplicaPoint* undecided = result.undecided();
+  std::string undecided_note;
+  if (undecided != nullptr) {
+    // The run was too short to judge that count: the search stopped there rather than add
+    // replicas, which would not settle it.
+    entry["undecided"] = {{"replicas", undecided->replicas},
+                          {"requests_to_settle", undecided->verdict.requests_to_settle}};
+    output.requests_to_settle =
+        std::max(output.requests_to_settle, undecided->verdict.requests_to_settle);
+    undecided_note = std::to_string(undecided->replicas) +
+                     (undecided->replicas == 1 ? " replica" : " replicas") +
+                     " undecided within the run: raise --num-requests to at least " +
+                     std::to_string(undecided->verdict.requests_to_settle);
+  }
+  if (answer == nullptr && undecided != nullptr) {
+    output.answer_table.add_row(unanswered_replica_row(
+        shape, "? >= " + std::to_string(undecided->replicas), undecided_note));
+    entry["replicas"] = nullptr;
+  } else if (answer == nullptr) {
     // No answer: the last point tried says why (it does not fit, it rejects requests, or
     // even the most replicas miss the SLO).
     const ReplicaPoint& last = result.points.back();
@@ -108,7 +130,8 @@ void add_searched_shape(ReplicaSearchOutput& output, const CapacityStudy& study,
     row.insert(row.end(), cells.begin(), cells.end());
     row.push_back(format_fixed(summary_value(answer->summary, "ttft_s.p99") * 1e3, 1));
     row.push_back(format_fixed(summary_value(answer->summary, "tpot_s.p99") * 1e3, 2));
-    row.emplace_back("");
+    // An undecided count below the answer: fewer replicas may do.
+    row.push_back(undecided_note.empty() ? "" : "fewer may do: " + undecided_note);
     output.answer_table.add_row(row);
   }
   output.shapes_json.push_back(std::move(entry));
@@ -177,7 +200,12 @@ int search_replicas(CapacityStudy& study, const po::variables_map& vm) {
   }
   if (!output.any) {
     study.context.err << "servesim: error: no shape meets the SLO at " << rate_text(rate)
-                      << " req/s with up to " << max_replicas << " replicas\n";
+                      << " req/s with up to " << max_replicas << " replicas";
+    if (output.requests_to_settle > 0) {
+      study.context.err << " within the run (points undecided: raise --num-requests to at least "
+                        << output.requests_to_settle << ")";
+    }
+    study.context.err << '\n';
     return exit_code_for(ErrorKind::Infeasible);
   }
   return 0;

@@ -12,7 +12,7 @@ class CountSearch {
 
   // The next count to try, or nothing when the answer is known.
   std::optional<std::int64_t> next() const {
-    if (hopeless_) return std::nullopt;
+    if (hopeless_ || undecided_) return std::nullopt;
     if (!passing_) {
       const std::int64_t n = failing_ == 0 ? 1 : failing_ * 2;
       if (failing_ >= max_) return std::nullopt;
@@ -24,6 +24,8 @@ class CountSearch {
   void record(std::int64_t n, const SloVerdict& verdict) {
     if (verdict.met) {
       passing_ = n;
+    } else if (verdict.undecided) {
+      undecided_ = true;
     } else {
       failing_ = n;
       hopeless_ = verdict.fails_at_any_load;
@@ -35,7 +37,8 @@ class CountSearch {
   std::int64_t max_;
   std::int64_t failing_ = 0;  // most replicas known to fail (0: none tried)
   std::optional<std::int64_t> passing_;
-  bool hopeless_ = false;  // a failure that more replicas do not remove
+  bool hopeless_ = false;   // a failure that more replicas do not remove
+  bool undecided_ = false;  // a point too long for the run to judge
 };
 
 }  // namespace
@@ -47,6 +50,13 @@ std::string ReplicaShape::label() const {
 const ReplicaPoint* ReplicaSearchResult::answer() const {
   for (const auto& point : points) {
     if (replicas && point.replicas == *replicas) return &point;
+  }
+  return nullptr;
+}
+
+const ReplicaPoint* ReplicaSearchResult::undecided() const {
+  for (const auto& point : points) {
+    if (point.verdict.undecided) return &point;
   }
   return nullptr;
 }

@@ -34,6 +34,9 @@ struct ReplicaSearchResult {
   std::optional<std::int64_t> replicas;  // fewest that meet the SLO; none up to the maximum
   std::vector<ReplicaPoint> points;      // in the order evaluated
   const ReplicaPoint* answer() const;
+  // The point that stopped the search undecided (SloVerdict::undecided), if one did: the
+  // answer is then unknown below a passing count, if any.
+  const ReplicaPoint* undecided() const;
 };
 
 // Runs one round of (shape, replica count) points, possibly in parallel, and returns one run
@@ -49,7 +52,8 @@ using ReplicaEvaluator =
 // doubles the count from 1 until it passes, then bisects between the last failure and the
 // pass. The shapes are searched side by side, one count per shape per round. A shape's
 // search stops at a failure that does not depend on the load (it does not fit, or it rejects
-// requests), which more replicas would repeat.
+// requests), which more replicas would repeat, and at a point that its run length leaves
+// undecided, which more replicas would not settle (its requests take too long for the run).
 std::vector<ReplicaSearchResult> search_fewest_replicas(const SloTarget& target,
                                                         const std::vector<ReplicaShape>& shapes,
                                                         std::int64_t max_replicas,

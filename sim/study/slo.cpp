@@ -120,7 +120,13 @@ SloVerdict judge(const SloTarget& target, const nlohmann::json& summary) {
   }
   if (const auto reason = unstable(summary)) {
     const double served = summary_value(summary, "steady_state.served_ratio");
-    fail("unstable: " + *reason,
+    const nlohmann::json& steady = summary["steady_state"];
+    verdict.undecided = steady.value("undecided", false);
+    verdict.requests_to_settle = steady.value("requests_to_settle", std::int64_t{0});
+    fail(verdict.undecided ? "undecided: " + *reason + " (at least " +
+                                 std::to_string(verdict.requests_to_settle) +
+                                 " requests would settle it: raise --num-requests)"
+                           : "unstable: " + *reason,
          served > 0 ? std::max(1.0, 1 / served) : std::numeric_limits<double>::infinity());
   }
   const double rejected = summary_value(summary, "requests_rejected");

@@ -42,6 +42,11 @@ struct SloVerdict {
   // The failure does not depend on the load: requests were rejected (they would be at every
   // rate and replica count) or the configuration does not fit. A search stops there.
   bool fails_at_any_load = false;
+  // The run was too short to tell whether the point is stable (steady_state's undecided):
+  // it does not meet the SLO, yet does not fail it either; a replica search stops there
+  // rather than add replicas that would not settle it. The fewest requests that could.
+  bool undecided = false;
+  std::int64_t requests_to_settle = 0;
 };
 
 // Judges one study point's result: a run's summary (summary.json's content), or

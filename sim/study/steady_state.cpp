@@ -77,6 +77,20 @@ std::pair<double, double> slope_and_t(const std::vector<double>& x, const std::v
   return {slope, slope / se};
 }
 
+// SteadyState::requests_to_settle: at least twice the run, and arrivals over 2.5 x the 99th
+// percentile of E2E (the warm-up ends before the middle arrival, with a quarter to spare) at
+// the run's arrival rate. The percentile is this run's, which a longer one, with its batches
+// fuller, may lengthen: a floor.
+std::int64_t requests_to_settle(const std::vector<RequestTiming>& requests,
+                                const std::vector<std::size_t>& order, double e2e_p99_s) {
+  const auto simulated = static_cast<std::int64_t>(requests.size());
+  const double span_s = requests[order.back()].arrival_s - requests[order.front()].arrival_s;
+  if (!(span_s > 0)) return 2 * simulated;
+  const double rate_per_s = static_cast<double>(simulated - 1) / span_s;
+  const double filling = std::ceil(rate_per_s * 2.5 * e2e_p99_s);
+  return std::max(2 * simulated, static_cast<std::int64_t>(std::min(filling, 1e15)));
+}
+
 }  // namespace
 
 std::string three_significant(double value) {
@@ -125,9 +139,11 @@ SteadyState analyze_steady_state(const std::vector<RequestTiming>& requests,
   for (const auto& r : requests) {
     if (!std::isnan(r.completion_s)) e2e_s.push_back(r.completion_s - r.arrival_s);
   }
+  double e2e_p99_s = 0;
   if (!e2e_s.empty()) {
     const auto at = e2e_s.begin() + static_cast<std::ptrdiff_t>((e2e_s.size() - 1) * 99 / 100);
     std::nth_element(e2e_s.begin(), at, e2e_s.end());
+    e2e_p99_s = *at;
     const double filled_s = requests[order.front()].arrival_s + *at;
     // At most the first half: a run too short to fill up is judged on its second half, and
     // does not count as settled.
@@ -187,12 +203,19 @@ SteadyState analyze_steady_state(const std::vector<RequestTiming>& requests,
   }
 
   const double served_floor = 1 - criteria.served_tolerance;
-  if (s.served_ratio < served_floor) {
+  const auto short_of_floor = [&] {
+    return "serves " + three_significant(s.throughput_requests_per_s) + " of " +
+           three_significant(s.offered_requests_per_s) + " req/s offered (" +
+           three_significant(s.served_ratio * 100) + "% < " +
+           three_significant(served_floor * 100) + "%)";
+  };
+  // A run that ends before its warm-up does is still filling up: completions lag arrivals,
+  // so a served share short of the floor but not of 1 - 2 x served_tolerance leaves the point
+  // undecided rather than unstable. A share below that, or a backlog whose growth is
+  // significant, shows it unstable either way.
+  if (s.served_ratio < 1 - 2 * criteria.served_tolerance) {
     s.stable = false;
-    s.reason = "serves " + three_significant(s.throughput_requests_per_s) + " of " +
-               three_significant(s.offered_requests_per_s) + " req/s offered (" +
-               three_significant(s.served_ratio * 100) + "% < " +
-               three_significant(served_floor * 100) + "%)";
+    s.reason = short_of_floor();
   } else if (s.backlog_growth_ratio > criteria.growth_tolerance &&
              s.backlog_growth_t > criteria.growth_t_limit &&
              s.served_ratio < 1 - criteria.growth_tolerance / 2) {
@@ -203,9 +226,14 @@ SteadyState analyze_steady_state(const std::vector<RequestTiming>& requests,
                "%, t = " + three_significant(s.backlog_growth_t) + ")";
   } else if (!s.warmup_detected) {
     s.stable = false;
+    s.undecided = true;
     s.reason = "no steady state within " + std::to_string(s.arrivals) +
                " requests: the warm-up lasts past the middle of the run";
+  } else if (s.served_ratio < served_floor) {
+    s.stable = false;
+    s.reason = short_of_floor();
   }
+  if (s.undecided) s.requests_to_settle = requests_to_settle(requests, order, e2e_p99_s);
   return s;
 }
 
@@ -241,6 +269,8 @@ nlohmann::json steady_state_json(const SteadyState& s) {
       {"backlog_growth_ratio", finite(s.backlog_growth_ratio, "backlog_growth_ratio")},
       {"stable", s.stable}};
   if (!s.stable) json["unstable"] = s.reason;
+  json["undecided"] = s.undecided;
+  json["requests_to_settle"] = s.requests_to_settle;
   return json;
 }
 

@@ -64,6 +64,14 @@ struct SteadyState {
   double backlog_growth_ratio = 0;
   bool stable = true;
   std::string reason;  // why it is not stable; empty when it is
+  // Not stable, yet not shown unstable either: the run ended before its warm-up did, it serves
+  // at least 1 - 2 x served_tolerance of its offered rate (a shortfall that a system still
+  // filling up explains) and its backlog shows no significant growth. A longer run decides it;
+  // `requests_to_settle` is the fewest requests that could: twice those simulated, and enough
+  // arrivals that the 99th percentile of E2E ends before the middle of the run, with a margin of a
+  // quarter.
+  bool undecided = false;
+  std::int64_t requests_to_settle = 0;
 };
 
 // The steady state of a run from every request's timing (MetricsCollector::request_timings,

@@ -63,10 +63,11 @@ TEST_CASE("capacity answers a rate the queue keeps up with, however loose the SL
       CHECK(steady["stable"].get<bool>());
       CHECK(steady["served_ratio"].get<double>() >= 0.95);
     } else {
-      // Every failure is the queue's: the latency limit itself is never reached.
+      // Every failure is the queue's: the latency limit itself is never reached. Just past
+      // 1 / service the backlog grows too slowly for 4,000 requests to show it: undecided.
       CHECK_FALSE(steady["stable"].get<bool>());
       CHECK_THAT(point["verdict"]["violations"][0].get<std::string>(),
-                 Catch::StartsWith("unstable: "));
+                 Catch::StartsWith("unstable: ") || Catch::StartsWith("undecided: "));
       unstable_seen = true;
     }
     CHECK(steady["requests_simulated"].get<std::int64_t>() <= 4000);

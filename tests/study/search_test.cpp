@@ -196,3 +196,42 @@ TEST_CASE("A point that does not fit fails at any load and ends its shape's sear
   CHECK_FALSE(results[0].replicas);
   CHECK(results[1].replicas == 3);
 }
+
+TEST_CASE("A point its run leaves undecided stops its shape's search without adding replicas",
+          "[study]") {
+  // Whatever the count, 1 replica is overloaded and 2 or more are still filling up when the
+  // run ends (their requests take too long for it): more replicas would not settle them.
+  nlohmann::json filling = summary(0.1);
+  filling["steady_state"] = {{"stable", false},
+                             {"served_ratio", 0.93},
+                             {"unstable", "no steady state within 1000 requests"},
+                             {"undecided", true},
+                             {"requests_to_settle", 2400}};
+  const auto verdict = servesim::judge(ttft_p99(0.5), filling);
+  CHECK_FALSE(verdict.met);
+  CHECK(verdict.undecided);
+  CHECK_FALSE(verdict.fails_at_any_load);
+  CHECK(verdict.requests_to_settle == 2400);
+  CHECK_THAT(verdict.violations.front(),
+             Catch::StartsWith("undecided: ") && Catch::Contains("at least 2400 requests"));
+  const std::vector<servesim::ReplicaShape> shapes{{"long", 4, 1, std::nullopt},
+                                                   {"short", 1, 1, std::nullopt}};
+  const auto results = servesim::search_fewest_replicas(
+      ttft_p99(0.5), shapes, 1024, [&](const std::vector<servesim::ReplicaTrial>& trials) {
+        std::vector<nlohmann::json> out;
+        for (const auto& trial : trials) {
+          if (trial.shape == 1) {
+            out.push_back(summary(trial.replicas >= 3 ? 0.1 : 1.0));
+          } else {
+            out.push_back(trial.replicas == 1 ? summary(1.0) : filling);
+          }
+        }
+        return out;
+      });
+  REQUIRE(results[0].points.size() == 2);  // 1, then 2: undecided, no 4, 8, ..., 1024
+  CHECK_FALSE(results[0].replicas);
+  REQUIRE(results[0].undecided() != nullptr);
+  CHECK(results[0].undecided()->replicas == 2);
+  CHECK(results[1].replicas == 3);
+  CHECK(results[1].undecided() == nullptr);
+}

@@ -71,6 +71,37 @@ TEST_CASE("A server that serves 80% of its arrivals is unstable, and says by how
   CHECK(servesim::steady_state_json(s)["unstable"] == s.reason);
 }
 
+TEST_CASE("A run shorter than twice its time in system is undecided, and says how long to run",
+          "[study][steady_state]") {
+  // An infinite server (no queue at all) whose requests take 520 s, over a run of 1,000
+  // arrivals a second apart: the system fills until 520 s, past the middle arrival (500), so
+  // the run cannot show a steady state. It is not overloaded either: undecided.
+  std::vector<RequestTiming> requests;
+  for (int i = 0; i < 1000; ++i)
+    requests.push_back({double(i), double(i), i + 520.0, 100, 10});
+  const auto s = servesim::analyze_steady_state(requests);
+  CHECK_FALSE(s.warmup_detected);
+  CHECK(s.served_ratio >= 0.9);
+  CHECK_FALSE(s.stable);
+  CHECK(s.undecided);
+  CHECK_THAT(s.reason, Catch::StartsWith("no steady state within 1000 requests"));
+  // Twice the run (2,000) beats 2.5 x 520 s at 1 req/s (1,300).
+  CHECK(s.requests_to_settle == 2000);
+  const auto json = servesim::steady_state_json(s);
+  CHECK(json["undecided"] == true);
+  CHECK(json["requests_to_settle"] == 2000);
+  // A time in system of a third of the run settles: stable, not undecided.
+  std::vector<RequestTiming> third;
+  for (int i = 0; i < 1000; ++i)
+    third.push_back({double(i), double(i), i + 333.0, 100, 10});
+  const auto settled = servesim::analyze_steady_state(third);
+  CHECK(settled.warmup_detected);
+  CHECK(settled.stable);
+  CHECK_FALSE(settled.undecided);
+  CHECK(servesim::steady_state_json(settled)["undecided"] == false);
+  CHECK(servesim::steady_state_json(settled)["requests_to_settle"] == 0);
+}
+
 TEST_CASE("A backlog growing slowly is caught by its trend, not by the served share",
           "[study][steady_state]") {
   // Served 1 / 1.03 = 97.1% of the offered rate: within the 5% tolerance on the served
