@@ -226,8 +226,10 @@ class RooflineModel final : public IExecutionTimeModel {
   // roofline_moe.cpp: the MLP (dense, or routed and shared experts with the router) and its
   // activation; returns the tokens the MoE layers take (every data-parallel rank's).
   double price_mlp(IterationCost& cost, double tokens) const noexcept;
-  void price_dense_mlp(IterationCost& cost, double tokens) const noexcept;
-  double price_moe_mlp(IterationCost& cost, double tokens) const noexcept;
+  void price_dense_mlp(IterationCost& cost, double tokens, const KernelCeilings& up,
+                       const KernelCeilings& down) const noexcept;
+  double price_moe_mlp(IterationCost& cost, double tokens, const KernelCeilings& up,
+                       const KernelCeilings& down) const noexcept;
   // roofline_collectives.cpp: the TP all-reduces, the PP send and EP's dispatch and combine
   // of `moe_tokens`.
   void price_communication(IterationCost& cost, double tokens, double moe_tokens) const noexcept;

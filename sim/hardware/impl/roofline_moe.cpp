@@ -27,19 +27,20 @@ RooflineModel::Grouped RooflineModel::grouped_kernel(double moe_tokens) const no
 }
 
 double RooflineModel::price_mlp(IterationCost& cost, double tokens) const noexcept {
+  const KernelCeilings& up = kernels_.gemm_for(GemmOperator::MlpUp);
+  const KernelCeilings& down = kernels_.gemm_for(GemmOperator::MlpDown);
   if (!moe_) {
-    price_dense_mlp(cost, tokens);
+    price_dense_mlp(cost, tokens, up, down);
     return tokens;
   }
-  return price_moe_mlp(cost, tokens);
+  return price_moe_mlp(cost, tokens, up, down);
 }
 
-void RooflineModel::price_dense_mlp(IterationCost& cost, double tokens) const noexcept {
+void RooflineModel::price_dense_mlp(IterationCost& cost, double tokens, const KernelCeilings& up,
+                                    const KernelCeilings& down) const noexcept {
   // A dense model: one GEMM each way over the step's tokens.
   const double a = activation_bytes_;
   const double l = layers_;
-  const KernelCeilings& up = kernels_.gemm_for(GemmOperator::MlpUp);
-  const KernelCeilings& down = kernels_.gemm_for(GemmOperator::MlpDown);
   const double up_width = (gated_ ? 2 : 1) * intermediate_;
   price_gemm(
       cost.at(OperatorKind::MlpUp),
@@ -56,11 +57,10 @@ void RooflineModel::price_dense_mlp(IterationCost& cost, double tokens) const no
              down, tokens, l);
 }
 
-double RooflineModel::price_moe_mlp(IterationCost& cost, double tokens) const noexcept {
+double RooflineModel::price_moe_mlp(IterationCost& cost, double tokens, const KernelCeilings& up,
+                                    const KernelCeilings& down) const noexcept {
   const double a = activation_bytes_;
   const double l = layers_;
-  const KernelCeilings& up = kernels_.gemm_for(GemmOperator::MlpUp);
-  const KernelCeilings& down = kernels_.gemm_for(GemmOperator::MlpDown);
   const double up_width = (gated_ ? 2 : 1) * intermediate_;
   // MoE layers (docs/cost_model.md, "MoE routing"). With top-k routing over E experts, the step's B
   // tokens touch E (1 - (1 - k/E)^B) distinct experts in expectation (uniform routing): the only
