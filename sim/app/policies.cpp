@@ -37,6 +37,51 @@ void require_fits(std::int64_t reservation_tokens, std::int64_t capacity_tokens)
   }
 }
 
+// vLLM V0 without chunked prefill (SchedulerConfig): the token limit defaults to
+// max(max_model_len, 2048), and one below max_model_len is refused, since a prompt of
+// max_model_len tokens could never be scheduled.
+std::unique_ptr<IBatchScheduler> make_vllm_v0_scheduler(const PolicyParameters& parameters,
+                                                        std::int64_t swap_capacity_tokens,
+                                                        std::int64_t max_len_tokens) {
+  constexpr std::int64_t kV0MinimumBatchedTokens = 2048;
+  std::int64_t batched_tokens = parameters.integer("max_num_batched_tokens");
+  if (batched_tokens == 0) {
+    batched_tokens = std::max(max_len_tokens, kV0MinimumBatchedTokens);
+  } else if (batched_tokens < max_len_tokens) {
+    throw InputError("scheduler.max_num_batched_tokens",
+                     std::to_string(batched_tokens) + " is smaller than max_len (" +
+                         std::to_string(max_len_tokens) +
+                         "): a prompt of max_len tokens could never be scheduled, which "
+                         "vLLM V0 refuses too; raise it or lower max_len");
+  }
+  return std::make_unique<VllmScheduler>(
+      VllmSchedulerOptions{parameters.integer("max_num_seqs"), batched_tokens},
+      swap_capacity_tokens);
+}
+
+// vLLM V1: long_prefill_token_threshold defaults to 4% of max_model_len when
+// max_num_partial_prefills > 1 (SchedulerConfig; else no limit), and above max_model_len it is
+// refused then.
+std::unique_ptr<IBatchScheduler> make_vllm_v1_scheduler(const PolicyParameters& parameters,
+                                                        std::int64_t /*swap_capacity_tokens*/,
+                                                        std::int64_t max_len_tokens) {
+  std::int64_t threshold = parameters.integer("long_prefill_token_threshold");
+  const bool partial_prefills = parameters.integer("max_num_partial_prefills") > 1;
+  if (threshold == 0) {
+    // vLLM's SchedulerConfig: int(max_model_len * 0.04), 0 (no limit) otherwise.
+    threshold = partial_prefills
+                    ? static_cast<std::int64_t>(static_cast<double>(max_len_tokens) * 0.04)
+                    : 0;
+  } else if (partial_prefills && threshold > max_len_tokens) {
+    throw InputError("scheduler.long_prefill_token_threshold",
+                     std::to_string(threshold) + " tokens exceed max_len (" +
+                         std::to_string(max_len_tokens) +
+                         ") with max_num_partial_prefills > 1, which vLLM refuses");
+  }
+  return std::make_unique<VllmV1Scheduler>(VllmV1SchedulerOptions{
+      parameters.integer("max_num_seqs"), parameters.integer("max_num_batched_tokens"), threshold});
+}
+
 }  // namespace
 
 Registry<ReservationFactory> reservation_registry() {
@@ -141,9 +186,6 @@ Registry<SchedulerFactory> scheduler_registry() {
   // sarathi preempt by recompute and static admits a batch only if it fits to the end. The
   // first allocator a scheduler lists is its default: orca's is contiguous (with the
   // contiguous allocator's default max reservation), as Orca reserves max-length slots.
-  // vLLM V0 without chunked prefill (SchedulerConfig): the token limit defaults to
-  // max(max_model_len, 2048), and one below max_model_len is refused, since a prompt of
-  // max_model_len tokens could never be scheduled.
   registry.add(
       "vllm", "iteration-level, prefills first, preemption by recompute of the newest request",
       {max_num_seqs,
@@ -155,24 +197,7 @@ Registry<SchedulerFactory> scheduler_registry() {
            "preemption", {"recompute", "swap"}, "recompute",
            "what a preempted request's KV does: dropped and recomputed, or swapped to host "
            "memory (memory.swap_space_gib) over the host link")},
-      {{"paged"},
-       [](const PolicyParameters& parameters, std::int64_t swap_capacity_tokens,
-          std::int64_t max_len_tokens) {
-         constexpr std::int64_t kV0MinimumBatchedTokens = 2048;
-         std::int64_t batched_tokens = parameters.integer("max_num_batched_tokens");
-         if (batched_tokens == 0) {
-           batched_tokens = std::max(max_len_tokens, kV0MinimumBatchedTokens);
-         } else if (batched_tokens < max_len_tokens) {
-           throw InputError("scheduler.max_num_batched_tokens",
-                            std::to_string(batched_tokens) + " is smaller than max_len (" +
-                                std::to_string(max_len_tokens) +
-                                "): a prompt of max_len tokens could never be scheduled, which "
-                                "vLLM V0 refuses too; raise it or lower max_len");
-         }
-         return std::make_unique<VllmScheduler>(
-             VllmSchedulerOptions{parameters.integer("max_num_seqs"), batched_tokens},
-             swap_capacity_tokens);
-       }});
+      {{"paged"}, make_vllm_v0_scheduler});
   registry.add(
       "orca", "iteration-level, prefills and decodes mixed in one batch, contiguous reservations",
       {max_num_seqs,
@@ -231,27 +256,7 @@ Registry<SchedulerFactory> scheduler_registry() {
            "max_num_partial_prefills", 1,
            "prompts partially prefilled at once, in name: vLLM 0.15's V1 scheduler does not "
            "enforce it, and above 1 it only sets the default long_prefill_token_threshold")},
-      {{"paged"},
-       [](const PolicyParameters& parameters, std::int64_t /*swap_capacity_tokens*/,
-          std::int64_t max_len_tokens) {
-         std::int64_t threshold = parameters.integer("long_prefill_token_threshold");
-         const bool partial_prefills = parameters.integer("max_num_partial_prefills") > 1;
-         if (threshold == 0) {
-           // vLLM's SchedulerConfig: int(max_model_len * 0.04), 0 (no limit) otherwise.
-           threshold = partial_prefills
-                           ? static_cast<std::int64_t>(static_cast<double>(max_len_tokens) * 0.04)
-                           : 0;
-         } else if (partial_prefills && threshold > max_len_tokens) {
-           throw InputError("scheduler.long_prefill_token_threshold",
-                            std::to_string(threshold) + " tokens exceed max_len (" +
-                                std::to_string(max_len_tokens) +
-                                ") with max_num_partial_prefills > 1, which vLLM refuses");
-         }
-         return std::make_unique<VllmV1Scheduler>(
-             VllmV1SchedulerOptions{parameters.integer("max_num_seqs"),
-                                    parameters.integer("max_num_batched_tokens"), threshold});
-       },
-       "max_num_batched_tokens"});
+      {{"paged"}, make_vllm_v1_scheduler, "max_num_batched_tokens"});
   registry.add(
       "sglang",
       "SGLang: prefill batches first and apart from decode batches, output tokens reserved at "
