@@ -86,7 +86,7 @@ nlohmann::json simulate_summary(nlohmann::json config, const std::filesystem::pa
       const bool settled =
           steady.warmup_detected && steady.completions_in_window >= measure.window_completions &&
           !(measure.slo != nullptr && close_call(*measure.slo, summary, measure.close_band));
-      const bool overloaded = steady.served_ratio < 1 - 2 * measure.criteria.served_tolerance;
+      const bool overloaded = steady.served_ratio < overloaded_below(steady, measure.criteria);
       if (!cap || settled || overloaded || requests >= *cap) {
         nlohmann::json json = steady_state_json(steady);
         json["requests_simulated"] = outcome.result.collector.request_timings().size();

@@ -93,6 +93,10 @@ std::int64_t requests_to_settle(const std::vector<RequestTiming>& requests,
 
 }  // namespace
 
+double overloaded_below(const SteadyState& s, const StabilityCriteria& criteria) {
+  return 1 - 2 * criteria.served_tolerance - s.filling_share;
+}
+
 std::string three_significant(double value) {
   if (!std::isfinite(value) || value == 0) return format_9_digits(value);
   const double scale = std::pow(10.0, std::floor(std::log10(std::abs(value))) - 2);
@@ -202,7 +206,24 @@ SteadyState analyze_steady_state(const std::vector<RequestTiming>& requests,
     s.backlog_growth_ratio = s.offered_requests_per_s > 0 ? slope / s.offered_requests_per_s : 0;
   }
 
-  const double served_floor = 1 - criteria.served_tolerance;
+  // What a stable system that is still filling up may hold back at the window's end: the
+  // median E2E of the run's first tenth of arrivals (which met a nearly empty system, so
+  // their time in system is service, not queueing) over the window. Completions lag arrivals
+  // by that much without any backlog, so the served floors are lowered by it.
+  {
+    std::vector<double> early_e2e_s;
+    const std::size_t early = std::max<std::size_t>(order.size() / 10, 1);
+    for (std::size_t i = 0; i < early; ++i) {
+      const RequestTiming& r = requests[order[i]];
+      if (!std::isnan(r.completion_s)) early_e2e_s.push_back(r.completion_s - r.arrival_s);
+    }
+    if (!early_e2e_s.empty()) {
+      const auto mid = early_e2e_s.begin() + static_cast<std::ptrdiff_t>(early_e2e_s.size() / 2);
+      std::nth_element(early_e2e_s.begin(), mid, early_e2e_s.end());
+      s.filling_share = std::min(1.0, *mid / window_s);
+    }
+  }
+  const double served_floor = 1 - criteria.served_tolerance - s.filling_share;
   const auto short_of_floor = [&] {
     return "serves " + three_significant(s.throughput_requests_per_s) + " of " +
            three_significant(s.offered_requests_per_s) + " req/s offered (" +
@@ -213,7 +234,7 @@ SteadyState analyze_steady_state(const std::vector<RequestTiming>& requests,
   // so a served share short of the floor but not of 1 - 2 x served_tolerance leaves the point
   // undecided rather than unstable. A share below that, or a backlog whose growth is
   // significant, shows it unstable either way.
-  if (s.served_ratio < 1 - 2 * criteria.served_tolerance) {
+  if (s.served_ratio < overloaded_below(s, criteria)) {
     s.stable = false;
     s.reason = short_of_floor();
   } else if (s.backlog_growth_ratio > criteria.growth_tolerance &&
@@ -264,6 +285,7 @@ nlohmann::json steady_state_json(const SteadyState& s) {
       {"throughput_output_tokens_per_s",
        finite(s.throughput_output_tokens_per_s, "throughput_output_tokens_per_s")},
       {"served_ratio", finite(s.served_ratio, "served_ratio")},
+      {"filling_share", finite(s.filling_share, "filling_share")},
       {"backlog_growth_per_s", finite(s.backlog_growth_per_s, "backlog_growth_per_s")},
       {"backlog_growth_t", finite(s.backlog_growth_t, "backlog_growth_t")},
       {"backlog_growth_ratio", finite(s.backlog_growth_ratio, "backlog_growth_ratio")},

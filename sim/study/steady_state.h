@@ -57,6 +57,10 @@ struct SteadyState {
   double throughput_requests_per_s = 0;
   double throughput_output_tokens_per_s = 0;
   double served_ratio = 1;  // throughput / offered (1 when nothing was offered)
+  // The share of the window's arrivals that a stable system still filling up may not have
+  // finished by its end: the median E2E of the run's first tenth of arrivals over the
+  // window's length (at most 1). The served-share floors are lowered by it.
+  double filling_share = 0;
   // Slope of the number in the system against time (requests/s), over the window's batches,
   // its t statistic, and the slope over the offered rate.
   double backlog_growth_per_s = 0;
@@ -78,6 +82,10 @@ struct SteadyState {
 // in any order). A run with fewer than two arrival times has an empty window and is stable.
 SteadyState analyze_steady_state(const std::vector<RequestTiming>& requests,
                                  const StabilityCriteria& criteria = {});
+
+// The served share below which a point is overloaded at any run length:
+// 1 - 2 x served_tolerance - filling_share.
+double overloaded_below(const SteadyState& steady_state, const StabilityCriteria& criteria);
 
 // `value` rounded to three significant digits, without an exponent ("41.6", "2500", "0.8").
 std::string three_significant(double value);
