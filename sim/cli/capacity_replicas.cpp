@@ -99,8 +99,7 @@ void add_searched_shape(ReplicaSearchOutput& output, const CapacityStudy& study,
                      std::to_string(undecided->verdict.requests_to_settle);
   }
   if (answer == nullptr && undecided != nullptr) {
-    output.answer_table.add_row(unanswered_replica_row(
-        shape, "? >= " + std::to_string(undecided->replicas), undecided_note));
+    output.answer_table.add_row(unanswered_replica_row(shape, "?", undecided_note));
     entry["replicas"] = nullptr;
   } else if (answer == nullptr) {
     // No answer: the last point tried says why (it does not fit, it rejects requests, or
