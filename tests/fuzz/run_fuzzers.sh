@@ -8,7 +8,8 @@
 # writes what it finds to a fresh scratch folder, removed at the end, as are the targets' own
 # temporary files (TMPDIR points into it). Prints each target's executions and executions per
 # second; exits non-zero, naming the target and keeping its crash file under BUILD_DIR, on any
-# finding (a crash, a sanitizer report, a leak, a timeout, an escaped exception).
+# finding (a crash, a sanitizer report, a leak, a timeout, an escaped exception). The mutation
+# seed is fixed (-seed=1), so two runs on one machine try the same inputs in the same order.
 set -euo pipefail
 
 if [[ $# -ne 2 || ! -d $1 || ! $2 =~ ^[0-9]+$ || $2 -lt 1 ]]; then
@@ -46,7 +47,7 @@ for fuzzer in "${fuzzers[@]}"; do
   # -jobs/-fork off: one process, so the log's last line holds the run's totals.
   status=0
   (cd "$work" && TMPDIR="$work/tmp" "$fuzzer" "$work/corpus" "$seeds" \
-     -max_total_time="$seconds" -max_len=4096 -timeout=25 -rss_limit_mb=2048 \
+     -max_total_time="$seconds" -max_len=4096 -timeout=25 -rss_limit_mb=2048 -seed=1 \
      -print_final_stats=1 -artifact_prefix="$work/artifacts/" >"$log" 2>&1) || status=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   runs=${runs:-0}
