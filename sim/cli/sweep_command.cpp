@@ -24,6 +24,16 @@
 namespace servesim::cli {
 namespace {
 
+// The table's `stable` cell: yes or no, or with --seeds the stable seeds of all ("2/3").
+std::string stable_cell(const nlohmann::json& summary) {
+  if (summary.contains("seeds") && summary.contains("steady_state") &&
+      summary["steady_state"].contains("stable_seeds")) {
+    return std::to_string(summary["steady_state"]["stable_seeds"].get<std::int64_t>()) + "/" +
+           std::to_string(summary["seeds"].get<std::int64_t>());
+  }
+  return unstable(summary) ? "no" : "yes";
+}
+
 void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
   std::vector<std::string> header{"point"};
   std::vector<std::size_t> text_columns;
@@ -63,7 +73,7 @@ void print_sweep_table(std::ostream& out, const SweepResult& sweep) {
     value("steady_state.throughput_requests_per_s", 1, 3);
     value("throughput_requests_per_s", 1, 3);
     value("steady_state.served_ratio", 100, 1);
-    cells.emplace_back(unstable(row.summary) ? "no" : "yes");
+    cells.emplace_back(stable_cell(row.summary));
     value("steady_state.throughput_output_tokens_per_s", 1, 0);
     value("normalized_latency_s_per_token", 1e3, 2);
     value("ttft_s.p50", 1e3, 1);

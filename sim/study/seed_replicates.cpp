@@ -69,6 +69,44 @@ nlohmann::json fold(const std::vector<const nlohmann::json*>& summaries, bool to
   return out;
 }
 
+// A point is stable only if every seed is: the folded steady_state counts the stable seeds
+// (`stable_seeds`), says why the others are not (`unstable`: "k of N seeds unstable: REASON",
+// the first such seed's reason), is undecided only if no seed is decidedly unstable and one
+// is undecided, and needs the most requests any undecided seed needs.
+void fold_stability(nlohmann::json& folded, const std::vector<const nlohmann::json*>& summaries) {
+  if (!folded.contains("steady_state") || !folded["steady_state"].is_object()) return;
+  std::int64_t stable = 0;
+  bool any_undecided = false, any_decided_unstable = false;
+  std::int64_t requests_to_settle = 0;
+  std::optional<std::string> first_reason;
+  for (const nlohmann::json* summary : summaries) {
+    const std::optional<std::string> reason = unstable(*summary);
+    if (!reason) {
+      ++stable;
+      continue;
+    }
+    if (!first_reason) first_reason = reason;
+    const nlohmann::json& steady = (*summary)["steady_state"];
+    if (steady.value("undecided", false)) {
+      any_undecided = true;
+      requests_to_settle =
+          std::max(requests_to_settle, steady.value("requests_to_settle", std::int64_t{0}));
+    } else {
+      any_decided_unstable = true;
+    }
+  }
+  const auto n = static_cast<std::int64_t>(summaries.size());
+  nlohmann::json& steady = folded["steady_state"];
+  steady["stable_seeds"] = stable;
+  steady.erase("unstable");
+  if (first_reason) {
+    steady["unstable"] = std::to_string(n - stable) + " of " + std::to_string(n) +
+                         " seeds unstable: " + *first_reason;
+  }
+  steady["undecided"] = any_undecided && !any_decided_unstable;
+  steady["requests_to_settle"] = steady["undecided"].get<bool>() ? requests_to_settle : 0;
+}
+
 }  // namespace
 
 double student_t_95(std::int64_t degrees) {
@@ -124,7 +162,10 @@ SweepResult fold_seed_replicates(const SweepResult& per_seed, std::int64_t seeds
       fits = fits && !does_not_fit(per_seed.rows[first + k].summary);
     }
     row.summary = fits ? fold(summaries, true) : head.summary;
-    if (fits) row.summary["seeds"] = seeds;
+    if (fits) {
+      fold_stability(row.summary, summaries);
+      row.summary["seeds"] = seeds;
+    }
     folded.rows.push_back(std::move(row));
   }
   return folded;

@@ -13,7 +13,9 @@ namespace servesim {
 // into one row: every number of the summary (to the depth sweep.csv flattens) the mean over the
 // seeds, beside it "<key>_ci95" the half-width of its 95% confidence interval (Student's t with
 // N - 1 degrees of freedom times the standard error; 0 when the seeds agree). A point that does
-// not fit is one row saying why.
+// not fit is one row saying why. A point is stable only if every seed is: steady_state's
+// `stable` is the share of stable seeds, `stable_seeds` their count, and `unstable` says
+// "k of N seeds unstable: REASON" when any is not.
 
 // The most replicates of a point. A 95% confidence interval narrows as 1/sqrt(N): 1,000
 // seeds already give it to 3% of one run's spread, more than any study reports.

@@ -41,6 +41,7 @@ TEST_CASE("Seed replicates fold into means and 95% half-widths", "[seeds]") {
                               {"ttft_s", {{"p99", ttft[k]}}},
                               {"steady_state", {{"stable", k != 1}}},
                               {"model", "m"}};
+    if (k == 1) summary["steady_state"]["unstable"] = "backlog";
     per_seed.rows.push_back({{"4", std::to_string(5 + k)}, {4, 5 + k}, summary});
   }
   for (int k = 0; k < 3; ++k) {
@@ -60,6 +61,10 @@ TEST_CASE("Seed replicates fold into means and 95% half-widths", "[seeds]") {
   CHECK(s.at("requests_completed_ci95").get<double>() == Approx(4.303 / std::sqrt(3.0)));
   // Booleans become the share of seeds; text stays the first seed's.
   CHECK(s.at("steady_state").at("stable").get<double>() == Approx(2.0 / 3.0));
+  // The first seed is stable, the second not: the point is not stable, and says so.
+  CHECK(s.at("steady_state").at("stable_seeds") == 2);
+  CHECK(s.at("steady_state").at("unstable") == "1 of 3 seeds unstable: backlog");
+  CHECK(s.at("steady_state").at("undecided") == false);
   CHECK(s.at("model") == "m");
   CHECK(s.at("seeds") == 3);
   CHECK(folded.rows[1].summary == nlohmann::json{{"does_not_fit", "too big"}});
@@ -104,6 +109,15 @@ TEST_CASE("sweep --seeds writes means, half-widths, every run and error bars", "
     CHECK(half > 0);  // the seeds differ
   }
   CHECK_THAT(test::read_file(out / "latency_throughput.gp"), Contains("with yerrorlines"));
+  // Each point's stable cell counts its stable seeds, as sweep.csv's stable_seeds does.
+  for (std::size_t point = 0; point < 2; ++point) {
+    const std::string stable_seeds = means[1 + point][column(means, "steady_state.stable_seeds")];
+    std::int64_t counted = 0;
+    for (std::size_t k = 0; k < 3; ++k)
+      counted += runs[1 + 3 * point + k][column(runs, "steady_state.stable")] == "1" ? 1 : 0;
+    CHECK(std::stoll(stable_seeds) == counted);
+    CHECK_THAT(r.out, Contains(" " + stable_seeds + "/3 "));
+  }
 
   const auto twice =
       test::run_servesim({"sweep", "--grid", "seed=1,2", "--seeds", "2", "--num-requests", "20"});
