@@ -7,6 +7,7 @@
 #include "sim/core/json_reader.h"
 #include "sim/workload/workload_spec.h"
 #include "tests/fuzz/fuzz_targets.h"
+#include "tests/fuzz/workload_checks.h"
 
 namespace servesim::fuzz {
 
@@ -29,22 +30,7 @@ bool load_config_text(std::string_view text) {
     deep_merge(document, file);
     const RunConfig config = run_config_from_json(document, source, policy_menus());
     const WorkloadSpec spec = parse_workload_spec(config.workload, source, "fuzz-base-dir");
-    if (!(parse_workload_spec(workload_spec_to_json(spec), source, "fuzz-base-dir") == spec)) {
-      throw std::logic_error("workload spec does not read back equal from its JSON form");
-    }
-    if (!spec.uses_trace() && spec.lengths.distribution != LengthsKind::JointEmpirical) {
-      const auto workload = make_workload_source(spec, RngStreams(config.seed));
-      SimTime previous;
-      for (int i = 0; i < 8 && !workload->exhausted(); ++i) {
-        const auto request = workload->next();
-        if (!request) break;
-        if (request->arrival < previous || request->prompt_tokens < 1 ||
-            request->output_tokens < 1) {
-          throw std::logic_error("workload emitted an unsorted or empty request");
-        }
-        previous = request->arrival;
-      }
-    }
+    check_workload_spec(spec, source, config.seed);
     return true;
   } catch (const Error&) {
     return false;

@@ -2,9 +2,9 @@
 
 #include "sim/core/error.h"
 #include "sim/core/json_reader.h"
-#include "sim/core/rng.h"
 #include "sim/workload/workload_spec.h"
 #include "tests/fuzz/fuzz_targets.h"
+#include "tests/fuzz/workload_checks.h"
 
 namespace servesim::fuzz {
 
@@ -16,20 +16,7 @@ bool load_workload_text(std::string_view text) {
   try {
     const WorkloadSpec spec =
         parse_workload_spec(parse_json_text(text, source), source, "fuzz-base-dir");
-    if (!(parse_workload_spec(workload_spec_to_json(spec), source, "fuzz-base-dir") == spec)) {
-      throw std::logic_error("workload spec does not read back equal from its JSON form");
-    }
-    if (spec.uses_trace() || spec.lengths.distribution == LengthsKind::JointEmpirical) return true;
-    const auto workload = make_workload_source(spec, RngStreams(7));
-    SimTime previous;
-    for (int i = 0; i < 8 && !workload->exhausted(); ++i) {
-      const auto request = workload->next();
-      if (!request) break;
-      if (request->arrival < previous || request->prompt_tokens < 1 || request->output_tokens < 1) {
-        throw std::logic_error("workload emitted an unsorted or empty request");
-      }
-      previous = request->arrival;
-    }
+    check_workload_spec(spec, source, 7);
     return true;
   } catch (const Error&) {
     return false;
