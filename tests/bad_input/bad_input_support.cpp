@@ -12,6 +12,24 @@
 
 namespace servesim::test::bad_input {
 
+std::string shipped(const std::string& relative_path) {
+  std::ifstream in(source_dir() / relative_path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string nested(std::size_t levels) {
+  return std::string(levels, '[') + std::string(levels, ']');
+}
+
+std::vector<std::string> run_with(std::vector<std::string> args) {
+  args.insert(args.begin(), "run");
+  for (const char* extra : {"--out", "out"})
+    args.emplace_back(extra);
+  return args;
+}
+
 std::string patched(std::string text, const std::string& from, const std::string& to) {
   const auto at = text.find(from);
   if (at == std::string::npos) throw std::logic_error("patched: \"" + from + "\" not found");

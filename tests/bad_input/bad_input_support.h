@@ -42,6 +42,24 @@ std::map<std::string, std::string> snapshot(const fs::path& dir);
 // Writes a case's files; false when one cannot be staged here (root reads unreadable files).
 bool write_inputs(const fs::path& dir, const std::vector<InputFile>& files);
 
+// A shipped file's text (relative to the source tree): models/, hw_profiles/, engines/.
+std::string shipped(const std::string& relative_path);
+inline std::string llama() {
+  return shipped("models/llama-3-8b.json");
+}
+inline std::string h200() {
+  return shipped("hw_profiles/h200.json");
+}
+inline std::string vllm_engine() {
+  return shipped("engines/vllm.json");
+}
+
+// JSON nested `levels` deep: [[[...]]].
+std::string nested(std::size_t levels);
+
+// `servesim run ARGS --out out`.
+std::vector<std::string> run_with(std::vector<std::string> args);
+
 // Runs every case in a scratch folder of its own and checks the error contract.
 void check_cases(const std::string& scratch_name, const std::vector<BadInputCase>& all);
 

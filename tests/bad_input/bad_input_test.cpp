@@ -1,10 +1,7 @@
 // Malformed input fed to the real servesim executable, one subprocess per case under a time
 // limit: each must exit with the documented code of its error class, print exactly one line
 // "servesim: error: ..." naming the source and the position, and leave no output behind.
-#include <fstream>
-#include <map>
-#include <sstream>
-#include <stdexcept>
+// Malformed flags are in bad_flag_input_test.cpp.
 #include <string>
 #include <vector>
 
@@ -18,24 +15,6 @@ namespace {
 
 using namespace servesim::test::bad_input;
 using servesim::test::run_executable;
-using servesim::test::source_dir;
-
-std::string shipped(const std::string& relative_path) {
-  std::ifstream in(source_dir() / relative_path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string llama() {
-  return shipped("models/llama-3-8b.json");
-}
-std::string h200() {
-  return shipped("hw_profiles/h200.json");
-}
-std::string vllm_engine() {
-  return shipped("engines/vllm.json");
-}
 
 // A workload spec replaying `trace`, relative to the spec's folder.
 const std::string kTraceSpec =
@@ -50,38 +29,11 @@ const std::string kWorkload =
                     "output": {"distribution": "fixed", "tokens": 16}},
         "num_requests": 4})";
 
-// JSON nested `levels` deep: [[[...]]].
-std::string nested(std::size_t levels) {
-  return std::string(levels, '[') + std::string(levels, ']');
-}
-
-// `count` grid values 1,2,...
-std::string values(int count) {
-  std::string text;
-  for (int i = 1; i <= count; ++i)
-    text += (i > 1 ? "," : "") + std::to_string(i);
-  return text;
-}
-
-std::vector<std::string> capacity_with(std::vector<std::string> args) {
-  args.insert(args.begin(), {"capacity", "--slo", "ttft_p99=0.5", "--num-requests", "4"});
-  for (const char* extra : {"--out", "out"})
-    args.emplace_back(extra);
-  return args;
-}
-
 // The header of a journal of `sweep --grid rate=1 --num-requests 4`.
 const std::string kJournalHeader =
     R"({"servesim_journal":2,"study":{"arguments":["--grid","rate=1","--num-requests","4"],)"
     R"("command":"sweep"}})"
     "\n";
-
-std::vector<std::string> run_with(std::vector<std::string> args) {
-  args.insert(args.begin(), "run");
-  for (const char* extra : {"--out", "out"})
-    args.emplace_back(extra);
-  return args;
-}
 
 std::vector<BadInputCase> cases() {
   const std::vector<std::string> trace_run = run_with({"--workload", "w.json"});
@@ -480,238 +432,12 @@ std::vector<BadInputCase> cases() {
        {"sweep", "--grid", "rate=1", "--num-requests", "4", "--resume", "out"},
        kInput,
        {"out/journal.jsonl:2", "field \"result\"", "expected an object"}},
-
-      // vLLM's names.
-      {"flags: malformed --goodput",
-       {},
-       run_with({"--goodput", "ttft=500", "--save-result", "r.json"}),
-       kInput,
-       {"--goodput", "\"ttft=500\"", "KEY:VALUE"}},
-      {"flags: --goodput of an unknown metric",
-       {},
-       run_with({"--goodput", "ttft:500", "itl:20"}),
-       kInput,
-       {"--goodput", "unknown metric \"itl\""}},
-      {"flags: unknown --quantization",
-       {},
-       run_with({"--quantization", "bitsandbytes"}),
-       kInput,
-       {"--quantization", "\"bitsandbytes\"", "awq"}},
-      {"flags: unknown --kv-cache-dtype",
-       {},
-       run_with({"--kv-cache-dtype", "fp8_inc"}),
-       kInput,
-       {"--kv-cache-dtype", "\"fp8_inc\"", "fp8_e4m3"}},
-      {"flags: malformed --metric-percentiles",
-       {},
-       run_with({"--save-result", "r.json", "--metric-percentiles", "99,x"}),
-       kInput,
-       {"--metric-percentiles", "\"x\""}},
-      {"flags: misspelt vLLM flag",
-       {},
-       run_with({"--tensor-paralel-size", "2"}),
-       kUsage,
-       {"'--tensor-paralel-size'", "did you mean --tensor-parallel-size?"}},
-      {"flags: misspelt scheduler",
-       {},
-       run_with({"--scheduler", "sarath"}),
-       kInput,
-       {"unknown scheduler \"sarath\"", "did you mean \"sarathi\"?"}},
-      {"flags: chunked prefill with a scheduler that does not chunk",
-       {},
-       run_with({"--enable-chunked-prefill", "--scheduler", "orca"}),
-       kInput,
-       {"--enable-chunked-prefill", "\"orca\""}},
-
-      // Command-line flags.
-      {"flags: unknown flag", {}, run_with({"--tpp", "2"}), kUsage, {"tpp"}},
-      {"flags: missing value", {}, {"run", "--out", "out", "--tp"}, kUsage, {"--tp"}},
-      {"flags: not a number", {}, run_with({"--tp", "two"}), kUsage, {"--tp", "two"}},
-      {"flags: integer beyond 64 bits",
-       {},
-       run_with({"--num-requests", "99999999999999999999"}),
-       kUsage,
-       {"--num-requests"}},
-      {"flags: zero tensor parallelism",
-       {},
-       run_with({"--tp", "0"}),
-       kInput,
-       {"\"tp\"", "positive"}},
-      {"flags: negative rate",
-       {},
-       run_with({"--rate", "-3"}),
-       kInput,
-       {"field \"arrival.rate_per_s\""}},
-      // An argument holds at most 128 KiB on Linux: 60,000 levels is 120,000 bytes.
-      {"flags: --set value nested 60,000 deep",
-       {},
-       run_with({"--set", "seed=" + nested(60000)}),
-       kInput,
-       {"--set: JSON nested deeper than 128 levels at line 1, column 129"}},
-      {"flags: --grid value nested 60,000 deep",
-       {},
-       {"sweep", "--grid", "seed=1," + nested(60000), "--num-requests", "4", "--out", "out"},
-       kInput,
-       {"--grid seed: JSON nested deeper than 128 levels at line 1, column 129"}},
-      {"flags: a P/D link so slow transfers overflow integer nanoseconds",
-       {},
-       run_with({"--disaggregation", "1p1d", "--set",
-                 "disaggregation.kv_transfer.bandwidth_bytes_per_s=1e-12", "--num-requests", "4"}),
-       kInput,
-       {"field \"disaggregation.kv_transfer.bandwidth_bytes_per_s\"", "at least 1e+06 B/s"}},
-      // Counts with no upper bound would grow memory until the process is killed.
-      {"flags: --seeds beyond any study",
-       {},
-       {"sweep", "--grid", "rate=1,2", "--seeds", "100000000", "--out", "out"},
-       kInput,
-       {"--seeds: expected at most 1000 replicates, got 100000000"}},
-      {"flags: a grid of more than a million points",
-       {},
-       {"sweep", "--grid", "rate=" + values(1001), "--grid", "max-num-seqs=" + values(1001),
-        "--out", "out"},
-       kUsage,
-       {"more than 1000000 points", "rate 1001 x max-num-seqs 1001"}},
-      {"flags: a prefill pool of a billion replicas",
-       {},
-       run_with({"--prefill-replicas", "1000000000", "--decode-replicas", "1"}),
-       kInput,
-       {"disaggregation.prefill.replicas", "at most 4,096"}},
-      {"flags: --max-replicas beyond any deployment",
-       {},
-       capacity_with({"--target-rate", "1", "--max-replicas", "100000"}),
-       kInput,
-       {"--max-replicas: expected an integer of at most 4096"}},
-      // Malformed or contradictory study options, named as given.
-      {"flags: --shapes with an empty degree after the colon",
-       {},
-       capacity_with({"--shapes", "h100-sxm:"}),
-       kUsage,
-       {"--shapes \"h100-sxm:\"", "positive integer degrees"}},
-      {"flags: --shapes with an empty shape after a comma",
-       {},
-       capacity_with({"--shapes", "h100-sxm,"}),
-       kUsage,
-       {"--shapes \"\"", "HARDWARE[:TP[:PP]]"}},
-      {"flags: --shapes with a negative price",
-       {},
-       capacity_with({"--shapes", "h100-sxm@-3"}),
-       kUsage,
-       {"--shapes \"h100-sxm@-3\"", "positive price"}},
-      {"flags: negative --gpu-cost-per-hour",
-       {},
-       capacity_with({"--gpu-cost-per-hour", "-2"}),
-       kInput,
-       {"--gpu-cost-per-hour", "positive price"}},
-      {"flags: --min-rate above --max-rate",
-       {},
-       capacity_with({"--min-rate", "10", "--max-rate", "1"}),
-       kUsage,
-       {"--min-rate 10 is above --max-rate 1"}},
-      {"flags: a zero point budget",
-       {},
-       capacity_with({"--max-points", "0"}),
-       kInput,
-       {"--max-points", "at least 1"}},
-      {"flags: a negative point budget (not wrapped to 2^64 - 1)",
-       {},
-       capacity_with({"--max-points", "-1"}),
-       kInput,
-       {"--max-points", "at least 1, got -1"}},
-      {"flags: a zero --target-rate",
-       {},
-       capacity_with({"--target-rate", "0"}),
-       kInput,
-       {"--target-rate", "positive"}},
-      {"flags: --replicas with --disaggregation",
-       {},
-       run_with({"--disaggregation", "1p1d", "--replicas", "3", "--num-requests", "4"}),
-       kUsage,
-       {"--replicas with --disaggregation", "--prefill-replicas N --decode-replicas M"}},
       config_case("config: top-level replicas beside a disaggregation section",
                   R"({"replicas": 2, "disaggregation": {"prefill": {"replicas": 1},
                                                         "decode": {"replicas": 1}}})",
                   {"field \"replicas\"", "not read with disaggregation"}),
-      {"flags: a --decode-tp that does not divide the heads is named as given",
-       {},
-       run_with({"--disaggregation", "1p1d", "--decode-tp", "3", "--num-requests", "4"}),
-       kInput,
-       {"disaggregation.decode.tp (--decode-tp): tensor-parallel degree 3 does not divide"}},
-      {"flags: vLLM's bare --save-result with --result-filename",
-       {},
-       run_with({"--save-result", "--result-filename", "r.json", "--num-requests", "4"}),
-       kUsage,
-       {"--save-result: servesim's --save-result takes the file to write",
-        "--save-result FILE.json"}},
-      {"flags: a flag whose value is missing before the next flag",
-       {},
-       run_with({"--model", "--num-requests", "4"}),
-       kUsage,
-       {"--model: expected a value, got the flag --num-requests"}},
-      // Control characters from the input are escaped: the error stays one line.
-      {"flags: a newline in a model name",
-       {},
-       run_with({"--model", "llama\nservesim: error: forged"}),
-       kInput,
-       {"llama\\nservesim: error: forged"}},
       config_case("config: a NUL byte and a tab in a string",
                   R"({"scheduler": {"name": "a\u0000b\tc"}})", {"scheduler.name", "a\\0b\\tc"}),
-      {"flags: --set without =", {}, run_with({"--set", "tp"}), kUsage, {"--set", "KEY=VALUE"}},
-      {"flags: KV capacity beyond any token count",
-       {},
-       run_with({"--kv-capacity-gib", "1e300"}),
-       kInput,
-       {"field \"memory.kv_capacity_gib\"", "at most"}},
-      {"flags: swap space beyond any token count",
-       {},
-       run_with({"--set", "memory.swap_space_gib=1e300"}),
-       kInput,
-       {"field \"memory.swap_space_gib\"", "at most"}},
-      {"flags: a prefix cache host tier of zero GiB",
-       {},
-       run_with({"--set", "memory.host_cache_gib=0"}),
-       kInput,
-       {"field \"memory.host_cache_gib\"", "positive"}},
-      {"flags: a prefix cache host tier without prefix caching",
-       {},
-       run_with({"--set", "memory.host_cache_gib=1", "--no-enable-prefix-caching"}),
-       kInput,
-       {"memory.host_cache_gib", "enable_prefix_caching"}},
-      {"flags: --set of a non-string process",
-       {},
-       run_with({"--set", "workload.arrival.process=5"}),
-       kInput,
-       {"field \"arrival.process\"", "expected a string"}},
-      {"flags: unknown command", {}, {"runn"}, kUsage, {"runn", "commands:"}},
-      {"flags: half of a fixed length pair",
-       {},
-       run_with({"--prompt-tokens", "5"}),
-       kUsage,
-       {"--prompt-tokens and --output-tokens"}},
-      {"flags: --out is a file",
-       {{"out", "keep me"}},
-       run_with({"--num-requests", "2"}),
-       kInput,
-       {"out", "not a directory"}},
-      {"flags: --out is a foreign folder",
-       {{"out", "", Kind::Directory}, {"out/notes.txt", "keep me"}},
-       run_with({"--num-requests", "2"}),
-       kInput,
-       {"out", "holds no servesim run"}},
-      {"flags: --out is the working folder",
-       {},
-       {"run", "--num-requests", "2", "--out", "."},
-       kInput,
-       {"folder of its own"}},
-      {"flags: model path too long for the file system",
-       {},
-       run_with({"--model", "./" + std::string(5000, 'm') + ".json"}),
-       kInput,
-       {"File name too long", "(model)"}},
-      {"flags: model does not fit the device",
-       {},
-       run_with({"--model", "llama-3.1-405b", "--hw", "l40s"}),
-       kInfeasible,
-       {"does not fit on L40S"}},
   };
 }
 
