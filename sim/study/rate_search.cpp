@@ -1,10 +1,10 @@
 #include "sim/study/rate_search.h"
 
 #include <cmath>
-#include <cstdio>
 #include <utility>
 
 #include "sim/core/error.h"
+#include "sim/metrics/csv_format.h"
 
 namespace servesim {
 
@@ -173,28 +173,25 @@ const RatePoint* RateSearchResult::best() const {
 }
 
 void check_rate_search_options(const RateSearchOptions& options) {
-  const auto text = [](double value) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%g", value);
-    return std::string(buffer);
-  };
   for (const auto& [flag, rate] : {std::pair{"--min-rate", options.min_rate_per_s},
                                    std::pair{"--max-rate", options.max_rate_per_s}}) {
     if (!(rate > 0) || !std::isfinite(rate)) {
-      throw InputError(flag, "expected a positive number of requests/s, got " + text(rate));
+      throw InputError(flag,
+                       "expected a positive number of requests/s, got " + format_9_digits(rate));
     }
   }
   if (options.min_rate_per_s > options.max_rate_per_s) {
-    throw UsageError("--min-rate " + text(options.min_rate_per_s) + " is above --max-rate " +
-                     text(options.max_rate_per_s) + ": give a range to search");
+    throw UsageError("--min-rate " + format_9_digits(options.min_rate_per_s) +
+                     " is above --max-rate " + format_9_digits(options.max_rate_per_s) +
+                     ": give a range to search");
   }
   if (!(options.start_rate_per_s > 0) || !std::isfinite(options.start_rate_per_s)) {
     throw InputError("--start-rate", "expected a positive number of requests/s, got " +
-                                         text(options.start_rate_per_s));
+                                         format_9_digits(options.start_rate_per_s));
   }
   if (!(options.relative_precision > 0) || !std::isfinite(options.relative_precision)) {
-    throw InputError("--precision",
-                     "expected a positive fraction, got " + text(options.relative_precision));
+    throw InputError("--precision", "expected a positive fraction, got " +
+                                        format_9_digits(options.relative_precision));
   }
   if (options.points_per_round < 1) {
     throw InputError("--points-per-round", "expected at least 1 rate per round, got 0");
