@@ -116,6 +116,22 @@ TEST_CASE("sglang reserves output tokens: a newcomer joins only while everyone's
   CHECK(ids(b.step()) == std::vector<std::int64_t>{2});
 }
 
+TEST_CASE("sglang admits a waiting prompt as soon as nothing runs, though the batch was full",
+          "[scheduler][sglang]") {
+  Bench b(pool(1200), options(16384, 8192));
+  Request* a = b.arrive(100, 400);
+  CHECK(ids(b.step()) == std::vector<std::int64_t>{0});
+  // B: 100 + 1000 = 1100 >= 1100 - 399 x 0.7: no room while A runs; the batch is full.
+  Request* late = b.arrive(100, 1000);
+  while (a->state != RequestState::Finished)
+    CHECK(b.step().shape.prefill_tokens == 0);
+  CHECK(late->state == RequestState::Waiting);
+  // Nothing decodes now: the very next plan admits B rather than leave the replica idle with
+  // a prompt waiting (an empty plan would end a run whose requests have all arrived).
+  CHECK(ids(b.step()) == std::vector<std::int64_t>{1});
+  CHECK(b.scheduler.new_token_ratio() == 0.7);
+}
+
 TEST_CASE("sglang's new-token ratio decays by decode step and resets when idle",
           "[scheduler][sglang]") {
   Bench b(pool(10000), options(16384, 8192));

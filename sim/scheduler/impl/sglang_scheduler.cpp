@@ -139,8 +139,16 @@ void SglangScheduler::plan(IKvCacheAllocator& allocator, BatchPlan& plan) {
   last_plan_repeats_ = true;
   if (plan_prefill(allocator, plan)) return;
   plan_decode(allocator, plan);
+  if (!plan.empty() || !queues_.running().empty()) return;
   // An idle replica starts over with the initial ratio (Scheduler.self_check_during_idle).
-  if (plan.empty() && queues_.running().empty()) new_token_ratio_ = kInitNewTokenRatio;
+  new_token_ratio_ = kInitNewTokenRatio;
+  // With nothing running the batch is not full (update_running_batch clears the flag when
+  // the filtered batch is empty), and SGLang's loop tries a prefill at its next turn: a
+  // replica never idles while a prompt it can hold waits.
+  if (!queues_.waiting().empty()) {
+    batch_is_full_ = false;
+    plan_prefill(allocator, plan);
+  }
 }
 
 bool SglangScheduler::plan_prefill(IKvCacheAllocator& allocator, BatchPlan& plan) {
