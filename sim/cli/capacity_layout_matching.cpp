@@ -31,6 +31,7 @@ LayoutDeployment unsearched_layout_deployment(const Layout& layout) {
   d.kind = "disaggregated";
   d.label = layout.label();
   d.json = {{"kind", d.kind},
+            {"deployment", d.label},
             {"prefill",
              {{"hardware", layout.prefill.hardware},
               {"tp", layout.prefill.tp},

@@ -68,11 +68,8 @@ std::vector<LayoutDeployment> aggregated_deployments(
     LayoutDeployment& d = deployments.emplace_back();
     d.kind = "aggregated";
     d.label = shapes[s].label();
-    d.json = {{"kind", d.kind},
-              {"hardware", shapes[s].hardware},
-              {"tp", shapes[s].tp},
-              {"pp", shapes[s].pp},
-              {"replicas", nullptr}};
+    d.json = {{"kind", d.kind},     {"deployment", d.label}, {"hardware", shapes[s].hardware},
+              {"tp", shapes[s].tp}, {"pp", shapes[s].pp},    {"replicas", nullptr}};
     if (aggregated_unreachable[s]) {
       d.note = *aggregated_unreachable[s];
       d.json["unreachable"] = d.note;

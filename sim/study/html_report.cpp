@@ -23,15 +23,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A number for a table: integers whole, others to four significant digits.
+// A number for a table: integers whole, others to four significant digits in fixed point
+// without trailing zeros (never an exponent: 12345.6 ms is "12346", 12.30 is "12.3", 0.00123
+// s is "0.00123"), at most 6 decimals.
 std::string number_text(double value) {
   if (!std::isfinite(value)) return value > 0 ? "inf" : (value < 0 ? "-inf" : "nan");
   if (value == std::round(value) && std::fabs(value) < 1e15) {
     return std::to_string(static_cast<long long>(value));
   }
-  std::array<char, 32> buffer{};
-  std::snprintf(buffer.data(), buffer.size(), "%.4g", value);
-  return buffer.data();
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  const int decimals = std::clamp(3 - magnitude, 0, 6);
+  std::array<char, 64> buffer{};
+  std::snprintf(buffer.data(), buffer.size(), "%.*f", decimals, value);
+  std::string text = buffer.data();
+  if (text.find('.') != std::string::npos) {
+    text.erase(text.find_last_not_of('0') + 1);
+    if (text.back() == '.') text.pop_back();
+  }
+  return text;
 }
 
 std::optional<double> parse_number(const std::string& text) {
@@ -128,17 +137,20 @@ CsvData read_csv(const fs::path& path) {
 }
 
 // The headline of a table of points: its key columns, then the figures most studies are
-// read by (latencies in ms), those the file has.
+// read by (latencies in ms), those the file has, named as the console's tables name them:
+// req/s and tokens/s over the steady state, run req/s over the whole run, drain included.
 std::string points_headline(const CsvData& csv, const std::vector<std::string>& keys) {
   struct Column {
     const char* title;
     const char* name;
     double scale;
   };
-  static const std::array<Column, 12> kColumns{{
-      {"req/s", "throughput_requests_per_s", 1},
-      {"steady req/s", "steady_state.throughput_requests_per_s", 1},
-      {"output tok/s", "throughput_output_tokens_per_s", 1},
+  static const std::array<Column, 14> kColumns{{
+      {"req/s", "steady_state.throughput_requests_per_s", 1},
+      {"run req/s", "throughput_requests_per_s", 1},
+      {"offered req/s", "steady_state.offered_requests_per_s", 1},
+      {"served %", "steady_state.served_ratio", 100},
+      {"tokens/s", "steady_state.throughput_output_tokens_per_s", 1},
       {"TTFT p50 ms", "ttft_s.p50", 1e3},
       {"TTFT p99 ms", "ttft_s.p99", 1e3},
       {"TPOT p50 ms", "tpot_s.p50", 1e3},
@@ -186,7 +198,29 @@ std::string csv_details(const fs::path& path, const std::string& name) {
                       table_html(csv.header, csv.rows));
 }
 
-// The best deployments of a capacity search with --target-rate.
+// A number of a JSON entry for a table, or "-".
+std::string entry_cell(const nlohmann::json& entry, const char* key) {
+  return entry.contains(key) && entry[key].is_number() ? number_text(entry[key].get<double>())
+                                                       : std::string("-");
+}
+
+// A deployment's replicas as the console shows them: "3", or "2p1d" for a prefill/decode
+// layout, "-" without an answer.
+std::string replicas_cell(const nlohmann::json& entry) {
+  if (const auto it = entry.find("replicas"); it != entry.end()) {
+    return it->is_string() ? it->get<std::string>() : entry_cell(entry, "replicas");
+  }
+  const auto role = [&](const char* name) {
+    return entry.contains(name) && entry[name].is_object() ? entry_cell(entry[name], "replicas")
+                                                           : std::string("-");
+  };
+  const std::string prefill = role("prefill");
+  const std::string decode = role("decode");
+  return prefill == "-" || decode == "-" ? "-" : prefill + "p" + decode + "d";
+}
+
+// The best deployments of a capacity search with --target-rate, and the Pareto front of a
+// layout search, named as the console names them.
 std::string capacity_answers(const nlohmann::json& summary) {
   std::vector<std::vector<std::string>> rows;
   const auto add = [&](const std::string& what, const nlohmann::json& entry) {
@@ -196,21 +230,14 @@ std::string capacity_answers(const nlohmann::json& summary) {
     }
     std::string deployment = entry.value("deployment", "");
     if (deployment.empty()) {
+      // A shape of the replica search, as ReplicaShape::label() names it.
       deployment = entry.value("hardware", std::string("?")) + " tp" +
-                   std::to_string(entry.value("tp", 0)) + " pp" +
-                   std::to_string(entry.value("pp", 0));
+                   std::to_string(entry.value("tp", 1)) + " pp" +
+                   std::to_string(entry.value("pp", 1));
     }
-    const auto cell = [&](const char* key) {
-      return entry.contains(key) && entry[key].is_number() ? number_text(entry[key].get<double>())
-                                                           : std::string("-");
-    };
-    std::string replicas = "-";
-    if (entry.contains("replicas")) {
-      replicas =
-          entry["replicas"].is_string() ? entry["replicas"].get<std::string>() : cell("replicas");
-    }
-    rows.push_back({what + ": " + deployment, replicas, cell("gpus"), cell("usd_per_hour"),
-                    cell("usd_per_million_tokens")});
+    rows.push_back({what + ": " + deployment, replicas_cell(entry), entry_cell(entry, "gpus"),
+                    entry_cell(entry, "usd_per_hour"),
+                    entry_cell(entry, "usd_per_million_tokens")});
   };
   if (const auto best = summary.find("best"); best != summary.end() && best->is_object()) {
     for (const auto& [kind, entry] : best->items())
@@ -221,7 +248,26 @@ std::string capacity_answers(const nlohmann::json& summary) {
       add("shape", entry);
   }
   if (rows.empty()) return "";
-  return table_html({"deployment", "replicas", "GPUs", "$/hour", "$/M tokens"}, rows);
+  std::string html = table_html({"deployment", "replicas", "GPUs", "$/hour", "$/M tokens"}, rows);
+  if (const auto front = summary.find("front");
+      front != summary.end() && front->is_array() && !front->empty()) {
+    std::vector<std::vector<std::string>> points;
+    for (const auto& entry : *front) {
+      if (!entry.is_object()) continue;
+      points.push_back({entry.value("deployment", std::string("?")), replicas_cell(entry),
+                        entry_cell(entry, "gpus"), entry_cell(entry, "output_tokens_per_s_per_gpu"),
+                        entry_cell(entry, "output_tokens_per_s_per_user"),
+                        entry.contains("config") && entry["config"].is_string()
+                            ? entry["config"].get<std::string>()
+                            : std::string("-")});
+    }
+    html +=
+        "<h3>Pareto front of the points meeting the SLO</h3>\n"
+        "<p class=\"note\">Output tokens/s per GPU at the target rate against per user "
+        "(1 / mean TPOT); no point beats one of these on both.</p>\n" +
+        table_html({"deployment", "replicas", "GPUs", "tok/s/GPU", "tok/s/user", "config"}, points);
+  }
+  return html;
 }
 
 // --- The page --------------------------------------------------------------------------------

@@ -1,4 +1,6 @@
 // The capacity command: the highest rate, the fewest GPUs, and what it says when no answer holds.
+#include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -114,6 +116,30 @@ TEST_CASE("capacity reports a shape that does not fit and answers for the others
   CHECK(unfit["points"].size() == 1);  // more replicas of it would not fit either
   CHECK_THAT(unfit["does_not_fit"].get<std::string>(), Catch::Contains("at TP 1"));
   CHECK(json["shapes"][1]["replicas"].is_number());
+}
+
+TEST_CASE(
+    "capacity says that no shape fits or starts, with each shape's reason, and writes nothing",
+    "[study][cli]") {
+  servesim::test::ScratchDir dir("capacity_no_shape_fits");
+  std::filesystem::create_directories(dir.path() / "out");
+  dir.write("out/summary.json", "{\"an earlier study\": true}\n");
+  const auto result =
+      run_servesim({"capacity", "--model", "llama-3-70b", "--target-rate", "2", "--shapes",
+                    "h100-sxm:1,a100-80gb:1", "--slo", "ttft_p99=5", "--num-requests", "100",
+                    "--max-replicas", "4", "--prompt-tokens", "256", "--output-tokens", "64",
+                    "--out", (dir.path() / "out").string()});
+  CHECK(result.exit_code == 4);
+  CHECK_THAT(result.err, Catch::StartsWith("servesim: error: no shape fits or starts: h100-sxm tp1 "
+                                           "pp1: ") &&
+                             Catch::Contains("; a100-80gb tp1 pp1: ") &&
+                             Catch::Contains("does not fit") && !Catch::Contains("SLO"));
+  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+  // Each shape's row says why; the earlier folder is as it was.
+  CHECK_THAT(result.out, Catch::Contains("does not fit"));
+  CHECK(servesim::test::read_file(dir.path() / "out" / "summary.json") ==
+        "{\"an earlier study\": true}\n");
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "out" / "capacity.csv"));
 }
 
 TEST_CASE("capacity stops at rejections, which every rate repeats, and says so once",

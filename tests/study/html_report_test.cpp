@@ -140,6 +140,10 @@ TEST_CASE("a capacity search draws its points, and its report shows them with th
   CHECK(report.unrendered == std::vector<std::string>{"capacity"});
   CHECK_THAT(report.html, Contains("Points simulated") && Contains("TTFT p99 ms") &&
                               Contains("ITL p99 ms") && Contains("violations"));
+  // The console's column names: req/s over the steady state, run req/s over the whole run.
+  CHECK_THAT(report.html, Contains("<th>req/s</th><th>run req/s</th><th>offered req/s</th>"
+                                   "<th>served %</th>") &&
+                              !Contains("steady req/s"));
   CHECK_THAT(report.html, Contains("capacity.csv: " + std::to_string(rates.size()) + " rows"));
 }
 

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "sim/study/html_report.h"
 #include "tests/support/test_support.h"
 
 namespace {
@@ -118,6 +119,20 @@ TEST_CASE("capacity --disaggregated answers each layout with its fewest replicas
           (point["replicas"].get<std::string>().find('p') != std::string::npos));
     std::filesystem::remove_all(dir.path() / "front_run");
   }
+
+  // The report names the best of each kind as the console does, with its replicas, and shows
+  // the front.
+  const std::string html = servesim::html_report(dir.path() / "j1").html;
+  const auto& best_disaggregated = document["best"]["disaggregated"];
+  CHECK_THAT(html,
+             Catch::Contains("best disaggregated: " +
+                             best_disaggregated["deployment"].get<std::string>()) &&
+                 Catch::Contains(">" + best_disaggregated["prefill"]["replicas"].dump() + "p" +
+                                 best_disaggregated["decode"]["replicas"].dump() + "d</td>") &&
+                 Catch::Contains("Pareto front"));
+  CHECK_THAT(html, !Catch::Contains("tp0 pp0"));
+  for (const auto& point : front)
+    CHECK_THAT(html, Catch::Contains(point["config"].get<std::string>()));
 
   // Two worker threads write the same files.
   REQUIRE(run_servesim(search({"--json", "-j", "2", "--out", (dir.path() / "j2").string()}))
