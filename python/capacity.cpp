@@ -19,6 +19,7 @@
 #include "sim/study/replica_search.h"
 #include "sim/study/serving_prices.h"
 #include "sim/study/slo.h"
+#include "sim/study/summary_columns.h"
 
 namespace servesim::python {
 namespace {
@@ -190,6 +191,13 @@ py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
   }
   for (const char* key : kPriceKeys)
     document[key] = price_value(prices, key);
+  // The latencies at the answer, as the CLI's table shows them.
+  for (const auto& [key, path] :
+       {std::pair{"ttft_p99_s", "ttft_s.p99"}, std::pair{"tpot_p99_s", "tpot_s.p99"}}) {
+    document[key] = !never_met && best != nullptr
+                        ? py::object(py::float_(summary_value(best->summary, path)))
+                        : py::object(py::none());
+  }
   document["points"] =
       points_frame({{"rate_per_s", rates}, {"met", met}, {"violations", violations}}, summaries);
   return document;
@@ -241,7 +249,7 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
         });
   }
 
-  py::list hardware, tp, pp, replicas, gpus, unfit;
+  py::list hardware, tp, pp, replicas, gpus, unfit, ttft_p99, tpot_p99;
   std::vector<py::list> price_columns(std::size(kPriceKeys));
   py::list point_hardware, point_tp, point_pp, point_replicas, met, violations;
   std::vector<const nlohmann::json*> summaries;
@@ -265,6 +273,13 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
     gpus.append(answer != nullptr
                     ? py::object(py::int_(answer->replicas * shape.gpus_per_replica()))
                     : py::object(py::none()));
+    // The answer's latencies, as the CLI's answer table shows them.
+    const auto at_answer = [&](const char* path) {
+      return answer != nullptr ? py::object(py::float_(summary_value(answer->summary, path)))
+                               : py::object(py::none());
+    };
+    ttft_p99.append(at_answer("ttft_s.p99"));
+    tpot_p99.append(at_answer("tpot_s.p99"));
     const auto reason =
         result.points.empty() ? std::nullopt : does_not_fit(result.points.back().summary);
     unfit.append(answer == nullptr && reason ? py::object(py::str(*reason))
@@ -281,9 +296,10 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
   }
   py::dict shape_data;
   py::list shape_names;
-  for (const auto& [name, column] : {std::pair{"hardware", hardware}, std::pair{"tp", tp},
-                                     std::pair{"pp", pp}, std::pair{"replicas", replicas},
-                                     std::pair{"gpus", gpus}, std::pair{"does_not_fit", unfit}}) {
+  for (const auto& [name, column] :
+       {std::pair{"hardware", hardware}, std::pair{"tp", tp}, std::pair{"pp", pp},
+        std::pair{"replicas", replicas}, std::pair{"gpus", gpus}, std::pair{"ttft_p99_s", ttft_p99},
+        std::pair{"tpot_p99_s", tpot_p99}, std::pair{"does_not_fit", unfit}}) {
     shape_data[name] = column;
     shape_names.append(name);
   }

@@ -53,6 +53,9 @@ def test_capacity_rate_equals_the_cli(cli_json):
     assert points["met"].tolist() == [p["verdict"]["met"] for p in expected["points"]]
     assert points["ttft_s.p99"].tolist() == [p["summary"]["ttft_s"]["p99"]
                                               for p in expected["points"]]
+    answer = next(p for p in expected["points"] if p["rate_per_s"] == expected["rate_per_s"])
+    assert result["ttft_p99_s"] == answer["summary"]["ttft_s"]["p99"]
+    assert result["tpot_p99_s"] == answer["summary"]["tpot_s"]["p99"]
 
 
 def test_capacity_replicas_equals_the_cli(cli_json):
@@ -74,6 +77,11 @@ def test_capacity_replicas_equals_the_cli(cli_json):
     assert all(r is not None for r in counts("replicas"))
     replicas_tried = [p["replicas"] for s in expected["shapes"] for p in s["points"]]
     assert result["points"]["replicas"].tolist() == replicas_tried
+    # The latencies at each answer, as the CLI's answer table shows them.
+    for i, shape in enumerate(expected["shapes"]):
+        answer = next(p for p in shape["points"] if p["replicas"] == shape["replicas"])
+        assert shapes["ttft_p99_s"][i] == answer["summary"]["ttft_s"]["p99"]
+        assert shapes["tpot_p99_s"][i] == answer["summary"]["tpot_s"]["p99"]
 
 
 def test_capacity_needs_an_slo():

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -345,6 +346,22 @@ void add_disaggregation_overrides(const GivenSettings& given,
   }
 }
 
+// The kind of a run flag an axis may name that is not a key's flag: one value (text or a
+// number) that makes its overrides alone; none for a file, a list, a switch, or the fixed
+// lengths, which go in pairs.
+std::optional<SettingKind> settable_other_setting(const std::string& flag) {
+  for (const OtherSetting& setting : other_settings()) {
+    if (setting.name != flag) continue;
+    const bool one_value = setting.kind == SettingKind::Text ||
+                           setting.kind == SettingKind::Integer ||
+                           setting.kind == SettingKind::Number;
+    if (one_value && flag != "config" && flag != "prompt-tokens" && flag != "output-tokens") {
+      return setting.kind;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 ConfigSources run_config_sources(const std::vector<RunSetting>& settings, SettingNames names) {
@@ -390,6 +407,16 @@ std::vector<ConfigOverride> axis_overrides(const std::string& name, const nlohma
     if (!config_key_for_flag(flag)) std::replace(flag.begin(), flag.end(), '_', '-');
     if (const auto flag_key = config_key_for_flag(flag)) {
       return {ConfigOverride{origin, *flag_key + "=" + config_value_for_flag(flag, value).dump()}};
+    }
+    // A run flag that sets no single key (--acceptance-rate, --random-input-len, ...): the
+    // overrides the flag makes, as run makes them from this value.
+    if (const auto other = settable_other_setting(flag)) {
+      const nlohmann::json text_or_value =
+          *other == SettingKind::Text && !value.is_string() ? nlohmann::json(value.dump()) : value;
+      ConfigSources sources = run_config_sources({{flag, text_or_value}}, SettingNames::Flags);
+      for (auto& override_made : sources.overrides)
+        override_made.origin = origin;
+      return sources.overrides;
     }
   }
   return {ConfigOverride{origin, name + "=" + value.dump()}};

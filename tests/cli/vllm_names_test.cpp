@@ -113,6 +113,27 @@ TEST_CASE("a sweep picks the token-limit key per point of a scheduler axis", "[c
   CHECK(rows[1]["summary"] == nlohmann::json::parse(sarathi));
 }
 
+TEST_CASE("a sweep axis may be a run flag that sets no single key (--acceptance-rate)",
+          "[cli][vllm]") {
+  const Args speculative = {"--speculative-config",
+                            R"({"method": "ngram", "num_speculative_tokens": 3})"};
+  const auto r =
+      run(concat({"sweep", "--grid", "acceptance-rate=0.5,0.9", "--num-requests", "60", "--json"},
+                 speculative));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto rows = r.json()["points"];
+  REQUIRE(rows.size() == 2);
+  for (auto& row : rows)
+    REQUIRE(row["summary"].erase("steady_state") == 1);
+  // Each point is the run with the flag at that value, and the two differ.
+  CHECK(rows[0]["summary"] ==
+        nlohmann::json::parse(summary_text(concat(speculative, {"--acceptance-rate", "0.5"}))));
+  CHECK(rows[1]["summary"] ==
+        nlohmann::json::parse(summary_text(concat(speculative, {"--acceptance-rate", "0.9"}))));
+  CHECK(rows[0]["summary"] != rows[1]["summary"]);
+}
+
 TEST_CASE(
     "vLLM's --enable-chunked-prefill keeps a chunking scheduler or takes sarathi, and holds of a "
     "chosen one",
