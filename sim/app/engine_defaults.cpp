@@ -125,7 +125,8 @@ std::optional<std::string> platform_warning(const nlohmann::json& document,
 }
 
 void remove_engine_decided_defaults(nlohmann::json& document) {
-  document["memory"].erase("mem_util");
+  for (const char* key : {"mem_util", "accounting", "non_torch_bytes", "sampler_bytes_per_logit"})
+    document["memory"].erase(key);
   for (const char* key : {"enable_prefix_caching", "host", "kernels", "cuda_graphs", "startup"})
     document["engine"].erase(key);
   document["scheduler"].erase("name");
@@ -138,6 +139,11 @@ void apply_engine_defaults(nlohmann::json& document, const EngineProfile& engine
   fill_allocator(document, engine, menus);
   nlohmann::json& memory = section(document, "memory");
   if (!memory.contains("mem_util")) memory["mem_util"] = engine.scheduling.gpu_memory_utilization;
+  if (!memory.contains("accounting")) {
+    memory["accounting"] = engine.scheduling.memory_accounting;
+    memory["non_torch_bytes"] = engine.scheduling.non_torch_bytes;
+    memory["sampler_bytes_per_logit"] = engine.scheduling.sampler_bytes_per_logit;
+  }
   nlohmann::json& given = section(document, "engine");
   nlohmann::json resolved = engine_costs_to_json(engine.costs);
   for (const char* key : {"host", "kernels", "cuda_graphs"}) {

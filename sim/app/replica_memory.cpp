@@ -37,6 +37,13 @@ KvCapacityOptions kv_capacity_options(const RunConfig& config, const ModelSpec& 
   o.memory_utilization = config.memory.mem_util;
   o.max_batched_tokens = config.memory.max_batched_tokens_reserve;
   o.max_sequences = planned_sequences(config.scheduler.parameters);
+  if (config.memory.accounting == "profile_run") {
+    // vLLM profiles one pass of the scheduler's token budget.
+    o.accounting = ActivationAccounting::ProfileRun;
+    o.max_batched_tokens = step_tokens_of(config, max_len_of(config, model));
+    o.non_torch_bytes = config.memory.non_torch_bytes;
+    o.sampler_bytes_per_logit = config.memory.sampler_bytes_per_logit;
+  }
   // The pools of a model of several layer groups are cut in the paged allocator's blocks; an
   // allocator without blocks keeps the planner's default.
   if (config.allocator.parameters.has("block_size")) {

@@ -60,6 +60,15 @@ RunConfig run_config_from_json(const nlohmann::json& document, const std::string
     c.memory.max_batched_tokens_reserve =
         positive_or(*m, "max_batched_tokens_reserve", c.memory.max_batched_tokens_reserve);
     c.memory.swap_space_gib = m->optional_positive_number("swap_space_gib").value_or(4.0);
+    c.memory.accounting = m->optional_string("accounting").value_or(c.memory.accounting);
+    if (c.memory.accounting != "reserve" && c.memory.accounting != "profile_run") {
+      m->fail("accounting",
+              "expected \"reserve\" or \"profile_run\", got \"" + c.memory.accounting + "\"");
+    }
+    c.memory.non_torch_bytes =
+        m->optional_nonnegative_number("non_torch_bytes").value_or(c.memory.non_torch_bytes);
+    c.memory.sampler_bytes_per_logit = m->optional_nonnegative_number("sampler_bytes_per_logit")
+                                           .value_or(c.memory.sampler_bytes_per_logit);
     // Sizes become token counts; beyond 1e9 GiB (an exabyte) they would overflow them.
     if (c.memory.kv_capacity_gib && *c.memory.kv_capacity_gib > 1e9) {
       m->fail("kv_capacity_gib", "expected at most 1e9 GiB");
@@ -165,6 +174,9 @@ nlohmann::json run_config_to_json(const RunConfig& c) {
         {"kv_capacity_gib", optional(c.memory.kv_capacity_gib)},
         {"max_batched_tokens_reserve", c.memory.max_batched_tokens_reserve},
         {"swap_space_gib", c.memory.swap_space_gib},
+        {"accounting", c.memory.accounting},
+        {"non_torch_bytes", c.memory.non_torch_bytes},
+        {"sampler_bytes_per_logit", c.memory.sampler_bytes_per_logit},
         {"host_cache_gib", optional(c.memory.host_cache_gib)}}},
       {"scheduler", policy_section_to_json(c.scheduler)},
       {"allocator", policy_section_to_json(c.allocator)},

@@ -54,6 +54,13 @@ struct RunConfig {
     std::optional<std::int64_t> kv_capacity_tokens;  // overrides the computed capacity
     std::optional<double> kv_capacity_gib;           // the same, as KV bytes per replica in GiB
     std::int64_t max_batched_tokens_reserve = 8192;  // activation reserve: see servesim kv
+    // How the engine counts what is not KV (kv_capacity.h): "reserve" (the runtime reserve
+    // and max_batched_tokens_reserve) or "profile_run" (vLLM V1's start-up profile at the
+    // scheduler's token budget), with profile_run's non-torch bytes and sampler bytes per
+    // logit. The engine profile decides them unless given.
+    std::string accounting = "reserve";
+    double non_torch_bytes = 0;
+    double sampler_bytes_per_logit = 0;
     double swap_space_gib = 4.0;  // host memory per GPU for preemption by swap (vLLM's default)
     // The prefix cache's host tier, in GiB of KV per replica: blocks evicted from the GPU are
     // kept there and loaded back over the host link; absent: no host tier.

@@ -108,6 +108,12 @@ std::optional<double> JsonObjectReader::optional_positive_number(std::string_vie
   return positive_number(key);
 }
 
+std::optional<double> JsonObjectReader::optional_nonnegative_number(std::string_view key) {
+  const std::optional<double> value = optional_number(key);
+  if (value && *value < 0) fail(key, "expected a number of at least 0");
+  return value;
+}
+
 double JsonObjectReader::fraction(std::string_view key) {
   const double value = number(key);
   if (!(value > 0 && value <= 1)) {

@@ -74,6 +74,7 @@ class JsonObjectReader {
   double positive_number(std::string_view key);
   std::optional<double> optional_number(std::string_view key);
   std::optional<double> optional_positive_number(std::string_view key);
+  std::optional<double> optional_nonnegative_number(std::string_view key);
   // A number in the half-open interval (0, 1]: an efficiency or a utilisation.
   double fraction(std::string_view key);
   std::optional<double> optional_fraction(std::string_view key);

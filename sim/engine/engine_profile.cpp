@@ -157,6 +157,13 @@ void read_scheduling(JsonObjectReader& s, EngineScheduling& scheduling) {
   if (scheduling.preemption_mode != "recompute" && scheduling.preemption_mode != "swap") {
     s.fail("preemption_mode", "expected \"recompute\" or \"swap\"");
   }
+  scheduling.memory_accounting = s.optional_string("memory_accounting").value_or("reserve");
+  if (scheduling.memory_accounting != "reserve" && scheduling.memory_accounting != "profile_run") {
+    s.fail("memory_accounting", "expected \"reserve\" or \"profile_run\"");
+  }
+  scheduling.non_torch_bytes = s.optional_nonnegative_number("non_torch_bytes").value_or(0.0);
+  scheduling.sampler_bytes_per_logit =
+      s.optional_nonnegative_number("sampler_bytes_per_logit").value_or(0.0);
   s.reject_unknown_keys();
 }
 
@@ -288,6 +295,11 @@ nlohmann::json engine_to_json(const EngineProfile& e) {
                      {"block_size", e.scheduling.block_size},
                      {"gpu_memory_utilization", e.scheduling.gpu_memory_utilization},
                      {"preemption_mode", e.scheduling.preemption_mode}};
+  if (e.scheduling.memory_accounting != "reserve") {
+    j["scheduling"]["memory_accounting"] = e.scheduling.memory_accounting;
+    j["scheduling"]["non_torch_bytes"] = e.scheduling.non_torch_bytes;
+    j["scheduling"]["sampler_bytes_per_logit"] = e.scheduling.sampler_bytes_per_logit;
+  }
   if (e.startup != StartupChecks{}) j["startup"] = startup_checks_to_json(e.startup);
   j["kv_handoff"] = e.kv_handoff;
   if (e.platform != "cuda") j["platform"] = e.platform;

@@ -31,6 +31,12 @@ struct EngineScheduling {
   std::int64_t block_size = 16;  // tokens per KV block (paged allocators)
   double gpu_memory_utilization = 0.9;
   std::string preemption_mode = "recompute";  // or "swap"
+  // How the engine counts the memory that is not KV at start-up ("memory_accounting":
+  // "reserve" or "profile_run", kv_capacity.h's ActivationAccounting), with profile_run's
+  // figures.
+  std::string memory_accounting = "reserve";
+  double non_torch_bytes = 0;
+  double sampler_bytes_per_logit = 0;
 };
 
 // One serving engine, as loaded from engines/<name>.json: its scheduling, its host costs and

@@ -119,6 +119,10 @@ void read_device_figures(JsonObjectReader& r, HardwareProfile& p) {
   if (p.runtime_reserved_bytes < 0 || p.runtime_reserved_bytes >= p.memory_capacity_bytes) {
     r.fail("runtime_reserved_bytes", "expected a value in [0, memory_capacity_bytes)");
   }
+  p.memory_visible_bytes = r.optional_positive_number("memory_visible_bytes").value_or(0.0);
+  if (p.memory_visible_bytes > p.memory_capacity_bytes) {
+    r.fail("memory_visible_bytes", "expected at most memory_capacity_bytes");
+  }
   p.price_per_gpu_hour_usd = r.optional_positive_number("price_per_gpu_hour_usd");
   p.platform = r.optional_string("platform").value_or(p.platform);
   if (p.platform != "cuda" && p.platform != "rocm") {
@@ -345,6 +349,7 @@ nlohmann::json hardware_to_json(const HardwareProfile& p) {
     if (*own) j["kernels"][key] = kernel_class_to_json(**own, false);
   }
   if (p.sm_count > 0) j["sm_count"] = p.sm_count;
+  if (p.memory_visible_bytes > 0) j["memory_visible_bytes"] = p.memory_visible_bytes;
   for (const DType d : kAllDtypes) {
     if (const auto& family = p.gemm_kernels[static_cast<std::size_t>(d)]) {
       j["gemm_kernels"][std::string(dtype_name(d))] = std::string(gemm_family_name(*family));

@@ -130,6 +130,13 @@ struct HardwareProfile {
   double inter_node_latency_s = 0;
   double host_link_bandwidth_bytes_per_s = 0;  // per direction, GPU to host
   double runtime_reserved_bytes = 0;           // CUDA context, library workspaces, graphs: never KV
+  // The total memory CUDA reports (cudaMemGetInfo; what vLLM logs as total_gpu_memory), which
+  // is below nvidia-smi's memory.total by what the driver keeps; 0 when not known, then taken
+  // as memory_capacity_bytes.
+  double memory_visible_bytes = 0;
+  double visible_memory_bytes() const {
+    return memory_visible_bytes > 0 ? memory_visible_bytes : memory_capacity_bytes;
+  }
   // Streaming multiprocessors (datasheet): GEMM tiles run in waves of one per SM. 0 when
   // unknown, which turns the GEMM wave quantization term off.
   double sm_count = 0;

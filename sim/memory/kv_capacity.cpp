@@ -20,24 +20,65 @@ std::string gib(double bytes) {
 
 }  // namespace
 
-double activation_bytes_per_token(const ModelSpec& model, const ShardShape& shard,
-                                  DType weight_dtype) {
-  const double a = weight_dtype == DType::FP32 ? 4.0 : 2.0;
-  const double qkv = static_cast<double>((shard.heads + 2 * shard.kv_heads) * shard.head_dim);
+namespace {
+
+// One layer's activation widths per token on one GPU, in elements.
+struct LayerWidths {
+  double hidden = 0;
+  double qkv = 0;               // the QKV projection's output
+  double attention_output = 0;  // the attention's output, before o_proj
+  double mlp = 0;               // the widest MLP intermediates (up projection plus activation)
+};
+
+LayerWidths layer_widths(const ModelSpec& model, const ShardShape& shard) {
+  LayerWidths w;
+  w.hidden = static_cast<double>(shard.hidden);
+  w.qkv = static_cast<double>((shard.heads + 2 * shard.kv_heads) * shard.head_dim);
+  w.attention_output = static_cast<double>(shard.heads * shard.head_dim);
   const double up = static_cast<double>((model.mlp == MlpKind::Gated ? 2 : 1) * shard.intermediate);
   const double routed = static_cast<double>(shard.experts_per_token);
   const double tp = static_cast<double>(shard.tensor);
   const double up_rows = model.mlp == MlpKind::Gated ? 3 : 2;
-  // Residual stream, normed input and attention output (3 x hidden), the QKV output, and the
-  // widest MLP intermediates (up projection plus activation): of every routed expert and the
-  // shared ones, or of the dense MLP of an MoE model's dense layers if wider.
-  double mlp = routed * (up + static_cast<double>(shard.intermediate));
+  // Of every routed expert and the shared ones, or of the dense MLP of an MoE model's dense
+  // layers if wider.
+  w.mlp = routed * (up + static_cast<double>(shard.intermediate));
   if (model.is_moe()) {
-    mlp += static_cast<double>(model.shared_experts) * up_rows *
-           std::ceil(static_cast<double>(model.shared_expert_intermediate_size) / tp);
-    mlp = std::max(mlp, up_rows * std::ceil(static_cast<double>(model.dense_mlp_width()) / tp));
+    w.mlp += static_cast<double>(model.shared_experts) * up_rows *
+             std::ceil(static_cast<double>(model.shared_expert_intermediate_size) / tp);
+    w.mlp = std::max(w.mlp, up_rows * std::ceil(static_cast<double>(model.dense_mlp_width()) / tp));
   }
-  return a * (3 * static_cast<double>(shard.hidden) + qkv + mlp);
+  return w;
+}
+
+double activation_element_bytes(DType weight_dtype) {
+  return weight_dtype == DType::FP32 ? 4.0 : 2.0;
+}
+
+}  // namespace
+
+double activation_bytes_per_token(const ModelSpec& model, const ShardShape& shard,
+                                  DType weight_dtype) {
+  const LayerWidths w = layer_widths(model, shard);
+  // Residual stream, normed input and attention output (3 x hidden), the QKV output and the
+  // MLP intermediates, all at once.
+  return activation_element_bytes(weight_dtype) * (3 * w.hidden + w.qkv + w.mlp);
+}
+
+double profile_run_activation_bytes(const ModelSpec& model, const ShardShape& shard,
+                                    DType weight_dtype, const KvCapacityOptions& options) {
+  const LayerWidths w = layer_widths(model, shard);
+  const double a = activation_element_bytes(weight_dtype);
+  const double tokens = static_cast<double>(options.max_batched_tokens);
+  // The residual stream and the normed input live through both phases; each phase's own
+  // intermediates are freed before the next one's.
+  const double forward = tokens * a * (2 * w.hidden + std::max(w.qkv + w.attention_output, w.mlp));
+  // The sampler runs on the last position of each request, over the whole vocabulary (the
+  // logits are gathered from the vocabulary-parallel ranks), with the hidden states kept.
+  const double rows =
+      static_cast<double>(std::min(options.max_sequences, options.max_batched_tokens));
+  const double sampler = tokens * a * w.hidden + rows * static_cast<double>(model.vocab_size) *
+                                                     options.sampler_bytes_per_logit;
+  return options.non_torch_bytes + std::max(forward, sampler);
 }
 
 KvCapacity plan_kv_capacity(const ModelSpec& model, const HardwareProfile& hardware,
@@ -48,13 +89,19 @@ KvCapacity plan_kv_capacity(const ModelSpec& model, const HardwareProfile& hardw
   const ShardShape shard = shard_model(model, options.parallelism);
   KvCapacity c;
   c.memory_capacity_bytes_per_gpu = hardware.memory_capacity_bytes;
-  c.usable_bytes_per_gpu = options.memory_utilization * hardware.memory_capacity_bytes;
   c.weight_bytes_per_gpu = weight_bytes_per_gpu(model, options.parallelism, options.weight_dtype);
-  c.activation_reserve_bytes_per_gpu =
-      hardware.runtime_reserved_bytes +
-      static_cast<double>(options.max_batched_tokens) *
-          activation_bytes_per_token(model, shard, options.weight_dtype) +
-      static_cast<double>(options.max_sequences * shard.vocab) * 4.0;
+  if (options.accounting == ActivationAccounting::ProfileRun) {
+    c.usable_bytes_per_gpu = options.memory_utilization * hardware.visible_memory_bytes();
+    c.activation_reserve_bytes_per_gpu =
+        profile_run_activation_bytes(model, shard, options.weight_dtype, options);
+  } else {
+    c.usable_bytes_per_gpu = options.memory_utilization * hardware.memory_capacity_bytes;
+    c.activation_reserve_bytes_per_gpu =
+        hardware.runtime_reserved_bytes +
+        static_cast<double>(options.max_batched_tokens) *
+            activation_bytes_per_token(model, shard, options.weight_dtype) +
+        static_cast<double>(options.max_sequences * shard.vocab) * 4.0;
+  }
   c.kv_bytes_per_gpu =
       c.usable_bytes_per_gpu - c.weight_bytes_per_gpu - c.activation_reserve_bytes_per_gpu;
   c.groups_per_gpu = kv_groups_per_gpu(model, options.parallelism, options.kv_dtype);
@@ -78,7 +125,8 @@ KvCapacity plan_kv_capacity(const ModelSpec& model, const HardwareProfile& hardw
         << gib(c.weight_bytes_per_gpu) << " of weights and "
         << gib(c.activation_reserve_bytes_per_gpu) << " of activations and runtime per GPU"
         << " leave no KV room in " << gib(c.usable_bytes_per_gpu) << " usable ("
-        << options.memory_utilization << " x " << gib(hardware.memory_capacity_bytes)
+        << options.memory_utilization << " x "
+        << gib(c.usable_bytes_per_gpu / options.memory_utilization)
         << "); raise --tp or --pp, use a narrower --weight-dtype, or a larger device";
     throw InfeasibleError(msg.str());
   }

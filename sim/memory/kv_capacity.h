@@ -12,6 +12,21 @@
 
 namespace servesim {
 
+// How an engine counts the memory that is not KV at start-up.
+enum class ActivationAccounting {
+  // The planner's engine-neutral rule: the hardware profile's runtime reserve, the
+  // activations of max_batched_tokens (attention and MLP intermediates together) and fp32
+  // logits of max_sequences rows, out of the memory capacity.
+  Reserve,
+  // vLLM V1's profile run (gpu_worker.determine_available_memory, utils memory_profiling):
+  // utilization x the memory CUDA reports, less the weights, the non-torch memory that appears
+  // while profiling and the peak of one dummy pass of max_batched_tokens tokens: the larger of
+  // the forward's widest phase and the sampler's run over min(max_sequences, tokens) rows of
+  // the whole vocabulary (the forward's intermediates are freed by then; its hidden states
+  // are not).
+  ProfileRun,
+};
+
 struct KvCapacityOptions {
   Parallelism parallelism;
   DType weight_dtype = DType::BF16;
@@ -24,13 +39,24 @@ struct KvCapacityOptions {
   // Tokens per KV block (the paged allocator's block_size): the pools of a model of several
   // layer groups are cut in blocks (kv_pool_layout.h).
   std::int64_t block_tokens = 16;
+  ActivationAccounting accounting = ActivationAccounting::Reserve;
+  // ProfileRun only: the non-torch memory counted (NCCL buffers, lazily loaded modules; the
+  // CUDA context is in the baseline) and the sampler's bytes per row x vocabulary entry.
+  double non_torch_bytes = 0;
+  double sampler_bytes_per_logit = 0;
 };
 
-// How one GPU's memory divides, and what that means for the replica. The rule:
+// How one GPU's memory divides, and what that means for the replica. With Reserve:
 //   usable     = memory_utilization x memory capacity
 //   activation = runtime reserve of the profile
 //                + max_batched_tokens x activation bytes per token of one layer
 //                + max_sequences x vocabulary shard x 4 B (fp32 logits)
+// with ProfileRun (T = max_batched_tokens, R = min(max_sequences, T), a = activation bytes):
+//   usable     = memory_utilization x the memory CUDA reports (memory_visible_bytes)
+//   activation = non_torch_bytes + max(T x a x (2 hidden + the wider of the attention phase
+//                (QKV + attention output) and the MLP phase (up projection + activation)),
+//                T x a x hidden + R x vocabulary x sampler_bytes_per_logit)
+// and then
 //   kv per GPU = usable - weights per GPU - activation
 // A model of one full-attention or MLA group holds kv per GPU / bytes per token tokens. A
 // model of several layer groups (kv_spec.h), or of windowed or recurrent layers only, is cut
@@ -71,8 +97,12 @@ std::int64_t sequences_at_length(const KvCapacity& capacity, const KvCapacityOpt
 KvCapacity plan_kv_capacity(const ModelSpec& model, const HardwareProfile& hardware,
                             const KvCapacityOptions& options);
 
-// The activation bytes per token of one layer held at the peak of a forward pass on one GPU.
+// The activation bytes per token of one layer held at the peak of a forward pass on one GPU,
+// as the Reserve rule counts them: the attention and MLP intermediates together.
 double activation_bytes_per_token(const ModelSpec& model, const ShardShape& shard,
                                   DType weight_dtype);
+// The activation bytes the ProfileRun rule counts on one GPU (see KvCapacity).
+double profile_run_activation_bytes(const ModelSpec& model, const ShardShape& shard,
+                                    DType weight_dtype, const KvCapacityOptions& options);
 
 }  // namespace servesim

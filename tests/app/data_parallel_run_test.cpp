@@ -31,8 +31,13 @@ TEST_CASE("a DP-attention run holds 8 ranks of KV and records data_parallel", "[
   o.weight_dtype = DType::FP8;  // the checkpoint's format (auto)
   o.kv_dtype = DType::BF16;
   o.memory_utilization = resolved["memory"]["mem_util"].get<double>();
-  o.max_batched_tokens = resolved["memory"]["max_batched_tokens_reserve"].get<std::int64_t>();
   o.max_sequences = resolved["scheduler"]["max_num_seqs"].get<std::int64_t>();
+  // vllm's start-up profile, at the scheduler's token budget.
+  REQUIRE(resolved["memory"]["accounting"] == "profile_run");
+  o.accounting = ActivationAccounting::ProfileRun;
+  o.max_batched_tokens = resolved["scheduler"]["max_num_batched_tokens"].get<std::int64_t>();
+  o.non_torch_bytes = resolved["memory"]["non_torch_bytes"].get<double>();
+  o.sampler_bytes_per_logit = resolved["memory"]["sampler_bytes_per_logit"].get<double>();
   const KvCapacity plan =
       plan_kv_capacity(test::shipped_model("deepseek-v3"), test::shipped_hardware("h200"), o);
   // The paged allocator holds whole blocks of them.

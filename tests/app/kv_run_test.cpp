@@ -2,6 +2,7 @@
 // same defaults (the engine's), so both print the same KV capacity.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <regex>
 #include <string>
 #include <vector>
@@ -71,16 +72,41 @@ TEST_CASE("kv takes the engine's max_num_seqs, as run does", "[kv][cli]") {
         run_capacity({"--model", "llama-3-8b", "--hw", "h100-sxm", "--engine", "trtllm"}));
 }
 
+TEST_CASE("kv plans vllm's KV cache within 0.7% of the GPU blocks vLLM 0.15.1 reported",
+          "[kv][cli][measured]") {
+  const auto file = test::shared_data_path("measured/vllm-0.15.1-kv-blocks-h100-sxm.csv");
+  if (!file) return;
+  const auto column = [&](const char* name) { return test::csv_column(*file, name); };
+  const auto models = column("model");
+  const auto tps = column("tp");
+  const auto tokens = column("max_num_batched_tokens");
+  const auto utilizations = column("gpu_memory_utilization");
+  const auto block_sizes = column("block_size");
+  const auto reported = column("gpu_kv_blocks");
+  REQUIRE_FALSE(models.empty());
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    INFO(models[i] + " TP " + tps[i]);
+    // The runs' setup (measured/README.md): max_num_seqs 128, max_model_len 4096, fp16.
+    const nlohmann::json kv = kv_json(
+        {"--model", models[i], "--hw", "h100-sxm", "--tp", tps[i], "--max-num-batched-tokens",
+         tokens[i], "--mem-util", utilizations[i], "--block-size", block_sizes[i], "--max-num-seqs",
+         "128", "--max-len", "4096", "--weight-dtype", "fp16"});
+    const double blocks = static_cast<double>(kv["vllm_kv_cache_size_tokens"].get<std::int64_t>()) /
+                          std::stod(block_sizes[i]);
+    CHECK(std::abs(blocks / std::stod(reported[i]) - 1) <= 0.007);
+  }
+}
+
 TEST_CASE("kv says whether the engine starts and the longest sequence that fits", "[kv][cli]") {
   const nlohmann::json refused =
       kv_json({"--model", "llama-3.1-70b", "--hw", "h100-sxm", "--tp", "2"});
   CHECK(refused["starts"] == false);
   CHECK_THAT(refused["does_not_start"].get<std::string>(), Contains("largest max_len"));
   const std::int64_t fits = refused["max_len_that_fits"].get<std::int64_t>();
-  CHECK(fits > 20000);
-  CHECK(fits < 25000);
+  CHECK(fits > 4000);
+  CHECK(fits < 5000);
   const nlohmann::json starts =
-      kv_json({"--model", "llama-3.1-70b", "--hw", "h100-sxm", "--tp", "2", "--max-len", "16384"});
+      kv_json({"--model", "llama-3.1-70b", "--hw", "h100-sxm", "--tp", "2", "--max-len", "4096"});
   CHECK(starts["starts"] == true);
-  CHECK(starts["max_len_that_fits"] == 16384);
+  CHECK(starts["max_len_that_fits"] == 4096);
 }

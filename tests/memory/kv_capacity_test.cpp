@@ -31,6 +31,42 @@ TEST_CASE("KV capacity is usable memory minus weights and the activation reserve
   CHECK(c.kv_capacity_tokens < 480000);
 }
 
+TEST_CASE("vLLM's profile run counts the larger of the forward's widest phase and the sampler",
+          "[memory]") {
+  const ModelSpec m = shipped_model("llama-2-7b");
+  const HardwareProfile hw = shipped_hardware("h100-sxm");
+  KvCapacityOptions o;
+  o.weight_dtype = DType::FP16;
+  o.kv_dtype = DType::FP16;
+  o.accounting = ActivationAccounting::ProfileRun;
+  o.max_batched_tokens = 2048;
+  o.max_sequences = 128;
+  o.non_torch_bytes = 1e8;
+  o.sampler_bytes_per_logit = 38;
+  const KvCapacity c = plan_kv_capacity(m, hw, o);
+  // The forward: residual and normed input (2 x 4096) and the MLP phase (gate/up 2 x 11008
+  // and the activation 11008), wider than the attention phase (QKV 3 x 4096 and its output).
+  const double forward = 2048 * 2.0 * (2 * 4096 + 3 * 11008);
+  // The sampler: 128 rows of the 32,000-entry vocabulary, the hidden states kept.
+  const double sampler = 2048 * 2.0 * 4096 + 128 * 32000 * 38.0;
+  REQUIRE(sampler > forward);
+  CHECK(c.activation_reserve_bytes_per_gpu == Approx(1e8 + sampler));
+  CHECK(c.usable_bytes_per_gpu == Approx(0.9 * hw.memory_visible_bytes));
+  CHECK(hw.memory_visible_bytes < hw.memory_capacity_bytes);
+  CHECK(c.kv_bytes_per_gpu == Approx(c.usable_bytes_per_gpu - c.weight_bytes_per_gpu -
+                                     c.activation_reserve_bytes_per_gpu));
+  // Fewer sampled rows: the forward sets the peak; more rows than tokens: one per token.
+  o.max_sequences = 16;
+  CHECK(plan_kv_capacity(m, hw, o).activation_reserve_bytes_per_gpu == Approx(1e8 + forward));
+  o.max_sequences = 4096;
+  CHECK(plan_kv_capacity(m, hw, o).activation_reserve_bytes_per_gpu ==
+        Approx(1e8 + 2048 * 2.0 * 4096 + 2048 * 32000 * 38.0));
+  // A GPU whose profile gives no visible total takes its capacity.
+  const HardwareProfile a100 = shipped_hardware("a100-80gb");
+  CHECK(plan_kv_capacity(m, a100, o).usable_bytes_per_gpu ==
+        Approx(0.9 * a100.memory_capacity_bytes));
+}
+
 TEST_CASE("tensor parallelism and narrower KV formats raise the token capacity", "[memory]") {
   const ModelSpec m = shipped_model("llama-2-70b");
   const HardwareProfile hw = shipped_hardware("a100-80gb");
