@@ -14,6 +14,8 @@
 #include "sim/core/error.h"
 #include "sim/hardware/hardware_profile.h"
 #include "sim/metrics/csv_format.h"
+#include "sim/study/capacity_search.h"
+#include "sim/study/layout_study.h"
 #include "sim/study/point_simulation.h"
 #include "sim/study/rate_search.h"
 #include "sim/study/replica_search.h"
@@ -52,20 +54,12 @@ py::list slo_texts(const SloTarget& slo) {
   return terms;
 }
 
-std::string violations_text(const SloVerdict& verdict) {
+// The violations joined with "; ", empty when there are none (the frames' convention).
+std::string violations_joined(const SloVerdict& verdict) {
   std::string text;
   for (const auto& v : verdict.violations)
     text += (text.empty() ? "" : "; ") + v;
   return text;
-}
-
-// The price per GPU-hour of `hardware`: the option, else the profile's (none when it has none).
-std::optional<double> gpu_price(const CapacityOptions& options, const std::filesystem::path& root,
-                                const std::string& hardware) {
-  if (options.gpu_cost_per_hour) return options.gpu_cost_per_hour;
-  return load_hardware_file(
-             Catalog(root / "hw_profiles", "hardware profile", "hardware").resolve(hardware))
-      .price_per_gpu_hour_usd;
 }
 
 // The prices' keys, each None when there is no price.
@@ -79,10 +73,6 @@ constexpr const char* kPriceKeys[] = {"usd_per_gpu_hour",
 py::object price_value(const std::optional<ServingPrices>& prices, const char* key) {
   if (!prices) return py::none();
   return py::float_(serving_prices_json(*prices)[key].get<double>());
-}
-
-ConfigOverride rate_override(double rate_per_s) {
-  return {"capacity", "workload.arrival.rate_per_s=" + nlohmann::json(rate_per_s).dump()};
 }
 
 // "h100-sxm", "h100-sxm:2", "h100-sxm:2:1", ("h100-sxm", 2) or ("h100-sxm", 2, 1).
@@ -163,7 +153,7 @@ py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
   for (const auto& point : result.points) {
     rates.append(point.rate_per_s);
     met.append(point.verdict.met);
-    violations.append(violations_text(point.verdict));
+    violations.append(violations_joined(point.verdict));
     summaries.push_back(&point.summary);
   }
 
@@ -185,7 +175,8 @@ py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
     const std::int64_t gpus = config.value("replicas", std::int64_t{1}) *
                               config["tp"].get<std::int64_t>() * config["pp"].get<std::int64_t>();
     document["gpus"] = gpus;
-    if (const auto price = gpu_price(options, root, config["hardware"].get<std::string>())) {
+    const ReplicaShape shape{config["hardware"].get<std::string>(), 1, 1, std::nullopt};
+    if (const auto price = price_per_gpu_hour(shape, options.gpu_cost_per_hour, root)) {
       prices = serving_prices(*price, gpus, result.passing_rate_per_s, best->summary);
     }
   }
@@ -203,12 +194,17 @@ py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
   return document;
 }
 
-py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
-                         const CapacityOptions& options) {
+// The target rate, checked.
+double target_rate(const CapacityOptions& options) {
   const double rate = *options.target_rate_per_s;
   if (!(rate > 0) || !std::isfinite(rate)) {
     throw UsageError("target_rate: expected a positive number of requests/s");
   }
+  return rate;
+}
+
+// `shapes`: one shape or a list of them; empty when None.
+std::vector<ReplicaShape> shapes_of(const CapacityOptions& options) {
   std::vector<ReplicaShape> shapes;
   if (!options.shapes.is_none()) {
     if (py::isinstance<py::str>(options.shapes)) {
@@ -218,6 +214,21 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
         shapes.push_back(shape_of(item));
     }
   }
+  return shapes;
+}
+
+// The configured shape when none is given.
+void default_shape(std::vector<ReplicaShape>& shapes, const nlohmann::json& config) {
+  if (shapes.empty()) {
+    shapes.push_back({config["hardware"].get<std::string>(), config["tp"].get<std::int64_t>(),
+                      config["pp"].get<std::int64_t>(), std::nullopt});
+  }
+}
+
+py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
+                         const CapacityOptions& options) {
+  const double rate = target_rate(options);
+  std::vector<ReplicaShape> shapes = shapes_of(options);
   const std::filesystem::path root = data_root();
   const std::filesystem::path working_dir = std::filesystem::current_path();
   const auto executor = executor_for(options.jobs);
@@ -226,27 +237,16 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
     const py::gil_scoped_release release;
     const nlohmann::json config = study_point_config(base, {}, root, "capacity");
     (void)configured_rate(config, "set arrival=\"poisson\"", "start_rate");
-    if (shapes.empty()) {
-      shapes.push_back({config["hardware"].get<std::string>(), config["tp"].get<std::int64_t>(),
-                        config["pp"].get<std::int64_t>(), std::nullopt});
-    }
-    results = search_fewest_replicas(
-        slo, shapes, options.max_replicas, [&](const std::vector<ReplicaTrial>& trials) {
-          std::vector<std::vector<ConfigOverride>> overrides;
-          std::vector<std::string> names;
-          for (const auto& trial : trials) {
-            const auto& shape = shapes[trial.shape];
-            overrides.push_back({rate_override(rate),
-                                 {"shapes", "hardware=" + nlohmann::json(shape.hardware).dump()},
-                                 {"shapes", "tp=" + std::to_string(shape.tp)},
-                                 {"shapes", "pp=" + std::to_string(shape.pp)},
-                                 {"capacity", "replicas=" + std::to_string(trial.replicas)}});
-            names.push_back("capacity point (" + shape.label() + ", " +
-                            std::to_string(trial.replicas) + " replicas)");
-          }
-          return simulate_points(base, overrides, names, *executor, root, working_dir, nullptr,
-                                 PointMeasure{true, completions_needed(slo), {}, &slo});
-        });
+    default_shape(shapes, config);
+    CapacitySearch search{base,
+                          slo,
+                          *executor,
+                          root,
+                          working_dir,
+                          nullptr,
+                          PointMeasure{true, completions_needed(slo), {}, &slo},
+                          nullptr};
+    results = search_shape_replicas(search, shapes, rate, options.max_replicas, "shapes");
   }
 
   py::list hardware, tp, pp, replicas, gpus, unfit, ttft_p99, tpot_p99;
@@ -261,7 +261,7 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
       point_pp.append(shape.pp);
       point_replicas.append(point.replicas);
       met.append(point.verdict.met);
-      violations.append(violations_text(point.verdict));
+      violations.append(violations_joined(point.verdict));
       summaries.push_back(&point.summary);
     }
     hardware.append(shape.hardware);
@@ -286,7 +286,7 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
                                              : py::object(py::none()));
     std::optional<ServingPrices> prices;
     if (answer != nullptr) {
-      if (const auto price = gpu_price(options, root, shape.hardware)) {
+      if (const auto price = price_per_gpu_hour(shape, options.gpu_cost_per_hour, root)) {
         prices = serving_prices(*price, answer->replicas * shape.gpus_per_replica(), rate,
                                 answer->summary);
       }
@@ -324,12 +324,145 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
   return document;
 }
 
+// A column of optional numbers: None where there is none.
+py::object number_or_none(bool has, double value) {
+  return has ? py::object(py::float_(value)) : py::object(py::none());
+}
+
+py::dict search_layouts(const ConfigSources& base, const SloTarget& slo,
+                        const CapacityOptions& options) {
+  LayoutSearchTerms terms;
+  terms.rate_per_s = target_rate(options);
+  if (options.minimize != "gpus" && options.minimize != "cost") {
+    throw UsageError("minimize: expected \"gpus\" or \"cost\", got \"" + options.minimize + "\"");
+  }
+  terms.minimize = options.minimize;
+  terms.by_cost = options.minimize == "cost";
+  terms.max_replicas = options.max_replicas;
+  terms.gpu_cost_per_hour = options.gpu_cost_per_hour;
+  terms.shapes = shapes_of(options);
+  const std::filesystem::path root = data_root();
+  const auto executor = executor_for(options.jobs);
+  std::optional<LayoutStudy> answer;
+  {
+    const py::gil_scoped_release release;
+    const nlohmann::json config = study_point_config(base, {}, root, "capacity");
+    (void)configured_rate(config, "set arrival=\"poisson\"", "start_rate");
+    if (config.contains("disaggregation") && !config["disaggregation"].is_null()) {
+      throw UsageError(
+          "disaggregated: the search lays the roles out from shapes; drop the disaggregation "
+          "section and settings");
+    }
+    default_shape(terms.shapes, config);
+    CapacitySearch search{base,
+                          slo,
+                          *executor,
+                          root,
+                          std::filesystem::current_path(),
+                          nullptr,
+                          PointMeasure{true, completions_needed(slo), {}, &slo},
+                          nullptr};
+    answer.emplace(search_layout_study(search, terms, false));
+  }
+
+  // Every deployment: its answer, prices and latencies, or why there is none.
+  py::list kind, deployment, replicas, gpus, usd_per_hour, usd_per_million_tokens, ttft_p99,
+      tpot_p99, per_gpu, per_user, note;
+  for (const LayoutDeployment& d : answer->deployments) {
+    const bool has = d.summary != nullptr;
+    kind.append(d.kind);
+    deployment.append(d.label);
+    replicas.append(has ? py::object(py::str(d.counts)) : py::object(py::none()));
+    gpus.append(has ? py::object(py::int_(d.gpus)) : py::object(py::none()));
+    usd_per_hour.append(
+        number_or_none(d.prices.has_value(), d.prices ? d.prices->usd_per_hour : 0));
+    usd_per_million_tokens.append(
+        number_or_none(d.prices.has_value(), d.prices ? d.prices->usd_per_million_tokens : 0));
+    ttft_p99.append(number_or_none(has, has ? summary_value(*d.summary, "ttft_s.p99") : 0));
+    tpot_p99.append(number_or_none(has, has ? summary_value(*d.summary, "tpot_s.p99") : 0));
+    per_gpu.append(number_or_none(has, d.output_per_gpu));
+    per_user.append(number_or_none(has, d.output_per_user));
+    note.append(d.note.empty() ? py::object(py::none()) : py::object(py::str(d.note)));
+  }
+  py::dict deployments_data;
+  py::list deployments_names;
+  for (const auto& [name, column] :
+       {std::pair{"kind", kind}, std::pair{"deployment", deployment},
+        std::pair{"replicas", replicas}, std::pair{"gpus", gpus},
+        std::pair{"usd_per_hour", usd_per_hour},
+        std::pair{"usd_per_million_tokens", usd_per_million_tokens},
+        std::pair{"ttft_p99_s", ttft_p99}, std::pair{"tpot_p99_s", tpot_p99},
+        std::pair{"output_tokens_per_s_per_gpu", per_gpu},
+        std::pair{"output_tokens_per_s_per_user", per_user}, std::pair{"note", note}}) {
+    deployments_data[name] = column;
+    deployments_names.append(name);
+  }
+
+  // The Pareto front of the points meeting the SLO.
+  py::list front_deployment, front_replicas, front_gpus, front_per_gpu, front_per_user, front_ttft,
+      front_tpot;
+  for (const LayoutFrontPoint& f : answer->front.points) {
+    front_deployment.append(f.point->label);
+    front_replicas.append(f.point->counts);
+    front_gpus.append(f.point->gpus);
+    front_per_gpu.append(f.output_per_gpu);
+    front_per_user.append(f.output_per_user);
+    front_ttft.append(summary_value(*f.point->summary, "ttft_s.p99"));
+    front_tpot.append(summary_value(*f.point->summary, "tpot_s.p99"));
+  }
+  py::dict front_data;
+  py::list front_names;
+  for (const auto& [name, column] :
+       {std::pair{"deployment", front_deployment}, std::pair{"replicas", front_replicas},
+        std::pair{"gpus", front_gpus}, std::pair{"output_tokens_per_s_per_gpu", front_per_gpu},
+        std::pair{"output_tokens_per_s_per_user", front_per_user},
+        std::pair{"ttft_p99_s", front_ttft}, std::pair{"tpot_p99_s", front_tpot}}) {
+    front_data[name] = column;
+    front_names.append(name);
+  }
+
+  // Every point simulated, in order.
+  py::list point_deployment, point_replicas, point_gpus, met, violations;
+  std::vector<const nlohmann::json*> summaries;
+  for (const SearchedPoint& e : answer->evaluated) {
+    point_deployment.append(e.label);
+    point_replicas.append(e.counts);
+    point_gpus.append(e.gpus);
+    met.append(e.verdict->met);
+    violations.append(violations_joined(*e.verdict));
+    summaries.push_back(e.summary);
+  }
+
+  py::dict document;
+  document["mode"] = "layouts";
+  document["slo"] = slo_texts(slo);
+  document["target_rate_per_s"] = terms.rate_per_s;
+  document["max_replicas"] = terms.max_replicas;
+  document["minimize"] = terms.minimize;
+  document["deployments"] = frame(deployments_data, deployments_names);
+  document["best"] = to_python(answer->document["best"]);
+  document["front"] = frame(front_data, front_names);
+  document["points"] = points_frame({{"deployment", point_deployment},
+                                     {"replicas", point_replicas},
+                                     {"gpus", point_gpus},
+                                     {"met", met},
+                                     {"violations", violations}},
+                                    summaries);
+  return document;
+}
+
 }  // namespace
 
 py::dict capacity(const py::object& config, const CapacityOptions& options,
                   const py::kwargs& settings) {
   const ConfigSources base = config_sources(config, settings);
   const SloTarget slo = slo_target(options.slo);
+  if (options.disaggregated) {
+    if (!options.target_rate_per_s) {
+      throw UsageError("disaggregated: give target_rate (the layouts are searched at a rate)");
+    }
+    return search_layouts(base, slo, options);
+  }
   return options.target_rate_per_s ? search_replicas(base, slo, options)
                                    : search_rate(base, slo, options);
 }

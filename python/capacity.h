@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include <pybind11/pybind11.h>
 
@@ -24,6 +25,10 @@ struct CapacityOptions {
   std::int64_t max_replicas = 1024;
   // USD per GPU-hour for the prices (default each hardware profile's list price).
   std::optional<double> gpu_cost_per_hour;
+  // With a target rate: also every prefill/decode pair of the shapes (capacity
+  // --disaggregated), ranked by "gpus" or "cost".
+  bool disaggregated = false;
+  std::string minimize = "gpus";
   int jobs = 1;
 };
 

@@ -69,8 +69,8 @@ PYBIND11_MODULE(servesim, m) {
       [](const py::object& config, const py::object& slo, std::optional<double> target_rate,
          const py::object& shapes, std::optional<double> start_rate, double precision,
          std::size_t points_per_round, std::size_t max_points, double min_rate, double max_rate,
-         std::int64_t max_replicas, std::optional<double> gpu_cost_per_hour, int jobs,
-         const py::kwargs& settings) {
+         std::int64_t max_replicas, std::optional<double> gpu_cost_per_hour, bool disaggregated,
+         const std::string& minimize, int jobs, const py::kwargs& settings) {
         CapacityOptions options;
         options.slo = slo;
         options.target_rate_per_s = target_rate;
@@ -83,6 +83,8 @@ PYBIND11_MODULE(servesim, m) {
         options.max_rate_per_s = max_rate;
         options.max_replicas = max_replicas;
         options.gpu_cost_per_hour = gpu_cost_per_hour;
+        options.disaggregated = disaggregated;
+        options.minimize = minimize;
         options.jobs = jobs;
         return capacity(config, options, settings);
       },
@@ -91,7 +93,8 @@ PYBIND11_MODULE(servesim, m) {
       py::arg("start_rate") = py::none(), py::arg("precision") = 0.02,
       py::arg("points_per_round") = 3, py::arg("max_points") = 200, py::arg("min_rate") = 1e-4,
       py::arg("max_rate") = 1e6, py::arg("max_replicas") = 1024,
-      py::arg("gpu_cost_per_hour") = py::none(), py::arg("jobs") = 1,
+      py::arg("gpu_cost_per_hour") = py::none(), py::arg("disaggregated") = false,
+      py::arg("minimize") = "gpus", py::arg("jobs") = 1,
       "capacity(config=None, *, slo, target_rate=None, shapes=None, ..., jobs=1, **settings)"
       " -> dict\n\n"
       "The highest arrival rate meeting `slo` ({'ttft_p99': 0.5, 'tpot_p99': 0.05}, or\n"
@@ -104,7 +107,11 @@ PYBIND11_MODULE(servesim, m) {
       "its steady state is stable (steady_state.* columns). With `target_rate`, the fewest\n"
       "replicas of each of `shapes` ('h100-sxm:2' or ('h100-sxm', 2, 1)) meeting it: mode\n"
       "'replicas', a 'shapes' DataFrame (replicas, gpus, does_not_fit, the prices) and the\n"
-      "points.");
+      "points. With disaggregated=True also every prefill/decode pair of the shapes, as\n"
+      "`capacity --disaggregated`: mode 'layouts', a 'deployments' DataFrame (kind,\n"
+      "deployment, replicas such as '2p1d', gpus, prices, ttft_p99_s, tpot_p99_s, note), the\n"
+      "'best' of each kind by `minimize` ('gpus' or 'cost'), the Pareto 'front' DataFrame\n"
+      "and the points.");
   m.def(
       "kv",
       [](std::optional<std::string> model, std::optional<std::string> hardware,

@@ -84,6 +84,39 @@ def test_capacity_replicas_equals_the_cli(cli_json):
         assert shapes["tpot_p99_s"][i] == answer["summary"]["tpot_s"]["p99"]
 
 
+def test_capacity_layouts_equal_the_cli(cli_json):
+    # Llama-3-8B, ShareGPT at 60 req/s on H100s and A100s: layouts need more than one replica.
+    flags = ["--target-rate", "60", "--disaggregated", "--slo", "ttft_p99=0.5", "--slo",
+             "tpot_p99=0.02", "--num-requests", "2000", "--max-len", "4096", "--shapes",
+             "h100-sxm:1,a100-80gb:1", "--max-replicas", "16"]
+    expected = cli_json("capacity", *flags)
+    result = servesim.capacity(slo=["ttft_p99=0.5", "tpot_p99=0.02"], target_rate=60,
+                               disaggregated=True, shapes=["h100-sxm:1", "a100-80gb:1"],
+                               num_requests=2000, max_len=4096, max_replicas=16)
+    assert result["mode"] == expected["mode"] == "layouts"
+    deployments = result["deployments"]
+    assert deployments["kind"].tolist() == [d["kind"] for d in expected["deployments"]]
+    assert deployments["deployment"].tolist() == [d["deployment"] for d in expected["deployments"]]
+
+    def gpus(frame):
+        return [None if pd.isna(x) else int(x) for x in frame["gpus"]]
+
+    assert gpus(deployments) == [d.get("gpus") for d in expected["deployments"]]
+    assert any(k == "disaggregated" and g is not None
+               for k, g in zip(deployments["kind"], gpus(deployments)))
+    assert result["best"] == expected["best"]
+    front = result["front"]
+    assert front["deployment"].tolist() == [f["deployment"] for f in expected["front"]]
+    assert front["replicas"].tolist() == [f["replicas"] for f in expected["front"]]
+    assert (front["output_tokens_per_s_per_gpu"].tolist() ==
+            [f["output_tokens_per_s_per_gpu"] for f in expected["front"]])
+    # Every point the CLI simulated, in its order.
+    points = result["points"]
+    assert len(points) == sum(len(d.get("points", [])) for d in expected["deployments"])
+    with pytest.raises(servesim.UsageError, match="^disaggregated: give target_rate"):
+        servesim.capacity(slo=["ttft_p99=0.5"], disaggregated=True)
+
+
 def test_capacity_needs_an_slo():
     with pytest.raises(servesim.UsageError, match="^slo: give at least one term"):
         servesim.capacity(slo={})

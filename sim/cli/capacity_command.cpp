@@ -370,13 +370,11 @@ int run_capacity(CommandContext& context) {
   const auto executor = executor_from(*vm, context);
   ProgressMeter progress(context.err, "capacity", context.terminal);
   std::optional<PointJournal> journal = study_journal(*vm, context, "capacity");
-  CapacityStudy study{context,
-                      run_config_sources(*vm),
-                      slo,
-                      *executor,
-                      progress,
-                      PointMeasure{true, completions_needed(slo), StabilityCriteria{}, &slo},
-                      journal ? &*journal : nullptr};
+  CapacityStudy study{
+      {run_config_sources(*vm), slo, *executor, context.data_root, std::filesystem::current_path(),
+       &progress, PointMeasure{true, completions_needed(slo), StabilityCriteria{}, &slo},
+       journal ? &*journal : nullptr},
+      context};
   if (vm->count("disaggregated") != 0) return search_layouts(study, *vm);
   return vm->count("target-rate") != 0 ? search_replicas(study, *vm) : search_rate(study, *vm);
 }

@@ -54,10 +54,21 @@ void print_layouts_report(std::ostream& out, const LayoutReport& report) {
     }
     out << '\n';
   }
-  if (report.has_front) {
+  if (!report.front.points.empty()) {
     out << "\nPareto front of the points meeting the SLO: output tokens/s per GPU at the target "
            "rate against per user (1 / mean TPOT):\n";
-    report.front.print(out);
+    Table front({"deployment", "replicas", "GPUs", "tok/s/GPU", "tok/s/user", "TTFT p99 ms",
+                 "TPOT p99 ms", "config"},
+                {0, 7});
+    for (const LayoutFrontPoint& f : report.front.points) {
+      const SearchedPoint& e = *f.point;
+      front.add_row({e.label, e.counts, std::to_string(e.gpus), format_fixed(f.output_per_gpu, 1),
+                     format_fixed(f.output_per_user, 1),
+                     format_fixed(summary_value(*e.summary, "ttft_s.p99") * 1e3, 1),
+                     format_fixed(summary_value(*e.summary, "tpot_s.p99") * 1e3, 2),
+                     f.config_file.empty() ? "-" : f.config_file});
+    }
+    front.print(out);
     if (!report.wrote_configs)
       out << "(--out writes a runnable configuration of each front point)\n";
   }

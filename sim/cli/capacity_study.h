@@ -10,6 +10,7 @@
 #include "sim/cli/command.h"
 #include "sim/cli/format.h"
 #include "sim/cli/options.h"
+#include "sim/study/capacity_search.h"
 #include "sim/study/point_simulation.h"
 #include "sim/study/progress_meter.h"
 #include "sim/study/replica_search.h"
@@ -18,37 +19,13 @@
 
 namespace servesim::cli {
 
-// What a capacity study shares between its modes.
-struct CapacityStudy {
+// What a capacity study shares between its modes: the search (sim/study/capacity_search.h)
+// and the command it answers.
+struct CapacityStudy : CapacitySearch {
   const CommandContext& context;
-  ConfigSources base;
-  SloTarget slo;
-  IPointExecutor& executor;
-  ProgressMeter& progress;
-  PointMeasure measure;
-  PointJournal* journal = nullptr;  // with --out or --resume
-
-  // Runs one round of points, each the base configuration plus its overrides.
-  std::vector<nlohmann::json> run(const std::vector<std::vector<ConfigOverride>>& overrides,
-                                  const std::vector<std::string>& names);
-  // For each set of overrides, the summary of the workload's requests served one at a time
-  // (slo_bounds.h's isolated_summary).
-  std::vector<nlohmann::json> alone(const std::vector<std::vector<ConfigOverride>>& overrides,
-                                    const std::vector<std::string>& names);
-  // For each set of overrides, why the SLO is out of reach at any load (slo_bounds.h), from
-  // alone(); nothing when it may be reachable.
-  std::vector<std::optional<std::string>> unreachable(
-      const std::vector<std::vector<ConfigOverride>>& overrides,
-      const std::vector<std::string>& names);
 };
 
 std::string rate_text(double rate_per_s);
-ConfigOverride rate_override(double rate_per_s);
-std::vector<ConfigOverride> shape_overrides(const ReplicaShape& shape, const std::string& origin);
-
-nlohmann::json verdict_json(const SloVerdict& verdict);
-std::string violations_text(const SloVerdict& verdict);
-nlohmann::json slo_json(const SloTarget& slo);
 
 // The columns every point's row has after its key columns, and their cells: steady-state
 // req/s, offered req/s, served share, latencies, the stability and SLO verdicts.
@@ -80,22 +57,14 @@ void publish_capacity(const CapacityStudy& study, const po::variables_map& vm,
 
 // --shapes HARDWARE[:TP[:PP]][@PRICE],...; the configured shape when `list` is empty.
 std::vector<ReplicaShape> parse_shapes(const std::string& list, const nlohmann::json& base);
+// --gpu-cost-per-hour, when given.
+std::optional<double> gpu_cost_flag(const po::variables_map& vm);
 // The shape's own price, else --gpu-cost-per-hour, else the profile's list price.
 std::optional<double> price_per_gpu_hour(const ReplicaShape& shape, const po::variables_map& vm,
                                          const CommandContext& context);
 // "$/hour", "$/M input", "$/M output", "$/M tokens", "$/1k requests" and their cells.
 extern const std::vector<std::string> kPriceColumns;
 std::vector<std::string> price_cells(const std::optional<ServingPrices>& prices);
-
-// A point of a replica search: the shape, the rate and the count.
-std::vector<ConfigOverride> replica_point_overrides(const ReplicaShape& shape, double rate_per_s,
-                                                    std::int64_t replicas);
-// The fewest replicas of each shape meeting the study's SLO at `rate_per_s`
-// (search_fewest_replicas, its points run by the study).
-std::vector<ReplicaSearchResult> search_shape_replicas(CapacityStudy& study,
-                                                       const std::vector<ReplicaShape>& shapes,
-                                                       double rate_per_s,
-                                                       std::int64_t max_replicas);
 
 // --target-rate: the fewest replicas of each shape meeting the SLO.
 int search_replicas(CapacityStudy& study, const po::variables_map& vm);

@@ -8,12 +8,6 @@
 
 namespace servesim::cli {
 
-std::string format_fixed(double value, int decimals) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(decimals) << value;
-  return out.str();
-}
-
 std::string format_bytes(double bytes) {
   static constexpr std::array<const char*, 6> kUnits{"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   double value = bytes;

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/metrics/csv_format.h"
+
 namespace servesim::cli {
 
 // Human-readable figures with units. Memory sizes are binary (KiB, MiB, GiB: what allocators
@@ -15,7 +17,7 @@ std::string format_bytes(double bytes);
 std::string format_count(double value);                        // 6,738,415,616
 std::string format_si(double value, const std::string& unit);  // 1.23 TFLOP/s
 std::string format_seconds(double seconds);                    // 12.3 us, 4.56 ms, 1.20 s
-std::string format_fixed(double value, int decimals);
+// format_fixed: sim/metrics/csv_format.h.
 
 // Columns sized to their widest cell; the first column and any marked text columns are
 // left-aligned, the rest (numbers) right-aligned.

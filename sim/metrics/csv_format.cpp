@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <iomanip>
+#include <sstream>
 
 #include "sim/core/error.h"
 
@@ -97,6 +99,12 @@ char* write_round_trip(char* first, double value) {
     }
   }
   return std::to_chars(first, first + 32, value).ptr;
+}
+
+std::string format_fixed(double value, int decimals) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(decimals) << value;
+  return out.str();
 }
 
 std::string format_9_digits(double value) {

@@ -28,6 +28,10 @@ std::string format_9_digits(double value);
 // multiplication unless the value lies within 10^-6 of a rounding tie.
 char* write_9_digits(char* first, double value);
 
+// `value` in fixed notation with `decimals` digits after the point (std::fixed), for tables
+// and messages.
+std::string format_fixed(double value, int decimals);
+
 // `text` as a CSV field (RFC 4180): quoted, with quotes doubled, when it contains a comma,
 // a quote or a line break; unchanged otherwise.
 std::string csv_field(std::string_view text);

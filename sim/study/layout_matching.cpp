@@ -1,4 +1,4 @@
-#include "sim/cli/capacity_layout_matching.h"
+#include "sim/study/layout_study.h"
 
 #include <algorithm>
 #include <optional>
@@ -8,10 +8,11 @@
 
 #include "sim/config/disaggregation_config.h"
 #include "sim/core/error.h"
+#include "sim/metrics/csv_format.h"
 #include "sim/study/slo_bounds.h"
 #include "sim/study/summary_columns.h"
 
-namespace servesim::cli {
+namespace servesim {
 namespace {
 
 // The terms of `target` on the given metrics only.
@@ -50,21 +51,21 @@ struct RateMatchedStart {
   RoleCounts counts;
   std::optional<std::string> unservable;
 };
-RateMatchedStart rate_matched_start(const CapacityStudy& study, const Layout& layout,
+RateMatchedStart rate_matched_start(const CapacitySearch& search, const Layout& layout,
                                     double rate_per_s, const MeanRequest& mean,
                                     std::optional<double> step_limit_s, LayoutDeployment& d) {
   RateMatchedStart start;
   // Rate matching, on the roles as a 1p1d run of the layout configures them.
   const nlohmann::json config =
-      study_point_config(study.base, layout_overrides(layout, {1, 1}), study.context.data_root,
+      study_point_config(search.base, layout_overrides(layout, {1, 1}), search.data_root,
                          "capacity layout (" + d.label + ")");
   const RoleLoad load{mean.prompt_tokens, mean.output_tokens, step_limit_s};
   try {
     const auto& roles = config["disaggregation"];
     const RoleThroughput prefill =
-        role_throughput(role_document(config, roles["prefill"]), study.context.data_root, load);
+        role_throughput(role_document(config, roles["prefill"]), search.data_root, load);
     const RoleThroughput decode =
-        role_throughput(role_document(config, roles["decode"]), study.context.data_root, load);
+        role_throughput(role_document(config, roles["decode"]), search.data_root, load);
     start.counts = rate_matched_counts(rate_per_s, mean.prompt_tokens, mean.output_tokens,
                                        prefill.prefill_tokens_per_s, decode.decode_tokens_per_s);
     d.json["rate_matching"] = {{"prefill_tokens_per_s_per_replica", prefill.prefill_tokens_per_s},
@@ -81,14 +82,16 @@ RateMatchedStart rate_matched_start(const CapacityStudy& study, const Layout& la
 
 // Why the search prunes a layout that cannot beat the best aggregated answer; nothing when
 // it may.
-std::optional<std::string> pruned_reason(const po::variables_map& vm, const CommandContext& context,
-                                         const Layout& layout, RoleCounts start, bool by_cost,
+std::optional<std::string> pruned_reason(const LayoutSearchTerms& terms,
+                                         const std::filesystem::path& data_root,
+                                         const Layout& layout, RoleCounts start,
                                          const LayoutDeployment& best_aggregated) {
+  const bool by_cost = terms.by_cost;
   // The rate-matched counts are the fewest that can serve the rate (upper bounds of
   // throughput): a layout whose fewest GPUs (or $/hour) already exceed the best
   // aggregated answer's cannot beat it.
   const std::int64_t gpus = layout.gpus(start);
-  const std::optional<double> cost = layout_usd_per_hour(layout, start, vm, context);
+  const std::optional<double> cost = layout_usd_per_hour(layout, start, terms, data_root);
   const bool priced = cost && best_aggregated.prices;
   if (!by_cost && gpus > best_aggregated.gpus) {
     return "pruned: rate matching needs " + counts_text(start) + ", " + std::to_string(gpus) +
@@ -124,10 +127,10 @@ std::string counts_text(RoleCounts counts) {
 }
 
 std::optional<double> layout_usd_per_hour(const Layout& layout, RoleCounts counts,
-                                          const po::variables_map& vm,
-                                          const CommandContext& context) {
-  const auto prefill = price_per_gpu_hour(layout.prefill, vm, context);
-  const auto decode = price_per_gpu_hour(layout.decode, vm, context);
+                                          const LayoutSearchTerms& terms,
+                                          const std::filesystem::path& data_root) {
+  const auto prefill = price_per_gpu_hour(layout.prefill, terms.gpu_cost_per_hour, data_root);
+  const auto decode = price_per_gpu_hour(layout.decode, terms.gpu_cost_per_hour, data_root);
   if (!prefill || !decode) return std::nullopt;
   return *prefill * static_cast<double>(counts.prefill * layout.prefill.gpus_per_replica()) +
          *decode * static_cast<double>(counts.decode * layout.decode.gpus_per_replica());
@@ -142,14 +145,13 @@ std::optional<MeanRequest> mean_request(const nlohmann::json& alone) {
   return MeanRequest{(total - output) / requests, output / requests};
 }
 
-MatchedLayouts match_layouts(const CapacityStudy& study, const po::variables_map& vm,
-                             const LayoutSearchTerms& terms,
+MatchedLayouts match_layouts(const CapacitySearch& search, const LayoutSearchTerms& terms,
                              const std::vector<nlohmann::json>& alone,
                              const std::optional<MeanRequest>& mean,
                              const std::optional<LayoutDeployment>& best_aggregated,
                              std::vector<LayoutDeployment>& deployments) {
-  const SloTarget prefill_terms = terms_on(study.slo, {"ttft"});
-  const SloTarget decode_terms = terms_on(study.slo, {"tpot", "itl"});
+  const SloTarget prefill_terms = terms_on(search.slo, {"ttft"});
+  const SloTarget decode_terms = terms_on(search.slo, {"tpot", "itl"});
   std::optional<double> step_limit_s;
   for (const auto& limit : decode_terms.limits) {
     step_limit_s = std::min(limit.limit_s, step_limit_s.value_or(limit.limit_s));
@@ -168,7 +170,7 @@ MatchedLayouts match_layouts(const CapacityStudy& study, const po::variables_map
       RoleCounts start;
       if (!reason) {
         const RateMatchedStart matching =
-            rate_matched_start(study, layout, terms.rate_per_s, *mean, step_limit_s, d);
+            rate_matched_start(search, layout, terms.rate_per_s, *mean, step_limit_s, d);
         start = matching.counts;
         reason = matching.unservable;
       }
@@ -177,7 +179,7 @@ MatchedLayouts match_layouts(const CapacityStudy& study, const po::variables_map
                  std::to_string(terms.max_replicas);
       }
       if (!reason && best_aggregated) {
-        reason = pruned_reason(vm, study.context, layout, start, terms.by_cost, *best_aggregated);
+        reason = pruned_reason(terms, search.data_root, layout, start, *best_aggregated);
       }
       if (reason) {
         d.note = *reason;
@@ -192,4 +194,4 @@ MatchedLayouts match_layouts(const CapacityStudy& study, const po::variables_map
   return matched;
 }
 
-}  // namespace servesim::cli
+}  // namespace servesim
