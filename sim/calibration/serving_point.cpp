@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <sstream>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -12,6 +13,7 @@
 
 #include "sim/calibration/serving_bench_result.h"
 #include "sim/calibration/serving_csv.h"
+#include "sim/calibration/serving_deployed.h"
 #include "sim/calibration/serving_fields.h"
 #include "sim/core/error.h"
 #include "sim/core/json_reader.h"
@@ -91,6 +93,20 @@ std::optional<double> ServingPoint::rate_per_s() const {
   return std::nullopt;
 }
 
+namespace {
+
+// Whether a CSV file is a deployment report (serving_deployed.h): its first line that is not a
+// '#' comment names serve_cmd and n_req.
+bool deployment_report(const fs::path& file) {
+  std::istringstream in(read_text_file(file));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("#")) return is_deployment_report_header(line);
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<fs::path> setup_file_for(const fs::path& file, const ServingPointOptions& options) {
   if (options.setup) return options.setup;
   const fs::path shipped =
@@ -115,7 +131,10 @@ std::vector<ServingPoint> read_serving_points(const fs::path& file,
     return points;
   };
   if (file.extension() == ".json") return with_terms(read_bench_result(file, options, s));
-  if (file.extension() == ".csv") return with_terms(read_csv_points(file, options, s));
+  if (file.extension() == ".csv") {
+    if (deployment_report(file)) return read_deployment_report(file, options);
+    return with_terms(read_csv_points(file, options, s));
+  }
   throw InputError(file.string(),
                    "expected a .csv file of measured serving points or a .json result of vllm "
                    "bench serve --save-result");

@@ -31,6 +31,8 @@ struct EngineKnobs {
   // TensorRT-LLM's batch waiting (trtllm-serve's names; the sarathi scheduler's parameters).
   std::optional<std::int64_t> batch_wait_timeout_iters;
   std::optional<double> batch_wait_max_tokens_ratio;
+  // vLLM's --enable-expert-parallel: the experts split over the TP ranks.
+  std::optional<bool> enable_expert_parallel;
   bool operator==(const EngineKnobs&) const = default;
 };
 
@@ -128,6 +130,9 @@ struct ServingPoint {
   EngineKnobs knobs;
   ServingWorkload workload;
   ServingMetrics measured;
+  // What the deployment runs that servesim does not model (speculative decoding, another
+  // attention backend, ...): such a point is reported with it and not predicted.
+  std::string unsupported;
 
   // "codegen", "batch 896 x 128/128", "burst 1000 x 512/exp(128) <= 32", "replay 200",
   // "closed loop 16 x 1024/1024 (0.8)".

@@ -254,6 +254,7 @@ void add_knobs(const ServingPoint& p, std::vector<ConfigOverride>& out, const st
   if (k.enable_prefix_caching) set("engine.enable_prefix_caching", *k.enable_prefix_caching);
   if (k.weight_dtype) set("weight_dtype", *k.weight_dtype);
   if (k.kv_dtype) set("kv_dtype", *k.kv_dtype);
+  if (k.enable_expert_parallel) set("expert_parallel", *k.enable_expert_parallel);
   // vLLM's graph modes: FULL_DECODE_ONLY graphs decode-only steps and runs the rest eagerly;
   // the piecewise and full modes graph mixed steps too; NONE captures nothing.
   if (k.cudagraph_mode) {

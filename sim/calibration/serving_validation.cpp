@@ -57,8 +57,11 @@ ServingValidation validate_serving(const std::vector<ServingRun>& runs,
     if (run.points.empty()) continue;
     std::string reason;
     std::vector<ServingMetrics> predicted;
+    for (const ServingPoint& p : run.points) {
+      if (!p.unsupported.empty()) reason = "not modelled: " + p.unsupported;
+    }
     try {
-      predicted = predict(run);
+      if (reason.empty()) predicted = predict(run);
     } catch (const InfeasibleError& e) {
       reason = std::string("not served: ") + e.what();
     }

@@ -20,6 +20,9 @@ constexpr std::string_view kFp8 = R"({"quant_method": "fp8"})";
 constexpr std::string_view kFbgemmFp8 = R"({"quant_method": "fbgemm_fp8"})";
 constexpr std::string_view kFp8Blocks =
     R"({"quant_method": "fp8", "weight_block_size": [128, 128]})";
+// AutoAWQ's 4-bit integer groups of 128 with zero points (Qwen's AWQ checkpoints).
+constexpr std::string_view kAwq =
+    R"({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": true})";
 constexpr std::string_view kModeloptFp8 = R"({"quant_method": "modelopt", "quant_algo": "FP8"})";
 constexpr std::string_view kModeloptFp4 = R"({"quant_method": "modelopt", "quant_algo": "NVFP4"})";
 
@@ -59,7 +62,11 @@ constexpr CheckpointId kCheckpoints[] = {
     {"google/gemma-3-1b-pt", "gemma-3-1b", ""},
     {"google/gemma-3-27b-pt", "gemma-3-27b", ""},
     {"Qwen/Qwen3-8B-FP8", "qwen3-8b", kFp8Blocks},
+    {"Qwen/Qwen3-14B-FP8", "qwen3-14b", kFp8Blocks},
+    {"Qwen/Qwen3-14B-AWQ", "qwen3-14b", kAwq},
     {"Qwen/Qwen3-32B-FP8", "qwen3-32b", kFp8Blocks},
+    {"Qwen/Qwen3-32B-AWQ", "qwen3-32b", kAwq},
+    {"Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "qwen3-235b-2507", kFp8Blocks},
     {"Qwen/Qwen3-30B-A3B-FP8", "qwen3-30b-a3b", kFp8Blocks},
     {"Qwen/Qwen3-235B-A22B-FP8", "qwen3-235b-a22b", kFp8Blocks},
     // DeepSeek-R1 and V3-0324 are trained further from V3's architecture, in V3's FP8 blocks
