@@ -225,6 +225,17 @@ void default_shape(std::vector<ReplicaShape>& shapes, const nlohmann::json& conf
   }
 }
 
+// A frame of named columns, in the order given.
+py::object named_frame(const std::vector<std::pair<const char*, py::list>>& columns) {
+  py::dict data;
+  py::list names;
+  for (const auto& [name, column] : columns) {
+    data[name] = column;
+    names.append(name);
+  }
+  return frame(data, names);
+}
+
 py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
                          const CapacityOptions& options) {
   const double rate = target_rate(options);
@@ -294,26 +305,23 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
     for (std::size_t k = 0; k < price_columns.size(); ++k)
       price_columns[k].append(price_value(prices, kPriceKeys[k]));
   }
-  py::dict shape_data;
-  py::list shape_names;
-  for (const auto& [name, column] :
-       {std::pair{"hardware", hardware}, std::pair{"tp", tp}, std::pair{"pp", pp},
-        std::pair{"replicas", replicas}, std::pair{"gpus", gpus}, std::pair{"ttft_p99_s", ttft_p99},
-        std::pair{"tpot_p99_s", tpot_p99}, std::pair{"does_not_fit", unfit}}) {
-    shape_data[name] = column;
-    shape_names.append(name);
-  }
-  for (std::size_t k = 0; k < price_columns.size(); ++k) {
-    shape_data[kPriceKeys[k]] = price_columns[k];
-    shape_names.append(kPriceKeys[k]);
-  }
+  std::vector<std::pair<const char*, py::list>> shape_columns{{"hardware", hardware},
+                                                              {"tp", tp},
+                                                              {"pp", pp},
+                                                              {"replicas", replicas},
+                                                              {"gpus", gpus},
+                                                              {"ttft_p99_s", ttft_p99},
+                                                              {"tpot_p99_s", tpot_p99},
+                                                              {"does_not_fit", unfit}};
+  for (std::size_t k = 0; k < price_columns.size(); ++k)
+    shape_columns.emplace_back(kPriceKeys[k], price_columns[k]);
 
   py::dict document;
   document["mode"] = "replicas";
   document["slo"] = slo_texts(slo);
   document["target_rate_per_s"] = rate;
   document["max_replicas"] = options.max_replicas;
-  document["shapes"] = frame(shape_data, shape_names);
+  document["shapes"] = named_frame(shape_columns);
   document["points"] = points_frame({{"hardware", point_hardware},
                                      {"tp", point_tp},
                                      {"pp", point_pp},
@@ -384,20 +392,6 @@ py::dict search_layouts(const ConfigSources& base, const SloTarget& slo,
     per_user.append(number_or_none(has, d.output_per_user));
     note.append(d.note.empty() ? py::object(py::none()) : py::object(py::str(d.note)));
   }
-  py::dict deployments_data;
-  py::list deployments_names;
-  for (const auto& [name, column] :
-       {std::pair{"kind", kind}, std::pair{"deployment", deployment},
-        std::pair{"replicas", replicas}, std::pair{"gpus", gpus},
-        std::pair{"usd_per_hour", usd_per_hour},
-        std::pair{"usd_per_million_tokens", usd_per_million_tokens},
-        std::pair{"ttft_p99_s", ttft_p99}, std::pair{"tpot_p99_s", tpot_p99},
-        std::pair{"output_tokens_per_s_per_gpu", per_gpu},
-        std::pair{"output_tokens_per_s_per_user", per_user}, std::pair{"note", note}}) {
-    deployments_data[name] = column;
-    deployments_names.append(name);
-  }
-
   // The Pareto front of the points meeting the SLO.
   py::list front_deployment, front_replicas, front_gpus, front_per_gpu, front_per_user, front_ttft,
       front_tpot;
@@ -410,17 +404,6 @@ py::dict search_layouts(const ConfigSources& base, const SloTarget& slo,
     front_ttft.append(summary_value(*f.point->summary, "ttft_s.p99"));
     front_tpot.append(summary_value(*f.point->summary, "tpot_s.p99"));
   }
-  py::dict front_data;
-  py::list front_names;
-  for (const auto& [name, column] :
-       {std::pair{"deployment", front_deployment}, std::pair{"replicas", front_replicas},
-        std::pair{"gpus", front_gpus}, std::pair{"output_tokens_per_s_per_gpu", front_per_gpu},
-        std::pair{"output_tokens_per_s_per_user", front_per_user},
-        std::pair{"ttft_p99_s", front_ttft}, std::pair{"tpot_p99_s", front_tpot}}) {
-    front_data[name] = column;
-    front_names.append(name);
-  }
-
   // Every point simulated, in order.
   py::list point_deployment, point_replicas, point_gpus, met, violations;
   std::vector<const nlohmann::json*> summaries;
@@ -439,9 +422,25 @@ py::dict search_layouts(const ConfigSources& base, const SloTarget& slo,
   document["target_rate_per_s"] = terms.rate_per_s;
   document["max_replicas"] = terms.max_replicas;
   document["minimize"] = terms.minimize;
-  document["deployments"] = frame(deployments_data, deployments_names);
+  document["deployments"] = named_frame({{"kind", kind},
+                                         {"deployment", deployment},
+                                         {"replicas", replicas},
+                                         {"gpus", gpus},
+                                         {"usd_per_hour", usd_per_hour},
+                                         {"usd_per_million_tokens", usd_per_million_tokens},
+                                         {"ttft_p99_s", ttft_p99},
+                                         {"tpot_p99_s", tpot_p99},
+                                         {"output_tokens_per_s_per_gpu", per_gpu},
+                                         {"output_tokens_per_s_per_user", per_user},
+                                         {"note", note}});
   document["best"] = to_python(answer->document["best"]);
-  document["front"] = frame(front_data, front_names);
+  document["front"] = named_frame({{"deployment", front_deployment},
+                                   {"replicas", front_replicas},
+                                   {"gpus", front_gpus},
+                                   {"output_tokens_per_s_per_gpu", front_per_gpu},
+                                   {"output_tokens_per_s_per_user", front_per_user},
+                                   {"ttft_p99_s", front_ttft},
+                                   {"tpot_p99_s", front_tpot}});
   document["points"] = points_frame({{"deployment", point_deployment},
                                      {"replicas", point_replicas},
                                      {"gpus", point_gpus},

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "tests/study/study_cli_support.h"
 #include "tests/support/test_support.h"
@@ -154,6 +155,27 @@ TEST_CASE("capacity stops at rejections, which every rate repeats, and says so o
                              Catch::Contains("requests rejected") &&
                              Catch::Contains("no other rate changes that"));
   CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+}
+
+TEST_CASE("the fewest replicas and their price per million tokens are the same at 2,000 and "
+          "6,000 requests",
+          "[study][cli]") {
+  // Issue 54's first example: Llama-3-70B on H100 TP 4, ShareGPT at 30 req/s (requests take
+  // about 23 s end to end, so 2,000 requests are still filling for a third of the run).
+  std::vector<nlohmann::json> shapes;
+  for (const char* requests : {"2000", "6000"}) {
+    INFO(requests << " requests");
+    const auto r = run_servesim({"capacity", "--model", "llama-3-70b", "--target-rate", "30",
+                                 "--shapes", "h100-sxm:4", "--slo", "ttft_p99=1", "--slo",
+                                 "tpot_p99=0.05", "--num-requests", requests, "--json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    shapes.push_back(r.json()["shapes"][0]);
+    REQUIRE(shapes.back()["replicas"].is_number());
+  }
+  CHECK(shapes[0]["replicas"] == shapes[1]["replicas"]);
+  CHECK(shapes[0]["usd_per_million_tokens"].get<double>() ==
+        Approx(shapes[1]["usd_per_million_tokens"].get<double>()).epsilon(1e-9));
 }
 
 TEST_CASE("capacity prices the offered load over the steady state, whatever the run's length",
