@@ -168,6 +168,15 @@ py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
                                        ? py::object(py::float_(result.failing_rate_per_s))
                                        : py::object(py::none());
   document["relative_precision"] = options.precision;
+  // A rate above the answer the run was too short to judge: the answer is a lower bound.
+  if (const RatePoint* undecided = result.undecided()) {
+    py::dict bound;
+    bound["rate_per_s"] = undecided->rate_per_s;
+    bound["requests_to_settle"] = undecided->verdict.requests_to_settle;
+    document["undecided"] = bound;
+  } else {
+    document["undecided"] = py::none();
+  }
   std::optional<ServingPrices> prices;
   const RatePoint* best = result.best();
   if (!never_met && best != nullptr) {

@@ -32,6 +32,14 @@ std::string answer_message(const RateSearchResult& result, const RateSearchOptio
   const RatePoint* best = result.best();
   switch (result.outcome) {
     case RateSearchResult::Outcome::Found:
+      if (const RatePoint* undecided = result.undecided()) {
+        return "Highest rate meeting the SLO within the run: " +
+               rate_text(result.passing_rate_per_s) + " req/s, at least (" +
+               rate_text(undecided->rate_per_s) +
+               " req/s undecided within the run: raise --num-requests to at least " +
+               std::to_string(undecided->verdict.requests_to_settle) + "; precision " +
+               format_9_digits(options.relative_precision * 100) + "%)";
+      }
       return "Highest rate meeting the SLO: " + rate_text(result.passing_rate_per_s) + " req/s (" +
              rate_text(result.failing_rate_per_s) + " req/s fails; precision " +
              format_9_digits(options.relative_precision * 100) + "%)";
@@ -75,6 +83,10 @@ nlohmann::json answer_json(const RateAnswer& answer, const RateSearchOptions& op
   if (answer.met()) {
     json["rate_per_s"] = result.passing_rate_per_s;
     if (result.failing_rate_per_s > 0) json["failing_rate_per_s"] = result.failing_rate_per_s;
+    if (const RatePoint* undecided = result.undecided()) {
+      json["undecided"] = {{"rate_per_s", undecided->rate_per_s},
+                           {"requests_to_settle", undecided->verdict.requests_to_settle}};
+    }
     json["gpus"] = answer.gpus;
     if (answer.prices) json.update(serving_prices_json(*answer.prices));
   }

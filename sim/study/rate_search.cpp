@@ -172,6 +172,17 @@ const RatePoint* RateSearchResult::best() const {
   return best;
 }
 
+const RatePoint* RateSearchResult::undecided() const {
+  const RatePoint* lowest = nullptr;
+  for (const auto& point : points) {
+    if (point.verdict.undecided && point.rate_per_s > passing_rate_per_s &&
+        (lowest == nullptr || point.rate_per_s < lowest->rate_per_s)) {
+      lowest = &point;
+    }
+  }
+  return lowest;
+}
+
 void check_rate_search_options(const RateSearchOptions& options) {
   for (const auto& [flag, rate] : {std::pair{"--min-rate", options.min_rate_per_s},
                                    std::pair{"--max-rate", options.max_rate_per_s}}) {

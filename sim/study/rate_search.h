@@ -52,6 +52,10 @@ struct RateSearchResult {
   double failing_rate_per_s = 0;  // lowest rate above it that did not (0 when none)
   std::vector<RatePoint> points;  // in the order evaluated
   const RatePoint* best() const;  // the answer, or for NeverMet the point closest to passing
+  // The lowest rate above the answer whose run was too short to judge it (SloVerdict's
+  // undecided), or null. The search takes it as a failure, so the answer is a lower bound:
+  // a longer run may pass rates up to the next decided failure.
+  const RatePoint* undecided() const;
 };
 
 // The outcome as summary.json of `servesim capacity` names it: found, never_met,

@@ -235,3 +235,33 @@ TEST_CASE("A point its run leaves undecided stops its shape's search without add
   CHECK(results[1].replicas == 3);
   CHECK(results[1].undecided() == nullptr);
 }
+
+TEST_CASE("Rate search takes an undecided rate as its bound and says so", "[study]") {
+  // Up to 6 req/s the runs pass; from 6 to 8 they are still filling when the run ends
+  // (undecided); above 8 they fail.
+  nlohmann::json filling = summary(0.1);
+  filling["steady_state"] = {{"stable", false},
+                             {"served_ratio", 0.93},
+                             {"unstable", "no steady state within 1000 requests"},
+                             {"undecided", true},
+                             {"requests_to_settle", 3000}};
+  const servesim::RateEvaluator evaluate = [&](const std::vector<double>& rates) {
+    std::vector<nlohmann::json> out;
+    for (const double rate : rates)
+      out.push_back(rate <= 6 ? summary(0.1) : rate <= 8 ? filling : summary(1.0));
+    return out;
+  };
+  servesim::RateSearchOptions options;
+  options.start_rate_per_s = 1;
+  options.relative_precision = 0.02;
+  const auto result = servesim::search_highest_rate(ttft_p99(0.5), options, evaluate);
+  REQUIRE(result.outcome == servesim::RateSearchResult::Outcome::Found);
+  CHECK(result.passing_rate_per_s <= 6);
+  CHECK(result.passing_rate_per_s > 5.8);
+  REQUIRE(result.undecided() != nullptr);
+  CHECK(result.undecided()->rate_per_s == result.failing_rate_per_s);
+  CHECK(result.undecided()->verdict.requests_to_settle == 3000);
+  // A search whose failures are all decided has no undecided bound.
+  CHECK(servesim::search_highest_rate(ttft_p99(0.25), options, queue_like()).undecided() ==
+        nullptr);
+}
