@@ -139,10 +139,13 @@ void apply_engine_defaults(nlohmann::json& document, const EngineProfile& engine
   fill_allocator(document, engine, menus);
   nlohmann::json& memory = section(document, "memory");
   if (!memory.contains("mem_util")) memory["mem_util"] = engine.scheduling.gpu_memory_utilization;
-  if (!memory.contains("accounting")) {
-    memory["accounting"] = engine.scheduling.memory_accounting;
-    memory["non_torch_bytes"] = engine.scheduling.non_torch_bytes;
-    memory["sampler_bytes_per_logit"] = engine.scheduling.sampler_bytes_per_logit;
+  // Each of the engine's memory accounting terms that nobody gave.
+  for (const auto& [key, value] :
+       {std::pair{"accounting", nlohmann::json(engine.scheduling.memory_accounting)},
+        std::pair{"non_torch_bytes", nlohmann::json(engine.scheduling.non_torch_bytes)},
+        std::pair{"sampler_bytes_per_logit",
+                  nlohmann::json(engine.scheduling.sampler_bytes_per_logit)}}) {
+    if (!memory.contains(key)) memory[key] = value;
   }
   nlohmann::json& given = section(document, "engine");
   nlohmann::json resolved = engine_costs_to_json(engine.costs);

@@ -60,6 +60,14 @@ TEST_CASE("kv takes the engine's max_num_seqs, as run does", "[kv][cli]") {
       kv_json({"--model", "llama-3-8b", "--hw", "h100-sxm", "--max-num-seqs", "256"});
   CHECK(engine["kv_capacity_tokens"].get<std::int64_t>() <
         planned_256["kv_capacity_tokens"].get<std::int64_t>());
+  // A memory accounting term given keeps its value over the engine's; the others stay.
+  const nlohmann::json lighter_sampler = kv_json(
+      {"--model", "llama-3-8b", "--hw", "h100-sxm", "--set", "memory.sampler_bytes_per_logit=4"});
+  CHECK(lighter_sampler["kv_capacity_tokens"].get<std::int64_t>() >
+        engine["kv_capacity_tokens"].get<std::int64_t>());
+  CHECK(lighter_sampler["vllm_kv_cache_size_tokens"].get<std::int64_t>() ==
+        run_capacity({"--model", "llama-3-8b", "--hw", "h100-sxm", "--set",
+                      "memory.sampler_bytes_per_logit=4"}));
   const nlohmann::json explicit_1024 =
       kv_json({"--model", "llama-3-8b", "--hw", "h100-sxm", "--max-num-seqs", "1024"});
   CHECK(engine["kv_capacity_tokens"] == explicit_1024["kv_capacity_tokens"]);
