@@ -141,6 +141,31 @@ TEST_CASE(
   CHECK(servesim::test::read_file(dir.path() / "out" / "summary.json") ==
         "{\"an earlier study\": true}\n");
   CHECK_FALSE(std::filesystem::exists(dir.path() / "out" / "capacity.csv"));
+
+  // The rate search and the layout search say the same, and write nothing either.
+  for (const std::vector<std::string>& mode :
+       {std::vector<std::string>{},
+        std::vector<std::string>{"--target-rate", "2", "--disaggregated"}}) {
+    std::vector<std::string> args{"capacity",
+                                  "--model",
+                                  "llama-3-70b",
+                                  "--shapes",
+                                  "h100-sxm:1,a100-80gb:1",
+                                  "--slo",
+                                  "ttft_p99=5",
+                                  "--num-requests",
+                                  "100",
+                                  "--out",
+                                  (dir.path() / "out").string()};
+    args.insert(args.end(), mode.begin(), mode.end());
+    const auto other = run_servesim(args);
+    INFO(other.err);
+    CHECK(other.exit_code == 4);
+    CHECK_THAT(other.err,
+               Catch::StartsWith("servesim: error: no shape fits or starts: h100-sxm tp1 pp1: ") &&
+                   Catch::Contains("; a100-80gb tp1 pp1: ") && !Catch::Contains("SLO"));
+    CHECK_FALSE(std::filesystem::exists(dir.path() / "out" / "capacity.csv"));
+  }
 }
 
 TEST_CASE("capacity stops at rejections, which every rate repeats, and says so once",
@@ -157,9 +182,10 @@ TEST_CASE("capacity stops at rejections, which every rate repeats, and says so o
   CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
 }
 
-TEST_CASE("the fewest replicas and their price per million tokens are the same at 2,000 and "
-          "6,000 requests",
-          "[study][cli]") {
+TEST_CASE(
+    "the fewest replicas and their price per million tokens are the same at 2,000 and "
+    "6,000 requests",
+    "[study][cli]") {
   // Issue 54's first example: Llama-3-70B on H100 TP 4, ShareGPT at 30 req/s (requests take
   // about 23 s end to end, so 2,000 requests are still filling for a third of the run).
   std::vector<nlohmann::json> shapes;
