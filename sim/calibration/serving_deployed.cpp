@@ -128,6 +128,9 @@ std::vector<ServingPoint> read_deployment_report(const fs::path& file,
   const std::string source = file.string();
   const auto rows = report_rows(read_text_file(file), source);
   if (rows.empty()) throw InputError(source, "empty file (no header, no rows)");
+  if (rows.size() < 2) {
+    throw InputError(source, "no rows after the header: expected a serving command a row");
+  }
   std::map<std::string, std::size_t> columns;
   for (std::size_t i = 0; i < rows.front().size(); ++i)
     columns.emplace(rows.front()[i], i);
