@@ -97,16 +97,23 @@ std::optional<std::string> unmodelled(const std::map<std::string, std::string>& 
   return text;
 }
 
-// The rows of the file: the header and the data rows, '#' lines before the header skipped.
-std::vector<std::vector<std::string>> report_rows(const std::string& text,
-                                                  const std::string& source) {
+// The rows of the file (the header, then the data rows) and the '#' lines skipped before the
+// header.
+struct ReportRows {
+  std::vector<std::vector<std::string>> rows;
+  std::size_t comment_lines = 0;
+};
+ReportRows report_rows(const std::string& text, const std::string& source) {
+  ReportRows report;
   std::size_t start = 0;
   while (start < text.size() && text[start] == '#') {
     const std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) return {};
+    if (end == std::string::npos) return report;
     start = end + 1;
+    ++report.comment_lines;
   }
-  return parse_csv(std::string_view(text).substr(start), source);
+  report.rows = parse_csv(std::string_view(text).substr(start), source);
+  return report;
 }
 
 std::string engine_profile_of(const std::string& engine) {
@@ -126,7 +133,8 @@ bool is_deployment_report_header(std::string_view header_line) {
 std::vector<ServingPoint> read_deployment_report(const fs::path& file,
                                                  const ServingPointOptions& options) {
   const std::string source = file.string();
-  const auto rows = report_rows(read_text_file(file), source);
+  const ReportRows report = report_rows(read_text_file(file), source);
+  const auto& rows = report.rows;
   if (rows.empty()) throw InputError(source, "empty file (no header, no rows)");
   if (rows.size() < 2) {
     throw InputError(source, "no rows after the header: expected a serving command a row");
@@ -155,7 +163,7 @@ std::vector<ServingPoint> read_deployment_report(const fs::path& file,
     ServingPoint p;
     p.source = source;
     p.row = r;
-    p.line = r + 1;
+    p.line = report.comment_lines + r + 1;  // a field holds no line break in these reports
     const Cell command = required("serve_cmd");
     const auto words = words_of(command.text);
     const auto flags = flags_of(words);

@@ -58,6 +58,8 @@ TEST_CASE("a deployment report's rows are the commands' deployments and the clie
 
   const ServingPoint& vllm = points[0];
   CHECK(vllm.model_name == "Qwen/Qwen3-32B-FP8");
+  CHECK(vllm.row == 1);
+  CHECK(vllm.line == 3);  // after the licence line and the header
   CHECK(vllm.hardware == "a100-80gb");
   CHECK(vllm.tp == 2);
   CHECK(vllm.engine == "vllm");
