@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "sim/core/error.h"
 #include "sim/metrics/csv_format.h"
@@ -118,16 +119,13 @@ SloVerdict judge(const SloTarget& target, const nlohmann::json& summary) {
     verdict.fails_at_any_load = true;
     return verdict;
   }
-  if (const auto reason = unstable(summary)) {
+  const std::optional<std::string> unstable_reason = unstable(summary);
+  if (unstable_reason) {
     const double served = summary_value(summary, "steady_state.served_ratio");
     const nlohmann::json& steady = summary["steady_state"];
     verdict.undecided = steady.value("undecided", false);
     verdict.requests_to_settle = steady.value("requests_to_settle", std::int64_t{0});
-    fail(verdict.undecided ? "undecided: " + *reason + " (at least " +
-                                 std::to_string(verdict.requests_to_settle) +
-                                 " requests would settle it: raise --num-requests)"
-                           : "unstable: " + *reason,
-         served > 0 ? std::max(1.0, 1 / served) : std::numeric_limits<double>::infinity());
+    fail("", served > 0 ? std::max(1.0, 1 / served) : std::numeric_limits<double>::infinity());
   }
   const double rejected = summary_value(summary, "requests_rejected");
   if (rejected > 0) {
@@ -135,10 +133,12 @@ SloVerdict judge(const SloTarget& target, const nlohmann::json& summary) {
          std::numeric_limits<double>::infinity());
     verdict.fails_at_any_load = true;
   }
+  bool slo_missed = false;
   for (const auto& limit : target.limits) {
     const double measured = summary_value(summary, limit.summary_path());
     const double ratio = measured / limit.limit_s;
     if (measured > limit.limit_s) {
+      slo_missed = true;
       fail(limit.metric + "_" + limit.statistic + " = " + format_9_digits(measured) + " s > " +
                format_9_digits(limit.limit_s) + " s",
            ratio);
@@ -151,11 +151,28 @@ SloVerdict judge(const SloTarget& target, const nlohmann::json& summary) {
     const double ratio =
         achieved > 0 ? *target.attainment / achieved : std::numeric_limits<double>::infinity();
     if (achieved < *target.attainment) {
+      slo_missed = true;
       fail(
           "attainment = " + format_9_digits(achieved) + " < " + format_9_digits(*target.attainment),
           ratio);
     } else {
       verdict.worst_ratio = std::max(verdict.worst_ratio, ratio);
+    }
+  }
+  if (unstable_reason) {
+    // A system still filling up only gets slower as it fills (bigger batches, longer queues):
+    // an SLO it already misses, it misses at any length, so such a point is decided.
+    if (verdict.undecided && slo_missed) {
+      verdict.undecided = false;
+      verdict.requests_to_settle = 0;
+      verdict.violations.front() =
+          "not settled (" + *unstable_reason + "), and the SLO is missed already while it fills";
+    } else {
+      verdict.violations.front() = verdict.undecided
+                                       ? "undecided: " + *unstable_reason + " (at least " +
+                                             std::to_string(verdict.requests_to_settle) +
+                                             " requests would settle it: raise --num-requests)"
+                                       : "unstable: " + *unstable_reason;
     }
   }
   return verdict;

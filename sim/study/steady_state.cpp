@@ -1,6 +1,7 @@
 #include "sim/study/steady_state.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -89,6 +90,44 @@ std::int64_t requests_to_settle(const std::vector<RequestTiming>& requests,
   const double rate_per_s = static_cast<double>(simulated - 1) / span_s;
   const double filling = std::ceil(rate_per_s * 2.5 * e2e_p99_s);
   return std::max(2 * simulated, static_cast<std::int64_t>(std::min(filling, 1e15)));
+}
+
+// The median of `values` (reordered); NaN when empty.
+double median_of(std::vector<double>& values) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), mid, values.end());
+  return *mid;
+}
+
+// Whether the time in system of the window's arrivals (`window`: positions in `order`) grows
+// over the window: the median E2E of its last third 10% above its first third's, or the median
+// wait before the first scheduling grown by more than `growth_tolerance` of the time between
+// the two thirds (a backlog growing at that share of the offered rate makes each request wait
+// about that much longer per second than the one before). A backlog shows in both; a fill-up
+// of long requests shows in the number in the system only (Little's law: N = rate x time in
+// system grows while the time does not). True when a third has no completed request (nothing
+// to tell them apart by).
+bool time_in_system_grows(const std::vector<RequestTiming>& requests,
+                          const std::vector<std::size_t>& order,
+                          const std::vector<std::size_t>& window, double growth_tolerance) {
+  std::array<double, 2> e2e_s{}, wait_s{}, arrival_s{};
+  for (const std::size_t third : {std::size_t{0}, std::size_t{2}}) {
+    std::vector<double> e2e, wait;
+    for (std::size_t k = window.size() * third / 3; k < window.size() * (third + 1) / 3; ++k) {
+      const RequestTiming& r = requests[order[window[k]]];
+      if (std::isnan(r.completion_s)) continue;
+      e2e.push_back(r.completion_s - r.arrival_s);
+      wait.push_back(r.first_scheduled_s - r.arrival_s);
+      arrival_s[third / 2] += r.arrival_s;
+    }
+    if (e2e.empty()) return true;
+    arrival_s[third / 2] /= static_cast<double>(e2e.size());
+    e2e_s[third / 2] = median_of(e2e);
+    wait_s[third / 2] = median_of(wait);
+  }
+  return e2e_s[1] > 1.1 * e2e_s[0] ||
+         wait_s[1] > wait_s[0] + growth_tolerance * (arrival_s[1] - arrival_s[0]);
 }
 
 }  // namespace
@@ -241,10 +280,21 @@ SteadyState analyze_steady_state(const std::vector<RequestTiming>& requests,
              s.backlog_growth_t > criteria.growth_t_limit &&
              s.served_ratio < 1 - criteria.growth_tolerance / 2) {
     s.stable = false;
-    s.reason = "the backlog grows " + three_significant(s.backlog_growth_per_s) + " requests/s (" +
-               three_significant(s.backlog_growth_ratio * 100) + "% of the offered rate > " +
-               three_significant(criteria.growth_tolerance * 100) +
-               "%, t = " + three_significant(s.backlog_growth_t) + ")";
+    const std::string growth = three_significant(s.backlog_growth_per_s) + " requests/s (" +
+                               three_significant(s.backlog_growth_ratio * 100) +
+                               "% of the offered rate > " +
+                               three_significant(criteria.growth_tolerance * 100) +
+                               "%, t = " + three_significant(s.backlog_growth_t) + ")";
+    if (!s.warmup_detected &&
+        !time_in_system_grows(requests, order, window, criteria.growth_tolerance)) {
+      // Still filling up: more requests in the system, each no longer in it than before.
+      s.undecided = true;
+      s.reason = "no steady state within " + std::to_string(s.arrivals) +
+                 " requests: the number in the system grows " + growth +
+                 " while the time in system does not (a system still filling up)";
+    } else {
+      s.reason = "the backlog grows " + growth;
+    }
   } else if (!s.warmup_detected) {
     s.stable = false;
     s.undecided = true;

@@ -214,6 +214,15 @@ TEST_CASE("A point its run leaves undecided stops its shape's search without add
   CHECK(verdict.requests_to_settle == 2400);
   CHECK_THAT(verdict.violations.front(),
              Catch::StartsWith("undecided: ") && Catch::Contains("at least 2400 requests"));
+  // A point that misses the SLO already while it fills misses it at any length: decided.
+  const auto missed = servesim::judge(ttft_p99(0.05), filling);
+  CHECK_FALSE(missed.met);
+  CHECK_FALSE(missed.undecided);
+  CHECK(missed.requests_to_settle == 0);
+  CHECK_THAT(missed.violations.front(),
+             Catch::StartsWith("not settled (no steady state") &&
+                 Catch::EndsWith("the SLO is missed already while it fills"));
+  CHECK_THAT(missed.violations.back(), Catch::StartsWith("ttft_p99 = 0.1 s > 0.05 s"));
   const std::vector<servesim::ReplicaShape> shapes{{"long", 4, 1, std::nullopt},
                                                    {"short", 1, 1, std::nullopt}};
   const auto results = servesim::search_fewest_replicas(

@@ -130,6 +130,38 @@ TEST_CASE("A backlog growing slowly is caught by its trend, not by the served sh
   CHECK(idle.backlog_growth_per_s == 0);
 }
 
+TEST_CASE("A number in the system that grows while the time in system does not is a fill-up",
+          "[study][steady_state]") {
+  // An infinite server whose requests take 700 s, over 1,000 arrivals a second apart: the
+  // number in the system grows until 700 s, well inside the judged second half, but each
+  // request is in the system exactly as long as the one before (Little's law: the number
+  // grows with the time since the start, not with a queue). Undecided, not unstable.
+  std::vector<RequestTiming> filling;
+  for (int i = 0; i < 1000; ++i)
+    filling.push_back({double(i), double(i), i + 700.0, 100, 10});
+  const auto s = servesim::analyze_steady_state(filling);
+  CHECK_FALSE(s.warmup_detected);
+  CHECK(s.backlog_growth_ratio > 0.02);
+  CHECK_FALSE(s.stable);
+  CHECK(s.undecided);
+  CHECK_THAT(s.reason, Catch::StartsWith("no steady state within 1000 requests: the number in "
+                                         "the system grows") &&
+                           Catch::EndsWith("while the time in system does not (a system still "
+                                           "filling up)"));
+  // The same growth with each request waiting longer than the one before is a backlog.
+  const auto queue = servesim::analyze_steady_state(single_server(1000, 1.25));
+  CHECK_FALSE(queue.undecided);
+  std::vector<RequestTiming> waiting = filling;
+  for (std::size_t i = 0; i < waiting.size(); ++i) {
+    waiting[i].first_scheduled_s += 0.2 * static_cast<double>(i);
+    waiting[i].completion_s += 0.2 * static_cast<double>(i);
+  }
+  const auto backlog = servesim::analyze_steady_state(waiting);
+  INFO(backlog.reason);
+  CHECK_FALSE(backlog.stable);
+  CHECK_FALSE(backlog.undecided);
+}
+
 TEST_CASE("Rejected requests are offered but never in the system, and tiny runs are stable",
           "[study][steady_state]") {
   auto requests = single_server(100, 0.5);
