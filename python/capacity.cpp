@@ -1,21 +1,16 @@
 #include "python/capacity.h"
 
-#include <algorithm>
-#include <cmath>
 #include <filesystem>
-#include <limits>
 #include <string>
 #include <vector>
 
+#include "python/capacity_layouts.h"
+#include "python/capacity_support.h"
 #include "python/conversions.h"
 #include "python/settings.h"
 #include "python/study_support.h"
-#include "sim/config/catalog.h"
 #include "sim/core/error.h"
-#include "sim/hardware/hardware_profile.h"
-#include "sim/metrics/csv_format.h"
 #include "sim/study/capacity_search.h"
-#include "sim/study/layout_study.h"
 #include "sim/study/point_simulation.h"
 #include "sim/study/rate_search.h"
 #include "sim/study/replica_search.h"
@@ -46,79 +41,6 @@ SloTarget slo_target(const py::object& slo) {
   return target;
 }
 
-py::list slo_texts(const SloTarget& slo) {
-  py::list terms;
-  for (const auto& limit : slo.limits)
-    terms.append(limit.text());
-  if (slo.attainment) terms.append("attainment >= " + format_9_digits(*slo.attainment));
-  return terms;
-}
-
-// The violations joined with "; ", empty when there are none (the frames' convention).
-std::string violations_joined(const SloVerdict& verdict) {
-  std::string text;
-  for (const auto& v : verdict.violations)
-    text += (text.empty() ? "" : "; ") + v;
-  return text;
-}
-
-// The prices' keys, each None when there is no price.
-constexpr const char* kPriceKeys[] = {"usd_per_gpu_hour",
-                                      "usd_per_hour",
-                                      "usd_per_million_input_tokens",
-                                      "usd_per_million_output_tokens",
-                                      "usd_per_million_tokens",
-                                      "usd_per_thousand_requests"};
-
-py::object price_value(const std::optional<ServingPrices>& prices, const char* key) {
-  if (!prices) return py::none();
-  return py::float_(serving_prices_json(*prices)[key].get<double>());
-}
-
-// "h100-sxm", "h100-sxm:2", "h100-sxm:2:1", ("h100-sxm", 2) or ("h100-sxm", 2, 1).
-ReplicaShape shape_of(const py::handle& item) {
-  const std::string text = py::repr(item).cast<std::string>();
-  const auto fail = [&text]() -> ReplicaShape {
-    throw UsageError("shapes: " + text +
-                     ": expected \"HARDWARE[:TP[:PP]]\" or (HARDWARE, TP[, PP]) with degrees >= 1");
-  };
-  std::vector<nlohmann::json> parts;
-  if (py::isinstance<py::str>(item)) {
-    const std::string s = item.cast<std::string>();
-    std::size_t start = 0;
-    while (true) {
-      const std::size_t colon = s.find(':', start);
-      const std::string part = s.substr(start, colon - start);
-      if (parts.empty()) {
-        parts.emplace_back(part);
-      } else {
-        try {
-          std::size_t end = 0;
-          const long long value = std::stoll(part, &end);
-          if (end != part.size()) return fail();
-          parts.emplace_back(value);
-        } catch (const std::exception&) {
-          return fail();
-        }
-      }
-      if (colon == std::string::npos) break;
-      start = colon + 1;
-    }
-  } else {
-    parts = values_of(item, "shapes");
-  }
-  if (parts.empty() || parts.size() > 3 || !parts[0].is_string() ||
-      parts[0].get<std::string>().empty()) {
-    return fail();
-  }
-  ReplicaShape shape{parts[0].get<std::string>(), 1, 1, std::nullopt};
-  for (std::size_t i = 1; i < parts.size(); ++i) {
-    if (!parts[i].is_number_integer() || parts[i].get<std::int64_t>() < 1) return fail();
-    (i == 1 ? shape.tp : shape.pp) = parts[i].get<std::int64_t>();
-  }
-  return shape;
-}
-
 py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
                      const CapacityOptions& options) {
   RateSearchOptions search;
@@ -128,7 +50,6 @@ py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
   search.min_rate_per_s = options.min_rate_per_s;
   search.max_rate_per_s = options.max_rate_per_s;
   const std::filesystem::path root = data_root();
-  const std::filesystem::path working_dir = std::filesystem::current_path();
   const auto executor = executor_for(options.jobs);
   RateSearchResult result;
   {
@@ -136,16 +57,8 @@ py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
     const double configured = configured_rate(study_point_config(base, {}, root, "capacity"),
                                               "set arrival=\"poisson\"", "start_rate");
     search.start_rate_per_s = options.start_rate_per_s.value_or(configured);
-    result = search_highest_rate(slo, search, [&](const std::vector<double>& rates) {
-      std::vector<std::vector<ConfigOverride>> overrides;
-      std::vector<std::string> names;
-      for (const double rate : rates) {
-        overrides.push_back({rate_override(rate)});
-        names.push_back("capacity point (rate=" + format_9_digits(rate) + ")");
-      }
-      return simulate_points(base, overrides, names, *executor, root, working_dir, nullptr,
-                             PointMeasure{true, completions_needed(slo), {}, &slo});
-    });
+    CapacitySearch points = python_search(base, slo, *executor, root);
+    result = search_rate_with(points, {}, "", search);
   }
 
   py::list rates, met, violations;
@@ -203,54 +116,11 @@ py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
   return document;
 }
 
-// The target rate, checked.
-double target_rate(const CapacityOptions& options) {
-  const double rate = *options.target_rate_per_s;
-  if (!(rate > 0) || !std::isfinite(rate)) {
-    throw UsageError("target_rate: expected a positive number of requests/s");
-  }
-  return rate;
-}
-
-// `shapes`: one shape or a list of them; empty when None.
-std::vector<ReplicaShape> shapes_of(const CapacityOptions& options) {
-  std::vector<ReplicaShape> shapes;
-  if (!options.shapes.is_none()) {
-    if (py::isinstance<py::str>(options.shapes)) {
-      shapes.push_back(shape_of(options.shapes));
-    } else {
-      for (const auto& item : options.shapes)
-        shapes.push_back(shape_of(item));
-    }
-  }
-  return shapes;
-}
-
-// The configured shape when none is given.
-void default_shape(std::vector<ReplicaShape>& shapes, const nlohmann::json& config) {
-  if (shapes.empty()) {
-    shapes.push_back({config["hardware"].get<std::string>(), config["tp"].get<std::int64_t>(),
-                      config["pp"].get<std::int64_t>(), std::nullopt});
-  }
-}
-
-// A frame of named columns, in the order given.
-py::object named_frame(const std::vector<std::pair<const char*, py::list>>& columns) {
-  py::dict data;
-  py::list names;
-  for (const auto& [name, column] : columns) {
-    data[name] = column;
-    names.append(name);
-  }
-  return frame(data, names);
-}
-
 py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
                          const CapacityOptions& options) {
   const double rate = target_rate(options);
   std::vector<ReplicaShape> shapes = shapes_of(options);
   const std::filesystem::path root = data_root();
-  const std::filesystem::path working_dir = std::filesystem::current_path();
   const auto executor = executor_for(options.jobs);
   std::vector<ReplicaSearchResult> results;
   {
@@ -258,19 +128,12 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
     const nlohmann::json config = study_point_config(base, {}, root, "capacity");
     (void)configured_rate(config, "set arrival=\"poisson\"", "start_rate");
     default_shape(shapes, config);
-    CapacitySearch search{base,
-                          slo,
-                          *executor,
-                          root,
-                          working_dir,
-                          nullptr,
-                          PointMeasure{true, completions_needed(slo), {}, &slo},
-                          nullptr};
+    CapacitySearch search = python_search(base, slo, *executor, root);
     results = search_shape_replicas(search, shapes, rate, options.max_replicas, "shapes");
   }
 
   py::list hardware, tp, pp, replicas, gpus, unfit, ttft_p99, tpot_p99;
-  std::vector<py::list> price_columns(std::size(kPriceKeys));
+  std::vector<py::list> price_columns(kPriceKeys.size());
   py::list point_hardware, point_tp, point_pp, point_replicas, met, violations;
   std::vector<const nlohmann::json*> summaries;
   for (const auto& result : results) {
@@ -335,124 +198,6 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
                                      {"tp", point_tp},
                                      {"pp", point_pp},
                                      {"replicas", point_replicas},
-                                     {"met", met},
-                                     {"violations", violations}},
-                                    summaries);
-  return document;
-}
-
-// A column of optional numbers: None where there is none.
-py::object number_or_none(bool has, double value) {
-  return has ? py::object(py::float_(value)) : py::object(py::none());
-}
-
-py::dict search_layouts(const ConfigSources& base, const SloTarget& slo,
-                        const CapacityOptions& options) {
-  LayoutSearchTerms terms;
-  terms.rate_per_s = target_rate(options);
-  if (options.minimize != "gpus" && options.minimize != "cost") {
-    throw UsageError("minimize: expected \"gpus\" or \"cost\", got \"" + options.minimize + "\"");
-  }
-  terms.minimize = options.minimize;
-  terms.by_cost = options.minimize == "cost";
-  terms.max_replicas = options.max_replicas;
-  terms.gpu_cost_per_hour = options.gpu_cost_per_hour;
-  terms.shapes = shapes_of(options);
-  const std::filesystem::path root = data_root();
-  const auto executor = executor_for(options.jobs);
-  std::optional<LayoutStudy> answer;
-  {
-    const py::gil_scoped_release release;
-    const nlohmann::json config = study_point_config(base, {}, root, "capacity");
-    (void)configured_rate(config, "set arrival=\"poisson\"", "start_rate");
-    if (config.contains("disaggregation") && !config["disaggregation"].is_null()) {
-      throw UsageError(
-          "disaggregated: the search lays the roles out from shapes; drop the disaggregation "
-          "section and settings");
-    }
-    default_shape(terms.shapes, config);
-    CapacitySearch search{base,
-                          slo,
-                          *executor,
-                          root,
-                          std::filesystem::current_path(),
-                          nullptr,
-                          PointMeasure{true, completions_needed(slo), {}, &slo},
-                          nullptr};
-    answer.emplace(search_layout_study(search, terms, false));
-  }
-
-  // Every deployment: its answer, prices and latencies, or why there is none.
-  py::list kind, deployment, replicas, gpus, usd_per_hour, usd_per_million_tokens, ttft_p99,
-      tpot_p99, per_gpu, per_user, note;
-  for (const LayoutDeployment& d : answer->deployments) {
-    const bool has = d.summary != nullptr;
-    kind.append(d.kind);
-    deployment.append(d.label);
-    replicas.append(has ? py::object(py::str(d.counts)) : py::object(py::none()));
-    gpus.append(has ? py::object(py::int_(d.gpus)) : py::object(py::none()));
-    usd_per_hour.append(
-        number_or_none(d.prices.has_value(), d.prices ? d.prices->usd_per_hour : 0));
-    usd_per_million_tokens.append(
-        number_or_none(d.prices.has_value(), d.prices ? d.prices->usd_per_million_tokens : 0));
-    ttft_p99.append(number_or_none(has, has ? summary_value(*d.summary, "ttft_s.p99") : 0));
-    tpot_p99.append(number_or_none(has, has ? summary_value(*d.summary, "tpot_s.p99") : 0));
-    per_gpu.append(number_or_none(has, d.output_per_gpu));
-    per_user.append(number_or_none(has, d.output_per_user));
-    note.append(d.note.empty() ? py::object(py::none()) : py::object(py::str(d.note)));
-  }
-  // The Pareto front of the points meeting the SLO.
-  py::list front_deployment, front_replicas, front_gpus, front_per_gpu, front_per_user, front_ttft,
-      front_tpot;
-  for (const LayoutFrontPoint& f : answer->front.points) {
-    front_deployment.append(f.point->label);
-    front_replicas.append(f.point->counts);
-    front_gpus.append(f.point->gpus);
-    front_per_gpu.append(f.output_per_gpu);
-    front_per_user.append(f.output_per_user);
-    front_ttft.append(summary_value(*f.point->summary, "ttft_s.p99"));
-    front_tpot.append(summary_value(*f.point->summary, "tpot_s.p99"));
-  }
-  // Every point simulated, in order.
-  py::list point_deployment, point_replicas, point_gpus, met, violations;
-  std::vector<const nlohmann::json*> summaries;
-  for (const SearchedPoint& e : answer->evaluated) {
-    point_deployment.append(e.label);
-    point_replicas.append(e.counts);
-    point_gpus.append(e.gpus);
-    met.append(e.verdict->met);
-    violations.append(violations_joined(*e.verdict));
-    summaries.push_back(e.summary);
-  }
-
-  py::dict document;
-  document["mode"] = "layouts";
-  document["slo"] = slo_texts(slo);
-  document["target_rate_per_s"] = terms.rate_per_s;
-  document["max_replicas"] = terms.max_replicas;
-  document["minimize"] = terms.minimize;
-  document["deployments"] = named_frame({{"kind", kind},
-                                         {"deployment", deployment},
-                                         {"replicas", replicas},
-                                         {"gpus", gpus},
-                                         {"usd_per_hour", usd_per_hour},
-                                         {"usd_per_million_tokens", usd_per_million_tokens},
-                                         {"ttft_p99_s", ttft_p99},
-                                         {"tpot_p99_s", tpot_p99},
-                                         {"output_tokens_per_s_per_gpu", per_gpu},
-                                         {"output_tokens_per_s_per_user", per_user},
-                                         {"note", note}});
-  document["best"] = to_python(answer->document["best"]);
-  document["front"] = named_frame({{"deployment", front_deployment},
-                                   {"replicas", front_replicas},
-                                   {"gpus", front_gpus},
-                                   {"output_tokens_per_s_per_gpu", front_per_gpu},
-                                   {"output_tokens_per_s_per_user", front_per_user},
-                                   {"ttft_p99_s", front_ttft},
-                                   {"tpot_p99_s", front_tpot}});
-  document["points"] = points_frame({{"deployment", point_deployment},
-                                     {"replicas", point_replicas},
-                                     {"gpus", point_gpus},
                                      {"met", met},
                                      {"violations", violations}},
                                     summaries);

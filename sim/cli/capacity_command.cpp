@@ -140,17 +140,8 @@ std::vector<RateAnswer> search_each_shape(CapacityStudy& study, const po::variab
         vm.count("start-rate") != 0
             ? vm["start-rate"].as<double>()
             : configured_rate(config, "use --arrival poisson", "--start-rate");
-    answer.result = search_highest_rate(study.slo, options, [&](const std::vector<double>& rates) {
-      std::vector<std::vector<ConfigOverride>> overrides;
-      std::vector<std::string> names;
-      for (const double rate : rates) {
-        auto& o = overrides.emplace_back(shape_sets[s]);
-        o.push_back(rate_override(rate));
-        names.push_back("capacity point (" + (per_shape ? shapes[s].label() + ", " : "") +
-                        "rate=" + rate_text(rate) + ")");
-      }
-      return study.run(overrides, names);
-    });
+    answer.result =
+        search_rate_with(study, shape_sets[s], per_shape ? shapes[s].label() : "", options);
     answer.message = answer_message(answer.result, options);
     answer.gpus = config.value("replicas", std::int64_t{1}) * shapes[s].gpus_per_replica();
     if (answer.met()) {

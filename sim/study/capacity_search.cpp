@@ -88,6 +88,21 @@ std::vector<ReplicaSearchResult> search_shape_replicas(CapacitySearch& search,
       });
 }
 
+RateSearchResult search_rate_with(CapacitySearch& search,
+                                  const std::vector<ConfigOverride>& overrides,
+                                  const std::string& label, const RateSearchOptions& options) {
+  return search_highest_rate(search.slo, options, [&](const std::vector<double>& rates) {
+    std::vector<std::vector<ConfigOverride>> points;
+    std::vector<std::string> names;
+    for (const double rate : rates) {
+      points.emplace_back(overrides).push_back(rate_override(rate));
+      names.push_back("capacity point (" + (label.empty() ? "" : label + ", ") +
+                      "rate=" + format_9_digits(rate) + ")");
+    }
+    return search.run(points, names);
+  });
+}
+
 std::optional<double> price_per_gpu_hour(const ReplicaShape& shape,
                                          std::optional<double> fallback_per_gpu_hour,
                                          const std::filesystem::path& data_root) {

@@ -10,6 +10,7 @@
 #include "sim/app/app.h"
 #include "sim/study/point_simulation.h"
 #include "sim/study/progress_meter.h"
+#include "sim/study/rate_search.h"
 #include "sim/study/replica_search.h"
 #include "sim/study/slo.h"
 
@@ -54,6 +55,13 @@ std::vector<ConfigOverride> replica_point_overrides(const ReplicaShape& shape, d
 std::vector<ReplicaSearchResult> search_shape_replicas(
     CapacitySearch& search, const std::vector<ReplicaShape>& shapes, double rate_per_s,
     std::int64_t max_replicas, const std::string& shapes_origin = "--shapes");
+
+// The highest rate meeting the search's SLO (search_highest_rate), each point the base
+// configuration plus `overrides` (a shape's; none for the configured deployment) and its rate,
+// named "capacity point (LABEL, rate=R)", or "capacity point (rate=R)" without a label.
+RateSearchResult search_rate_with(CapacitySearch& search,
+                                  const std::vector<ConfigOverride>& overrides,
+                                  const std::string& label, const RateSearchOptions& options);
 
 // A shape's price per GPU-hour: its own, else `fallback_per_gpu_hour` (--gpu-cost-per-hour),
 // else its hardware profile's list price; none without any.
