@@ -231,24 +231,6 @@ void print_single_answer(std::ostream& out, const RateAnswer& answer) {
       << format_fixed(p.usd_per_thousand_requests, 4) << "/1k requests\n";
 }
 
-// "SHAPE: why; SHAPE: why" when no shape fits or starts (every point of every answer does not
-// fit); none otherwise.
-std::optional<std::string> unfit_answers_text(const std::vector<RateAnswer>& answers,
-                                              const std::vector<ReplicaShape>& shapes) {
-  std::string text;
-  for (std::size_t i = 0; i < answers.size(); ++i) {
-    const RateAnswer& answer = answers[i];
-    if (answer.unreachable || answer.result.points.empty()) return std::nullopt;
-    for (const RatePoint& point : answer.result.points) {
-      if (!does_not_fit(point.summary)) return std::nullopt;
-    }
-    text += (text.empty() ? "" : "; ") + shapes[i].label() + ": " +
-            *does_not_fit(answer.result.points.back().summary);
-  }
-  if (text.empty()) return std::nullopt;
-  return text;
-}
-
 int search_rate(CapacityStudy& study, const po::variables_map& vm) {
   RateSearchOptions options = rate_search_options(vm);
   const nlohmann::json base =
@@ -265,13 +247,17 @@ int search_rate(CapacityStudy& study, const po::variables_map& vm) {
   const RatePointTables tables = rate_point_tables(answers, per_shape);
   // No shape fits or starts: nothing to publish (as `sweep` when no point fits); each shape's
   // reason, in its row and on the error line.
-  if (const auto unfit = unfit_answers_text(answers, shapes)) {
-    if (study.journal != nullptr) study.journal->finish();
+  std::vector<ShapePoints> shape_points;
+  for (std::size_t s = 0; s < shapes.size(); ++s) {
+    ShapePoints& points = shape_points.emplace_back(ShapePoints{shapes[s].label(), {}});
+    for (const RatePoint& point : answers[s].result.points)
+      points.summaries.push_back(&point.summary);
+  }
+  if (const auto unfit = no_shape_fits(shape_points)) {
     if (vm.count("json") == 0 && !tables.points.key_cells.empty()) {
       tables.table.print(study.context.out);
     }
-    study.context.err << "servesim: error: no shape fits or starts: " << one_line(*unfit) << '\n';
-    return failure;
+    return refuse_unfit_shapes(study, one_line(*unfit));
   }
   nlohmann::json document{{"command", "capacity"}, {"mode", "rate"}, {"slo", slo_json(study.slo)}};
   if (per_shape) {

@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -58,23 +57,18 @@ int search_layouts(CapacityStudy& study, const po::variables_map& vm) {
   const bool write_configs = study_out_dir(vm).has_value();
   const LayoutStudy answer = search_layout_study(study, terms, write_configs);
   if (!study.context.processes.leader()) return 0;
-  // No shape fits or starts (every point simulated does not fit): nothing to publish, each
-  // aggregated shape's reason on the error line.
-  const bool none_fits =
-      !answer.evaluated.empty() &&
-      std::all_of(answer.evaluated.begin(), answer.evaluated.end(),
-                  [](const SearchedPoint& e) { return does_not_fit(*e.summary).has_value(); });
-  if (none_fits) {
-    if (study.journal != nullptr) study.journal->finish();
-    std::string reasons;
+  // No aggregated shape fits or starts: then no layout of them does either (rate matching
+  // finds a role that cannot be served).
+  std::vector<ShapePoints> shape_points;
+  for (const LayoutDeployment& d : answer.deployments) {
+    if (d.kind != "aggregated") continue;
+    ShapePoints& points = shape_points.emplace_back(ShapePoints{d.label, {}});
     for (const SearchedPoint& e : answer.evaluated) {
-      if (e.keys.front() == "aggregated") {
-        reasons += (reasons.empty() ? "" : "; ") + e.label + ": " + *does_not_fit(*e.summary);
-      }
+      if (e.keys.front() == "aggregated" && e.label == d.label)
+        points.summaries.push_back(e.summary);
     }
-    study.context.err << "servesim: error: no shape fits or starts: " << reasons << '\n';
-    return exit_code_for(ErrorKind::Infeasible);
   }
+  if (const auto unfit = no_shape_fits(shape_points)) return refuse_unfit_shapes(study, *unfit);
   publish_capacity(study, vm, layout_capacity_points(answer.evaluated), answer.document,
                    answer.front.config_files);
   if (vm.count("json") != 0) {

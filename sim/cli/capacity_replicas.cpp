@@ -146,28 +146,6 @@ void print_replica_search(std::ostream& out, const ReplicaSearchOutput& output, 
          "mean prompt and output of the requests arriving then), which a stable shape serves.\n";
 }
 
-// "SHAPE: why; SHAPE: why" when no shape fits or starts (every one was searched and its points
-// do not fit); none otherwise.
-std::optional<std::string> unfit_shapes_text(
-    const std::vector<ReplicaShape>& shapes,
-    const std::vector<std::optional<std::string>>& unreachable,
-    const std::vector<ReplicaSearchResult>& results,
-    const std::vector<std::size_t>& searched_index) {
-  std::string text;
-  for (std::size_t s = 0; s < shapes.size(); ++s) {
-    if (unreachable[s]) return std::nullopt;
-    const ReplicaSearchResult& result = results[searched_index[s]];
-    if (result.answer() != nullptr || result.undecided() != nullptr || result.points.empty()) {
-      return std::nullopt;
-    }
-    const auto reason = does_not_fit(result.points.back().summary);
-    if (!reason) return std::nullopt;
-    text += (text.empty() ? "" : "; ") + shapes[s].label() + ": " + *reason;
-  }
-  if (text.empty()) return std::nullopt;
-  return text;
-}
-
 }  // namespace
 
 int search_replicas(CapacityStudy& study, const po::variables_map& vm) {
@@ -212,11 +190,16 @@ int search_replicas(CapacityStudy& study, const po::variables_map& vm) {
   }
   // No shape fits or starts: nothing to publish (as `sweep` when no point fits); each shape's
   // reason, in its row and on the error line.
-  if (const auto unfit = unfit_shapes_text(shapes, unreachable, results, searched_index)) {
-    if (study.journal != nullptr) study.journal->finish();
+  std::vector<ShapePoints> shape_points;
+  for (std::size_t s = 0; s < shapes.size(); ++s) {
+    ShapePoints& points = shape_points.emplace_back(ShapePoints{shapes[s].label(), {}});
+    if (unreachable[s]) continue;
+    for (const auto& point : results[searched_index[s]].points)
+      points.summaries.push_back(&point.summary);
+  }
+  if (const auto unfit = no_shape_fits(shape_points)) {
     if (vm.count("json") == 0) print_replica_search(study.context.out, output, rate);
-    study.context.err << "servesim: error: no shape fits or starts: " << *unfit << '\n';
-    return exit_code_for(ErrorKind::Infeasible);
+    return refuse_unfit_shapes(study, *unfit);
   }
   const nlohmann::json document{{"command", "capacity"},        {"mode", "replicas"},
                                 {"slo", slo_json(study.slo)},   {"target_rate_per_s", rate},

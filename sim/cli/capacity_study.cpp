@@ -125,6 +125,26 @@ void publish_capacity(const CapacityStudy& study, const po::variables_map& vm,
   if (study.journal != nullptr) study.journal->finish();
 }
 
+std::optional<std::string> no_shape_fits(const std::vector<ShapePoints>& shapes) {
+  std::string text;
+  for (const ShapePoints& shape : shapes) {
+    if (shape.summaries.empty()) return std::nullopt;
+    for (const nlohmann::json* summary : shape.summaries) {
+      if (!does_not_fit(*summary)) return std::nullopt;
+    }
+    text +=
+        (text.empty() ? "" : "; ") + shape.label + ": " + *does_not_fit(*shape.summaries.back());
+  }
+  if (text.empty()) return std::nullopt;
+  return text;
+}
+
+int refuse_unfit_shapes(const CapacityStudy& study, const std::string& reasons) {
+  if (study.journal != nullptr) study.journal->finish();
+  study.context.err << "servesim: error: no shape fits or starts: " << reasons << '\n';
+  return exit_code_for(ErrorKind::Infeasible);
+}
+
 std::vector<ReplicaShape> parse_shapes(const std::string& list, const nlohmann::json& base) {
   std::vector<ReplicaShape> shapes;
   if (list.empty()) {

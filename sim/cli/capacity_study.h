@@ -55,6 +55,18 @@ void publish_capacity(const CapacityStudy& study, const po::variables_map& vm,
                       const CapacityPoints& points, const nlohmann::json& document,
                       const std::vector<std::pair<std::string, std::string>>& files = {});
 
+// One shape's points (its summaries, in order), for telling whether any shape fits or starts.
+struct ShapePoints {
+  std::string label;
+  std::vector<const nlohmann::json*> summaries;
+};
+// "SHAPE: why; SHAPE: why" when every shape has points and none of them fits or starts (its
+// last point says why); none otherwise: then some shape fits, or one was not simulated.
+std::optional<std::string> no_shape_fits(const std::vector<ShapePoints>& shapes);
+// What capacity does then, as `sweep` does when no point fits: nothing published, the journal
+// finished, one error line with each shape's reason; returns the exit code.
+int refuse_unfit_shapes(const CapacityStudy& study, const std::string& reasons);
+
 // --shapes HARDWARE[:TP[:PP]][@PRICE],...; the configured shape when `list` is empty.
 std::vector<ReplicaShape> parse_shapes(const std::string& list, const nlohmann::json& base);
 // --gpu-cost-per-hour, when given.
