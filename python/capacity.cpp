@@ -111,6 +111,9 @@ py::dict search_rate(const ConfigSources& base, const SloTarget& slo,
                         ? py::object(py::float_(summary_value(best->summary, path)))
                         : py::object(py::none());
   }
+  for (const auto& [key, value] :
+       band_edges(!never_met && best != nullptr ? &best->summary : nullptr))
+    document[key.c_str()] = value;
   document["points"] =
       points_frame({{"rate_per_s", rates}, {"met", met}, {"violations", violations}}, summaries);
   return document;
@@ -134,6 +137,7 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
 
   py::list hardware, tp, pp, replicas, gpus, unfit, ttft_p99, tpot_p99;
   std::vector<py::list> price_columns(kPriceKeys.size());
+  std::vector<py::list> band_columns(kBandEdgeKeys.size());
   py::list point_hardware, point_tp, point_pp, point_replicas, met, violations;
   std::vector<const nlohmann::json*> summaries;
   for (const auto& result : results) {
@@ -163,6 +167,9 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
     };
     ttft_p99.append(at_answer("ttft_s.p99"));
     tpot_p99.append(at_answer("tpot_s.p99"));
+    const auto edges = band_edges(answer != nullptr ? &answer->summary : nullptr);
+    for (std::size_t k = 0; k < edges.size(); ++k)
+      band_columns[k].append(edges[k].second);
     const auto reason =
         result.points.empty() ? std::nullopt : does_not_fit(result.points.back().summary);
     unfit.append(answer == nullptr && reason ? py::object(py::str(*reason))
@@ -187,6 +194,8 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
                                                               {"does_not_fit", unfit}};
   for (std::size_t k = 0; k < price_columns.size(); ++k)
     shape_columns.emplace_back(kPriceKeys[k], price_columns[k]);
+  for (std::size_t k = 0; k < band_columns.size(); ++k)
+    shape_columns.emplace_back(kBandEdgeKeys[k], band_columns[k]);
 
   py::dict document;
   document["mode"] = "replicas";
@@ -209,7 +218,11 @@ py::dict search_replicas(const ConfigSources& base, const SloTarget& slo,
 py::dict capacity(const py::object& config, const CapacityOptions& options,
                   const py::kwargs& settings) {
   const ConfigSources base = config_sources(config, settings);
-  const SloTarget slo = slo_target(options.slo);
+  SloTarget slo = slo_target(options.slo);
+  if (options.plan_at != "prediction" && options.plan_at != "upper") {
+    throw InputError("plan_at", "expected prediction or upper, not \"" + options.plan_at + "\"");
+  }
+  slo.plan_at_upper = options.plan_at == "upper";
   if (options.disaggregated) {
     if (!options.target_rate_per_s) {
       throw UsageError("disaggregated: give target_rate (the layouts are searched at a rate)");

@@ -29,6 +29,9 @@ struct CapacityOptions {
   // --disaggregated), ranked by "gpus" or "cost".
   bool disaggregated = false;
   std::string minimize = "gpus";
+  // "prediction" or "upper" (capacity --plan-at): latencies judged as predicted or at their
+  // error bands' upper edge.
+  std::string plan_at = "prediction";
   int jobs = 1;
 };
 

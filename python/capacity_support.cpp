@@ -13,10 +13,26 @@ namespace servesim::python {
 
 py::list slo_texts(const SloTarget& slo) {
   py::list terms;
-  for (const auto& limit : slo.limits)
-    terms.append(limit.text());
-  if (slo.attainment) terms.append("attainment >= " + format_9_digits(*slo.attainment));
+  for (const auto& term : slo_json(slo))
+    terms.append(term.get<std::string>());
   return terms;
+}
+
+const std::array<const char*, 4> kBandEdgeKeys{"ttft_band_low", "ttft_band_high", "tpot_band_low",
+                                               "tpot_band_high"};
+
+std::vector<std::pair<std::string, py::object>> band_edges(const nlohmann::json* summary) {
+  std::vector<std::pair<std::string, py::object>> edges;
+  for (std::size_t k = 0; k < kBandEdgeKeys.size(); ++k) {
+    const char* metric = k < 2 ? "ttft" : "tpot";
+    const char* edge = k % 2 == 0 ? "low" : "high";
+    const nlohmann::json::json_pointer path(std::string("/error_bands/") + metric + "/" + edge);
+    edges.emplace_back(kBandEdgeKeys[k],
+                       summary != nullptr && summary->contains(path)
+                           ? py::object(py::float_(summary->at(path).get<double>()))
+                           : py::object(py::none()));
+  }
+  return edges;
 }
 
 std::string violations_joined(const SloVerdict& verdict) {

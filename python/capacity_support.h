@@ -35,6 +35,12 @@ std::string violations_joined(const SloVerdict& verdict);
 extern const std::array<const char*, 6> kPriceKeys;
 py::object price_value(const std::optional<ServingPrices>& prices, const char* key);
 
+// The error band edges an answer's frame row carries: ttft_band_low, ttft_band_high,
+// tpot_band_low, tpot_band_high (measured / predicted - 1), and their values for a summary
+// (None without an answer or a band).
+extern const std::array<const char*, 4> kBandEdgeKeys;
+std::vector<std::pair<std::string, py::object>> band_edges(const nlohmann::json* summary);
+
 // "h100-sxm", "h100-sxm:2", "h100-sxm:2:1", ("h100-sxm", 2) or ("h100-sxm", 2, 1).
 ReplicaShape shape_of(const py::handle& item);
 // `target_rate`, checked.

@@ -8,7 +8,6 @@
 #include "python/settings.h"
 #include "sim/app/app.h"
 #include "sim/metrics/record_columns.h"
-#include "sim/metrics/summary_json.h"
 
 namespace servesim::python {
 
@@ -28,7 +27,7 @@ PyRunResult run(const py::object& config, const py::kwargs& settings) {
         run_simulation(assemble_config(sources, root), root, working_dir,
                        {.keep_request_timings = false, .keep_records = true, .record_sinks = {}}));
     require_served(outcome->result);
-    summary = summary_to_json(outcome->result.summary);
+    summary = outcome_summary_json(*outcome);
     const MetricsCollector& collector = outcome->result.collector;
     if (collector.options().keep_request_records) {
       requests = request_table(collector.request_records());

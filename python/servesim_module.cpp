@@ -70,7 +70,8 @@ PYBIND11_MODULE(servesim, m) {
          const py::object& shapes, std::optional<double> start_rate, double precision,
          std::size_t points_per_round, std::size_t max_points, double min_rate, double max_rate,
          std::int64_t max_replicas, std::optional<double> gpu_cost_per_hour, bool disaggregated,
-         const std::string& minimize, int jobs, const py::kwargs& settings) {
+         const std::string& minimize, const std::string& plan_at, int jobs,
+         const py::kwargs& settings) {
         CapacityOptions options;
         options.slo = slo;
         options.target_rate_per_s = target_rate;
@@ -85,6 +86,7 @@ PYBIND11_MODULE(servesim, m) {
         options.gpu_cost_per_hour = gpu_cost_per_hour;
         options.disaggregated = disaggregated;
         options.minimize = minimize;
+        options.plan_at = plan_at;
         options.jobs = jobs;
         return capacity(config, options, settings);
       },
@@ -94,7 +96,7 @@ PYBIND11_MODULE(servesim, m) {
       py::arg("points_per_round") = 3, py::arg("max_points") = 200, py::arg("min_rate") = 1e-4,
       py::arg("max_rate") = 1e6, py::arg("max_replicas") = 1024,
       py::arg("gpu_cost_per_hour") = py::none(), py::arg("disaggregated") = false,
-      py::arg("minimize") = "gpus", py::arg("jobs") = 1,
+      py::arg("minimize") = "gpus", py::arg("plan_at") = "prediction", py::arg("jobs") = 1,
       "capacity(config=None, *, slo, target_rate=None, shapes=None, ..., jobs=1, **settings)"
       " -> dict\n\n"
       "The highest arrival rate meeting `slo` ({'ttft_p99': 0.5, 'tpot_p99': 0.05}, or\n"
@@ -111,7 +113,9 @@ PYBIND11_MODULE(servesim, m) {
       "`capacity --disaggregated`: mode 'layouts', a 'deployments' DataFrame (kind,\n"
       "deployment, replicas such as '2p1d', gpus, prices, ttft_p99_s, tpot_p99_s, note), the\n"
       "'best' of each kind by `minimize` ('gpus' or 'cost'), the Pareto 'front' DataFrame\n"
-      "and the points.");
+      "and the points. The answers carry their error bands (ttft_band_low/high,\n"
+      "tpot_band_low/high: measured / predicted - 1, docs/validation.md); plan_at='upper'\n"
+      "judges the SLO at the bands' upper edge, as `capacity --plan-at upper`.");
   m.def(
       "kv",
       [](std::optional<std::string> model, std::optional<std::string> hardware,

@@ -82,6 +82,30 @@ def test_capacity_replicas_equals_the_cli(cli_json):
         answer = next(p for p in shape["points"] if p["replicas"] == shape["replicas"])
         assert shapes["ttft_p99_s"][i] == answer["summary"]["ttft_s"]["p99"]
         assert shapes["tpot_p99_s"][i] == answer["summary"]["tpot_s"]["p99"]
+        # ... and their error bands, as summary.json carries them.
+        bands = shape["error_bands"]
+        for metric in ("ttft", "tpot"):
+            for edge in ("low", "high"):
+                column = shapes[f"{metric}_band_{edge}"][i]
+                if metric in bands:
+                    assert column == bands[metric][edge]
+                else:
+                    assert pd.isna(column)
+    assert not pd.isna(shapes["ttft_band_high"][0])  # vLLM on Hopper has a calibration
+
+
+def test_capacity_plans_at_the_bands_upper_edge_as_the_cli(cli_json):
+    flags = ["--num-requests", "300", "--slo", "tpot_p99=0.03", "--precision", "0.1",
+             "--plan-at", "upper"]
+    expected = cli_json("capacity", *flags)
+    result = servesim.capacity(slo={"tpot_p99": 0.03}, precision=0.1, num_requests=300,
+                               plan_at="upper")
+    assert result["slo"] == expected["slo"]
+    assert "latencies at their error bands' upper edge" in result["slo"]
+    assert result["rate_per_s"] == expected["rate_per_s"]
+    assert result["tpot_band_high"] is not None
+    with pytest.raises(servesim.InputError, match="plan_at.*expected prediction or upper"):
+        servesim.capacity(slo={"tpot_p99": 0.03}, plan_at="median")
 
 
 def test_capacity_layouts_equal_the_cli(cli_json):

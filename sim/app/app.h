@@ -14,6 +14,7 @@
 #include "sim/app/policy_list.h"        // "scheduler:allocator:..." specs
 #include "sim/app/role_throughput.h"    // one replica's best throughput, for rate matching
 #include "sim/app/roofline_report.h"    // servesim roofline
+#include "sim/app/run_error_bands.h"    // error bands of a run, and summary.json with them
 #include "sim/app/run_flags.h"          // the run's flags and vLLM's names for them
 #include "sim/app/run_outputs.h"        // summary.json, requests.csv, ... of one run
 #include "sim/app/run_settings.h"       // settings given by name -> ConfigSources

@@ -10,6 +10,7 @@
 #include "sim/app/policies.h"
 #include "sim/app/replica_memory.h"
 #include "sim/app/replica_pool.h"
+#include "sim/app/run_error_bands.h"
 #include "sim/app/simulation_limits.h"
 #include "sim/config/model_catalog.h"
 #include "sim/config/run_config.h"
@@ -187,8 +188,12 @@ SimulationOutcome run_simulation(const nlohmann::json& config_document,
     summary.disaggregation = handoff->summary(summary.duration_s);
     summarize_pools(*summary.disaggregation, summary, collector, pool_sizes, summary.duration_s);
   }
+  const DeploymentClass deployment{band_engine_name(config.engine.name),
+                                   pools.back().hardware.gpu_class(), band_model_family(model), ""};
+  BandLookup bands = run_error_bands(data_root, deployment, summary);
   return SimulationOutcome{RunResult{std::move(summary), std::move(collector)}, stats,
-                           std::move(resolved), pools.back().allocator_capacity_tokens};
+                           std::move(resolved), pools.back().allocator_capacity_tokens,
+                           std::move(bands)};
 }
 
 void require_served(const RunResult& result) {

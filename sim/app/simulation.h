@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cluster/cluster.h"
+#include "sim/metrics/error_bands.h"
 #include "sim/metrics/record_sink.h"
 #include "sim/metrics/run_result.h"
 
@@ -18,6 +19,10 @@ struct SimulationOutcome {
   nlohmann::json resolved_config;  // every default filled in, presets expanded
   // The allocator's capacity (whole blocks for paged allocation), as iterations.csv reports.
   std::int64_t kv_capacity_tokens_per_replica = 0;
+  // The error bands of its headline figures (run_error_bands.h): the shipped residuals of its
+  // engine profile for its deployment class (the engine, the GPU class of the decode side's
+  // hardware, the model family, the load regime of its mean requests in flight).
+  BandLookup error_bands;
 };
 
 // What a caller needs kept beyond the summary and the records the configuration asks for.

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 
+#include "sim/metrics/error_bands.h"
+
 namespace servesim {
 
 // The end-to-end figures a measured serving point may hold and a prediction gives, in the
@@ -39,6 +41,11 @@ struct ServingMetrics {
   // Measured: fewer than kOverloadedCompletedShare of the requests sent completed, or a mean
   // TTFT over kOverloadedTtftS. Predicted: see serving_prediction.h.
   bool overloaded = false;
+  // Predicted only, for the error bands (sim/metrics/error_bands.h): the mean number of the
+  // point's requests in flight (Little's law: their summed E2E over the span from the point's
+  // start to the last one's completion), and the class of the deployment that served them.
+  double in_flight_requests = 0;
+  DeploymentClass deployment;
 
   std::optional<double>& operator[](ServingMetric m) { return values[static_cast<std::size_t>(m)]; }
   const std::optional<double>& operator[](ServingMetric m) const {

@@ -46,6 +46,7 @@ ServingMetrics metrics_of(const ServingPoint& point, const StageWindow& window, 
                          std::holds_alternative<ClosedLoopRequests>(point.workload);
   const double start_s = std::isinf(window.end_s) ? 0.0 : window.start_s;
   const double span_s = s.last_completion_s - start_s;
+  if (span_s > 0) m.in_flight_requests = s.e2e_s / span_s;
   if (load_like) {
     if (s.completed > 0) {
       const auto n = static_cast<double>(s.completed);
@@ -156,7 +157,13 @@ std::vector<ServingMetrics> simulate_serving_run(const ServingRun& run,
   const SimulationOutcome outcome = naming_the_run(run, [&] {
     return run_simulation(assemble_config(sources, data_root), data_root, scratch_dir);
   });
-  return serving_metrics_from_records(run, config, outcome.result.collector.request_records());
+  std::vector<ServingMetrics> points =
+      serving_metrics_from_records(run, config, outcome.result.collector.request_records());
+  for (ServingMetrics& p : points) {
+    p.deployment = outcome.error_bands.deployment;
+    p.deployment.regime = load_regime(p.in_flight_requests);
+  }
+  return points;
 }
 
 void check_serving_run(const ServingRun& run, const std::filesystem::path& data_root,

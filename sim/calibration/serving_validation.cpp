@@ -1,6 +1,9 @@
 #include "sim/calibration/serving_validation.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <filesystem>
 
 #include "sim/calibration/error_stats.h"
 #include "sim/core/error.h"
@@ -87,11 +90,57 @@ ServingValidation validate_serving(const std::vector<ServingRun>& runs,
         }
         c.metrics.push_back(mc);
       }
-      if (reason.empty()) c.predicted_overloaded = predicted[k].overloaded;
+      if (reason.empty()) {
+        c.predicted_overloaded = predicted[k].overloaded;
+        c.predicted_in_flight_requests = predicted[k].in_flight_requests;
+        c.deployment = predicted[k].deployment;
+      }
       points.push_back(std::move(c));
     }
   }
   return summarize_serving(std::move(points));
+}
+
+std::map<std::string, ErrorBands> error_bands_of(const ServingValidation& validation) {
+  // The measured metrics each band metric takes, the first one a point has.
+  const std::array<std::vector<ServingMetric>, kBandMetricCount> sources{{
+      {ServingMetric::TtftMs},
+      {ServingMetric::TpotMs, ServingMetric::ItlMs},
+      {ServingMetric::E2eMs},
+      {ServingMetric::OutputTokensPerS, ServingMetric::OutputTokensPerSPerGpu,
+       ServingMetric::TotalTokensPerS},
+  }};
+  std::map<std::string, ErrorBands> bands;
+  for (const PointComparison& c : validation.points) {
+    if (!c.predicted() || c.measured_overloaded()) continue;
+    BandResidual r;
+    r.deployment = c.deployment;
+    // The file's name alone: the residuals ship, and a path would name the machine.
+    const std::string file = std::filesystem::path(c.point.source).filename().string();
+    r.where = c.point.row > 0 ? file + " row " + std::to_string(c.point.row) : file;
+    r.model = c.point.model.empty() ? c.point.model_name : c.point.model;
+    r.hardware = c.point.hardware;
+    r.in_flight_requests = c.predicted_in_flight_requests;
+    bool any = false;
+    for (std::size_t b = 0; b < kBandMetricCount; ++b) {
+      for (const ServingMetric source : sources[b]) {
+        const auto m =
+            std::find_if(c.metrics.begin(), c.metrics.end(),
+                         [&](const MetricComparison& mc) { return mc.metric == source; });
+        if (m == c.metrics.end() || !m->predicted || !(*m->predicted > 0) || !(m->measured > 0))
+          continue;
+        r.measured_over_predicted[b] = m->measured / *m->predicted;
+        any = true;
+        break;
+      }
+    }
+    if (!any) continue;
+    ErrorBands& engine = bands[r.deployment.engine];
+    if (std::find(engine.files().begin(), engine.files().end(), file) == engine.files().end())
+      engine.files().push_back(file);
+    engine.add(std::move(r));
+  }
+  return bands;
 }
 
 ServingValidation summarize_serving(std::vector<PointComparison> points) {

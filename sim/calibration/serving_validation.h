@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -31,6 +32,9 @@ struct PointComparison {
   ServingPoint point;
   std::string not_predicted;  // why there is no prediction (the deployment is infeasible)
   bool predicted_overloaded = false;
+  // The prediction's requests in flight and deployment class (ServingMetrics).
+  double predicted_in_flight_requests = 0;
+  DeploymentClass deployment;
   std::vector<MetricComparison> metrics;  // every metric measured for the point, in enum order
   bool measured_overloaded() const { return point.measured.overloaded; }
   bool predicted() const { return not_predicted.empty(); }
@@ -69,6 +73,12 @@ ServingValidation validate_serving(const std::vector<ServingRun>& runs,
 // The counts and per-metric statistics of compared points (what validate_serving returns for
 // its points): to combine points predicted in several passes.
 ServingValidation summarize_serving(std::vector<PointComparison> points);
+
+// The residuals error bands are kept from (sim/metrics/error_bands.h), of every predicted
+// point not measured overloaded: measured / predicted of TTFT (ttft_ms_mean), TPOT
+// (tpot_ms_mean, else itl_ms_mean), E2E (e2e_ms_mean) and throughput (output_tokens_per_s,
+// else output_tokens_per_s_per_gpu, else total_tokens_per_s), per engine.
+std::map<std::string, ErrorBands> error_bands_of(const ServingValidation& validation);
 
 // One row per point and measured metric (a point not predicted: one row, its reason in
 // `note`), header first: source,row,model,hardware,tp,pp,engine,workload,stage,rate_per_s,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/app/app.h"
+#include "sim/cli/band_report.h"
 #include "sim/cli/capacity_study.h"
 #include "sim/cli/run_options.h"
 #include "sim/cli/study_options.h"
@@ -221,6 +222,7 @@ void print_shape_answers(std::ostream& out, const std::vector<RateAnswer>& answe
 void print_single_answer(std::ostream& out, const RateAnswer& answer) {
   if (!answer.met()) return;
   out << answer.message << '\n';
+  if (const RatePoint* best = answer.result.best()) print_error_bands(out, best->summary);
   if (!answer.prices) return;
   const ServingPrices& p = *answer.prices;
   out << "At that rate, " << answer.gpus << " GPUs at $" << format_fixed(p.usd_per_gpu_hour, 2)
@@ -326,6 +328,10 @@ void add_capacity_options(po::options_description& options) {
       "minimize", po::value<std::string>()->value_name("WHAT")->default_value("gpus"),
       "with --disaggregated: the best answer has the fewest gpus, or costs least per token "
       "(cost)")(
+      "plan-at", po::value<std::string>()->value_name("EDGE")->default_value("prediction"),
+      "judge the SLO on the latencies as predicted (prediction), or at their error bands' "
+      "pessimistic edge (upper): each latency x (1 + the band's upper edge) of the "
+      "deployment's calibration (docs/validation.md, Error bands)")(
       "gpu-cost-per-hour", po::value<double>()->value_name("USD"),
       "price of one GPU for an hour (default the hardware profile's price_per_gpu_hour_usd)")(
       "out", po::value<std::string>()->value_name("DIR"),
@@ -362,6 +368,11 @@ SloTarget checked_capacity_flags(const po::variables_map& vm) {
       add_slo_term(slo, term, "--slo");
   }
   if (slo.empty()) throw UsageError("capacity: give at least one --slo (e.g. --slo ttft_p99=0.5)");
+  const std::string plan_at = vm["plan-at"].as<std::string>();
+  if (plan_at != "prediction" && plan_at != "upper") {
+    throw InputError("--plan-at", "expected prediction or upper, not \"" + plan_at + "\"");
+  }
+  slo.plan_at_upper = plan_at == "upper";
   if (vm.count("disaggregated") != 0 && vm.count("target-rate") == 0) {
     throw UsageError("--disaggregated: give --target-rate, the rate every deployment must serve");
   }

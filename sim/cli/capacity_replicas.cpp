@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/cli/band_report.h"
 #include "sim/cli/capacity_study.h"
 #include "sim/core/error.h"
 #include "sim/study/rate_search.h"
@@ -30,7 +31,8 @@ ReplicaSearchOutput replica_search_output() {
   header.insert(header.end(), kPointColumns.begin(), kPointColumns.end());
   std::vector<std::string> answer_header{"shape", "replicas", "GPUs", "$/GPU-hour"};
   answer_header.insert(answer_header.end(), kPriceColumns.begin(), kPriceColumns.end());
-  answer_header.insert(answer_header.end(), {"TTFT p99 ms", "TPOT p99 ms", "note"});
+  answer_header.insert(answer_header.end(),
+                       {"TTFT p99 ms", "TTFT band", "TPOT p99 ms", "TPOT band", "note"});
   ReplicaSearchOutput output{Table(header, {0, header.size() - 1}),
                              Table(answer_header, {answer_header.size() - 1}),
                              nlohmann::json::array(),
@@ -128,7 +130,11 @@ void add_searched_shape(ReplicaSearchOutput& output, const CapacityStudy& study,
     const auto cells = price_cells(prices);
     row.insert(row.end(), cells.begin(), cells.end());
     row.push_back(format_fixed(summary_value(answer->summary, "ttft_s.p99") * 1e3, 1));
+    row.push_back(band_cell(answer->summary, BandMetric::Ttft));
     row.push_back(format_fixed(summary_value(answer->summary, "tpot_s.p99") * 1e3, 2));
+    row.push_back(band_cell(answer->summary, BandMetric::Tpot));
+    if (answer->summary.contains("error_bands"))
+      entry["error_bands"] = answer->summary["error_bands"];
     // An undecided count below the answer: fewer replicas may do.
     row.push_back(undecided_note.empty() ? "" : "fewer may do: " + undecided_note);
     output.answer_table.add_row(row);
@@ -143,7 +149,9 @@ void print_replica_search(std::ostream& out, const ReplicaSearchOutput& output, 
   out << "req/s is over the steady state, from the end of the warm-up to the last arrival; a\n"
          "point meets the SLO only if it is stable (it serves what it is offered and its\n"
          "backlog does not grow). Prices are at the offered load (the target rate, with the\n"
-         "mean prompt and output of the requests arriving then), which a stable shape serves.\n";
+         "mean prompt and output of the requests arriving then), which a stable shape serves.\n"
+         "Bands: measured / predicted - 1 of validated deployments of the class, 10th to 90th\n"
+         "percentile (docs/validation.md, Error bands; - where no calibration covers it).\n";
 }
 
 }  // namespace

@@ -13,7 +13,6 @@
 #include "sim/metrics/csv_format.h"
 #include "sim/metrics/impl/csv_reporter.h"
 #include "sim/metrics/output_file.h"
-#include "sim/metrics/summary_json.h"
 #include "sim/study/compare_plots.h"
 #include "sim/study/plot_title.h"
 #include "sim/study/point_simulation.h"
@@ -135,7 +134,7 @@ Compared run_compared_policy(const PolicyCombination& policy, const nlohmann::js
   SimulationOutcome outcome =
       run_simulation(document, context.data_root, std::filesystem::current_path(), run_options);
   require_served(outcome.result);
-  nlohmann::json summary = summary_to_json(outcome.result.summary);
+  nlohmann::json summary = outcome_summary_json(outcome);
   summary["steady_state"] =
       steady_state_json(analyze_steady_state(outcome.result.collector.request_timings()));
   return {policy, std::move(outcome), std::move(summary)};

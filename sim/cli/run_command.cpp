@@ -12,12 +12,12 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/app/app.h"
+#include "sim/cli/band_report.h"
 #include "sim/cli/run_options.h"
 #include "sim/cli/serving_options.h"
 #include "sim/core/error.h"
 #include "sim/metrics/impl/console_reporter.h"
 #include "sim/metrics/impl/csv_reporter.h"
-#include "sim/metrics/summary_json.h"
 #include "sim/metrics/vllm_result.h"
 #include "sim/study/run_plots.h"
 
@@ -163,11 +163,12 @@ VllmResultOptions vllm_result_options(const po::variables_map& vm) {
 void print_run_report(CommandContext& context, const SimulationOutcome& outcome,
                       const po::variables_map& vm) {
   if (vm.count("json") != 0) {
-    context.out << summary_to_json(outcome.result.summary).dump(2) << '\n';
+    context.out << outcome_summary_json(outcome).dump(2) << '\n';
     return;
   }
   print_summary(context.out, outcome.result.summary,
                 outcome.result.collector.rejections_by_reason());
+  print_error_bands(context.out, outcome_summary_json(outcome));
   context.out << "Simulated " << outcome.stats.events << " events; KV capacity "
               << outcome.kv_capacity_tokens_per_replica << " tokens per replica.\n";
   if (vm.count("out") == 0) return;

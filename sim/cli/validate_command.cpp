@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -154,7 +157,46 @@ void print_serving_table(std::ostream& out, const ServingValidation& v) {
   }
 }
 
+// The residuals of each engine's class table, as --write-bands writes them.
+void print_band_table(std::ostream& out, const std::map<std::string, ErrorBands>& bands) {
+  Table table(
+      {"engine", "GPU class", "family", "load", "points", "TTFT", "TPOT", "E2E", "throughput"});
+  for (const auto& [engine, residuals] : bands) {
+    std::set<std::vector<std::string>> classes;
+    for (const BandResidual& r : residuals.residuals()) {
+      const DeploymentClass& d = r.deployment;
+      classes.insert({d.engine, d.hardware_class, d.model_family, d.regime});
+    }
+    for (const auto& c : classes) {
+      const DeploymentClass d{c[0], c[1], c[2], c[3]};
+      const BandLookup lookup = residuals.band_for(d, 0);
+      std::size_t points = 0;
+      for (const BandResidual& r : residuals.residuals())
+        points += r.deployment == d ? 1 : 0;
+      std::vector<std::string> row = c;
+      row.push_back(std::to_string(points));
+      for (std::size_t m = 0; m < kBandMetricCount; ++m) {
+        const auto& band = lookup.bands[m];
+        row.push_back(!band ? "-" : band->range() + (band->scope == kClassScope ? "" : " *"));
+      }
+      table.add_row(row);
+    }
+  }
+  out << "\nError bands by deployment class (measured / predicted - 1, 10th to 90th "
+         "percentile; * from a wider scope: fewer than "
+      << kMinBandPoints << " points of the class itself):\n";
+  table.print(out);
+}
+
 int validate_serving_points(const po::variables_map& vm, CommandContext& context) {
+  std::optional<fs::path> bands_dir;
+  if (vm.count("write-bands") != 0) {
+    bands_dir = vm["write-bands"].as<std::string>();
+    std::error_code ec;
+    if (!fs::is_directory(*bands_dir, ec)) {
+      throw InputError(bands_dir->string(), "--write-bands: expected an existing folder");
+    }
+  }
   const LoadedServingRuns loaded = load_serving_runs(vm, context);
   const auto& runs = loaded.runs;
   const auto& files = loaded.files;
@@ -167,6 +209,11 @@ int validate_serving_points(const po::variables_map& vm, CommandContext& context
   });
   if (vm.count("csv") != 0) {
     write_atomically(vm["csv"].as<std::string>(), serving_validation_csv(validation));
+  }
+  const std::map<std::string, ErrorBands> bands = error_bands_of(validation);
+  if (bands_dir) {
+    for (const auto& [engine, residuals] : bands)
+      write_atomically(*bands_dir / (engine + ".json"), residuals.to_json().dump(2) + "\n");
   }
   if (vm.count("json") != 0) {
     nlohmann::json doc = serving_validation_to_json(validation);
@@ -189,6 +236,13 @@ int validate_serving_points(const po::variables_map& vm, CommandContext& context
   context.out << "\n\n";
   print_serving_table(context.out, validation);
   if (vm.count("csv") != 0) context.out << "Wrote " << vm["csv"].as<std::string>() << "\n";
+  if (bands_dir) {
+    print_band_table(context.out, bands);
+    for (const auto& [engine, residuals] : bands) {
+      context.out << "Wrote " << (*bands_dir / (engine + ".json")).string() << " ("
+                  << residuals.residuals().size() << " residuals)\n";
+    }
+  }
   return 0;
 }
 
@@ -205,7 +259,10 @@ int run_validate(CommandContext& context) {
   add_serving_point_options(serving);
   options.add_options()("csv", po::value<std::string>()->value_name("OUT.csv"),
                         "write one row per point and metric (--measured), or per record with "
-                        "its prediction (--measurements); written whole or not at all");
+                        "its prediction (--measurements); written whole or not at all")(
+      "write-bands", po::value<std::string>()->value_name("DIR"),
+      "--measured: write each engine's residuals, which error bands are computed from, to "
+      "DIR/<engine>.json (the shipped ones: engines/bands; docs/validation.md, Error bands)");
   options.add(serving);
   const auto vm = parse_options(
       context, options,
@@ -235,7 +292,7 @@ int run_validate(CommandContext& context) {
         "two modes of validate; give one");
   }
   if (serving_mode) return validate_serving_points(*vm, context);
-  for (const char* flag : {"setup", "engine", "max-requests-per-point"}) {
+  for (const char* flag : {"setup", "engine", "max-requests-per-point", "write-bands"}) {
     if (vm->count(flag) != 0) {
       throw UsageError(std::string("--") + flag + " goes with --measured (serving points)");
     }

@@ -128,6 +128,7 @@ void read_device_figures(JsonObjectReader& r, HardwareProfile& p) {
   if (p.platform != "cuda" && p.platform != "rocm") {
     r.fail("platform", "expected \"cuda\" or \"rocm\"");
   }
+  p.architecture = r.optional_string("architecture").value_or("");
   if (const auto gpus = r.optional_number("gpus_per_node")) {
     if (!(*gpus >= 1 && *gpus == std::floor(*gpus) && *gpus <= 100000)) {
       r.fail("gpus_per_node", "expected a whole number of GPUs (at least 1)");
@@ -363,6 +364,7 @@ nlohmann::json hardware_to_json(const HardwareProfile& p) {
   if (!p.calibration.is_null()) j["calibration"] = p.calibration;
   if (p.price_per_gpu_hour_usd) j["price_per_gpu_hour_usd"] = *p.price_per_gpu_hour_usd;
   if (p.platform != "cuda") j["platform"] = p.platform;
+  if (!p.architecture.empty()) j["architecture"] = p.architecture;
   return j;
 }
 

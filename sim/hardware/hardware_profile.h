@@ -143,6 +143,11 @@ struct HardwareProfile {
   std::optional<double> price_per_gpu_hour_usd;
   // The software platform its serving engines run on: "cuda" (NVIDIA) or "rocm" (AMD).
   std::string platform = "cuda";
+  // The GPU's architecture ("ampere", "ada", "hopper", "blackwell", "cdna3", "cdna4"): the
+  // GPU class error bands are kept by (docs/validation.md). Empty: the profile's own class.
+  std::string architecture;
+  // architecture, or the profile's name where none is given.
+  std::string gpu_class() const { return architecture.empty() ? name : architecture; }
   Efficiency efficiency;
   Overheads overheads;
   KernelClasses kernels;

@@ -128,6 +128,7 @@ nlohmann::json slo_json(const SloTarget& slo) {
   for (const auto& limit : slo.limits)
     terms.push_back(limit.text());
   if (slo.attainment) terms.push_back("attainment >= " + format_9_digits(*slo.attainment));
+  if (slo.plan_at_upper) terms.push_back("latencies at their error bands' upper edge");
   return terms;
 }
 

@@ -6,7 +6,6 @@
 #include "sim/config/run_config.h"
 #include "sim/core/error.h"
 #include "sim/core/rng.h"
-#include "sim/metrics/summary_json.h"
 #include "sim/study/progress_meter.h"
 #include "sim/workload/workload_spec.h"
 
@@ -79,7 +78,7 @@ nlohmann::json simulate_summary(nlohmann::json config, const std::filesystem::pa
       if (cap) config["workload"]["num_requests"] = requests;
       const SimulationOutcome outcome = run_simulation(config, data_root, working_dir);
       require_served(outcome.result);
-      nlohmann::json summary = summary_to_json(outcome.result.summary);
+      nlohmann::json summary = outcome_summary_json(outcome);
       if (!measure.steady_state) return summary;
       const SteadyState steady =
           analyze_steady_state(outcome.result.collector.request_timings(), measure.criteria);

@@ -27,6 +27,9 @@ struct LatencyLimit {
 struct SloTarget {
   std::vector<LatencyLimit> limits;
   std::optional<double> attainment;
+  // capacity --plan-at upper: judge each latency at its error band's pessimistic edge (see
+  // judged_value) rather than as predicted.
+  bool plan_at_upper = false;
   bool empty() const { return limits.empty() && !attainment; }
 };
 
@@ -54,6 +57,13 @@ struct SloVerdict {
 // steady_state says it is not stable meets no SLO either, whatever its latencies: its queue
 // grows, so a longer run would miss them (docs/studies.md, "Stability").
 SloVerdict judge(const SloTarget& target, const nlohmann::json& summary);
+
+// The value a latency limit is judged on: the summary's statistic (summary.json's content), or
+// under plan_at_upper that statistic x (1 + the upper edge of the summary's error band of its
+// metric: ttft's for ttft, tpot's for tpot and itl, e2e's for e2e); as predicted where the
+// summary has no such band.
+double judged_value(const SloTarget& target, const nlohmann::json& summary,
+                    const LatencyLimit& limit);
 
 // Completions a point's steady-state window needs for the statistics `target` judges: 10 /
 // (1 - q) for a q-quantile (1,000 for p99, 100 for p90, 20 for p50), 1,000 for a maximum,

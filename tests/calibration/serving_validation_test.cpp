@@ -173,3 +173,36 @@ TEST_CASE("stage metrics from request records: windows, ITL as the data computes
   CHECK(*b[0][ServingMetric::OutputTokensPerSPerGpu] == Approx(20.0 / 4.0 / 2));
   CHECK_FALSE(b[0][ServingMetric::TtftMs]);
 }
+
+TEST_CASE("error bands keep measured / predicted of each point not measured overloaded",
+          "[serving_validation]") {
+  std::vector<ServingRun> runs;
+  runs.push_back({{measured_point(1, 100, 1000, false), measured_point(2, 200, 2000, false)}});
+  runs.push_back({{measured_point(3, 50000, 90000, true)}});
+  runs[0].points[1].measured[ServingMetric::ItlMs] = 20;  // no TPOT: the band takes ITL
+  const DeploymentClass light{"vllm", "hopper", "dense", "light"};
+  const auto v = validate_serving(runs, [&](const ServingRun& run) {
+    std::vector<ServingMetrics> out;
+    for (std::size_t k = 0; k < run.points.size(); ++k) {
+      ServingMetrics m = predicted(80, 1250, false);
+      m[ServingMetric::ItlMs] = 16;
+      m.in_flight_requests = 3.0 + static_cast<double>(k);
+      m.deployment = light;
+      out.push_back(m);
+    }
+    return out;
+  });
+  const auto bands = error_bands_of(v);
+  REQUIRE(bands.size() == 1);
+  const ErrorBands& vllm = bands.at("vllm");
+  REQUIRE(vllm.residuals().size() == 2);  // row 3 was measured overloaded
+  CHECK(vllm.files() == std::vector<std::string>{"m.csv"});
+  const BandResidual& first = vllm.residuals()[0];
+  CHECK(first.where == "m.csv row 1");
+  CHECK(first.deployment == light);
+  CHECK(first.in_flight_requests == 3.0);
+  CHECK(*first.measured_over_predicted[0] == Approx(100.0 / 80));     // TTFT
+  CHECK_FALSE(first.measured_over_predicted[1]);                      // no TPOT nor ITL
+  CHECK(*first.measured_over_predicted[2] == Approx(1000.0 / 1250));  // E2E
+  CHECK(*vllm.residuals()[1].measured_over_predicted[1] == Approx(20.0 / 16));
+}
