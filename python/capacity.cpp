@@ -219,10 +219,7 @@ py::dict capacity(const py::object& config, const CapacityOptions& options,
                   const py::kwargs& settings) {
   const ConfigSources base = config_sources(config, settings);
   SloTarget slo = slo_target(options.slo);
-  if (options.plan_at != "prediction" && options.plan_at != "upper") {
-    throw InputError("plan_at", "expected prediction or upper, not \"" + options.plan_at + "\"");
-  }
-  slo.plan_at_upper = options.plan_at == "upper";
+  set_plan_at(slo, options.plan_at, "plan_at");
   if (options.disaggregated) {
     if (!options.target_rate_per_s) {
       throw UsageError("disaggregated: give target_rate (the layouts are searched at a rate)");

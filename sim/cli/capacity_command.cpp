@@ -368,11 +368,7 @@ SloTarget checked_capacity_flags(const po::variables_map& vm) {
       add_slo_term(slo, term, "--slo");
   }
   if (slo.empty()) throw UsageError("capacity: give at least one --slo (e.g. --slo ttft_p99=0.5)");
-  const std::string plan_at = vm["plan-at"].as<std::string>();
-  if (plan_at != "prediction" && plan_at != "upper") {
-    throw InputError("--plan-at", "expected prediction or upper, not \"" + plan_at + "\"");
-  }
-  slo.plan_at_upper = plan_at == "upper";
+  set_plan_at(slo, vm["plan-at"].as<std::string>(), "--plan-at");
   if (vm.count("disaggregated") != 0 && vm.count("target-rate") == 0) {
     throw UsageError("--disaggregated: give --target-rate, the rate every deployment must serve");
   }

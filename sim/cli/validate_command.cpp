@@ -6,7 +6,6 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -162,23 +161,18 @@ void print_band_table(std::ostream& out, const std::map<std::string, ErrorBands>
   Table table(
       {"engine", "GPU class", "family", "load", "points", "TTFT", "TPOT", "E2E", "throughput"});
   for (const auto& [engine, residuals] : bands) {
-    std::set<std::vector<std::string>> classes;
+    // Each class with its number of points, in the order of its fields.
+    std::map<std::vector<std::string>, std::size_t> classes;
     for (const BandResidual& r : residuals.residuals()) {
       const DeploymentClass& d = r.deployment;
-      classes.insert({d.engine, d.hardware_class, d.model_family, d.regime});
+      ++classes[{d.engine, d.hardware_class, d.model_family, d.regime}];
     }
-    for (const auto& c : classes) {
-      const DeploymentClass d{c[0], c[1], c[2], c[3]};
-      const BandLookup lookup = residuals.band_for(d, 0);
-      std::size_t points = 0;
-      for (const BandResidual& r : residuals.residuals())
-        points += r.deployment == d ? 1 : 0;
+    for (const auto& [c, points] : classes) {
+      const BandLookup lookup = residuals.band_for({c[0], c[1], c[2], c[3]}, 0);
       std::vector<std::string> row = c;
       row.push_back(std::to_string(points));
-      for (std::size_t m = 0; m < kBandMetricCount; ++m) {
-        const auto& band = lookup.bands[m];
+      for (const auto& band : lookup.bands)
         row.push_back(!band ? "-" : band->range() + (band->scope == kClassScope ? "" : " *"));
-      }
       table.add_row(row);
     }
   }

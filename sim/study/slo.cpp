@@ -83,6 +83,13 @@ std::int64_t completions_needed(const SloTarget& target) {
   return needed;
 }
 
+void set_plan_at(SloTarget& target, const std::string& value, const std::string& origin) {
+  if (value != "prediction" && value != "upper") {
+    throw InputError(origin, "expected prediction or upper, not \"" + value + "\"");
+  }
+  target.plan_at_upper = value == "upper";
+}
+
 double judged_value(const SloTarget& target, const nlohmann::json& summary,
                     const LatencyLimit& limit) {
   const double predicted = summary_value(summary, limit.summary_path());

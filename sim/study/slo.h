@@ -58,6 +58,10 @@ struct SloVerdict {
 // grows, so a longer run would miss them (docs/studies.md, "Stability").
 SloVerdict judge(const SloTarget& target, const nlohmann::json& summary);
 
+// Reads capacity's --plan-at (Python plan_at): "prediction" or "upper" (plan_at_upper);
+// anything else is an InputError naming `origin`.
+void set_plan_at(SloTarget& target, const std::string& value, const std::string& origin);
+
 // The value a latency limit is judged on: the summary's statistic (summary.json's content), or
 // under plan_at_upper that statistic x (1 + the upper edge of the summary's error band of its
 // metric: ttft's for ttft, tpot's for tpot and itl, e2e's for e2e); as predicted where the
